@@ -21,7 +21,11 @@ export function assertNotEquals(actual: unknown, expected: unknown, msg?: string
 }
 
 /** Asserts `Object.is` equality. */
-export function assertStrictEquals<T>(actual: unknown, expected: T, msg?: string): asserts actual is T {
+export function assertStrictEquals<T>(
+  actual: unknown,
+  expected: T,
+  msg?: string,
+): asserts actual is T {
   nodeAssert.strictEqual(actual, expected, msg);
 }
 
@@ -46,7 +50,10 @@ export function assertThrows(fn: () => unknown, msg?: string): unknown {
 }
 
 /** Asserts that `fn` rejects; returns the rejection reason. */
-export async function assertRejects(fn: () => PromiseLike<unknown>, msg?: string): Promise<unknown> {
+export async function assertRejects(
+  fn: () => PromiseLike<unknown>,
+  msg?: string,
+): Promise<unknown> {
   try {
     await fn();
   } catch (e) {

@@ -1,0 +1,18 @@
+// The Worker's bindings, vars and secrets; Workers types only.
+import type { SessionDO } from "./session_do.ts";
+
+/** Bindings and settings of a baton deployment (see README, Configuration). */
+export interface Env {
+  SESSIONS: DurableObjectNamespace<SessionDO>;
+  LLM_BASE_URL?: string;
+  LLM_API_KEY?: string;
+  LLM_MODEL?: string;
+  LLM_MAX_RETRIES?: string;
+  LLM_TIMEOUT_MS?: string;
+  SYSTEM_PROMPT?: string;
+  MAX_TURN_STEPS?: string;
+  HISTORY_WINDOW?: string;
+  TURN_TIMEOUT_MS?: string;
+  GATEWAY_API_KEY?: string;
+  WEBHOOK_SECRET?: string;
+}

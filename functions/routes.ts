@@ -1,0 +1,58 @@
+// The Worker's HTTP surface: path → handler table, JSON errors for everything refused; Workers.
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { methodNotAllowed } from "hono/method-not-allowed";
+import { readConfig } from "../lib/config.ts";
+import { withSessionContext } from "../lib/session_context.ts";
+import { type App, jsonError, MAX_BODY_BYTES, RequestError } from "./_http.ts";
+import { apiRoutes } from "./api_routes.ts";
+import { webhookRoutes } from "./webhook_routes.ts";
+
+/** The baton Worker app. */
+export const app = new Hono<App>();
+
+app.use(
+  "*",
+  (c, next) =>
+    withSessionContext(
+      {},
+      readConfig(c.env as unknown as Record<string, unknown>).contextDefaults,
+      next,
+    ),
+);
+app.use(
+  "*",
+  methodNotAllowed({
+    app,
+    onMethodNotAllowed: (c, methods) =>
+      c.json(
+        { error: { message: `method ${c.req.method} not allowed`, type: "method_not_allowed" } },
+        405,
+        {
+          Allow: methods.join(", "),
+        },
+      ),
+  }),
+);
+app.use(
+  "*",
+  bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) =>
+      jsonError(c, 413, `request body over ${MAX_BODY_BYTES} bytes`, "request_too_large"),
+  }),
+);
+
+app.get("/healthz", (c) => c.json({ ok: true }));
+app.route("/v1", apiRoutes);
+app.route("/webhooks", webhookRoutes);
+
+app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`, "not_found"));
+app.onError((error, c) => {
+  if (error instanceof RequestError) return jsonError(c, error.status, error.message, error.type);
+  console.error(
+    "unhandled",
+    error instanceof Error ? `${error.name}: ${error.message}` : "unknown",
+  );
+  return jsonError(c, 500, "internal error", "internal_error");
+});

@@ -1,0 +1,56 @@
+// The session Durable Object: a thin Workers shell over lib/session_sentinel.ts; Workers (cloudflare:workers).
+import { DurableObject } from "cloudflare:workers";
+import { createTurnExecutor } from "../lib/agent.ts";
+import { type BatonConfig, readConfig } from "../lib/config.ts";
+import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
+import {
+  type InboundMessage,
+  SessionSentinel,
+  type SessionSnapshot,
+  type SubmitReceipt,
+  type TurnOutcome,
+} from "../lib/session_sentinel.ts";
+import type { Env } from "./env.ts";
+import { tools } from "./tools.ts";
+
+/** One per session key (idFromName): durable inbox, run claim, transcript. */
+export class SessionDO extends DurableObject<Env> {
+  readonly #config: BatonConfig;
+  readonly #sentinel: SessionSentinel;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#config = readConfig(env as unknown as Record<string, unknown>);
+    this.#sentinel = new SessionSentinel(ctx.storage, createTurnExecutor(this.#config, tools), {
+      historyWindow: this.#config.historyWindow,
+      turnTimeoutMs: this.#config.turnTimeoutMs,
+      leaseMs: 30_000,
+      maxAttempts: 3,
+      drainBudgetMs: 300_000,
+    });
+  }
+
+  /** Stores a message durably before the caller acknowledges it. */
+  submit(message: InboundMessage): Promise<SubmitReceipt> {
+    return this.#bound(message.context, () => this.#sentinel.submit(message));
+  }
+
+  /** Waits for the outcome of a stored message's turn. */
+  awaitOutcome(seq: number, context: ContextFields): Promise<TurnOutcome> {
+    return this.#bound(context, () => this.#sentinel.outcome(seq));
+  }
+
+  /** The session's state and current conversation. */
+  snapshot(context: ContextFields): SessionSnapshot {
+    return this.#bound(context, () => this.#sentinel.snapshot());
+  }
+
+  /** Drains the inbox; also the watchdog that recovers a claim left by a dead executor. */
+  override alarm(): Promise<void> {
+    return this.#bound({}, () => this.#sentinel.drain());
+  }
+
+  #bound<T>(context: ContextFields, fn: () => T): T {
+    return withSessionContext(context, this.#config.contextDefaults, fn);
+  }
+}

@@ -1,0 +1,36 @@
+// Builds the turn executor a session runs: model from config, tools, context binding; runtime-neutral.
+import { type ChatModel, echoModel, openAIChatModel } from "./chat_model.ts";
+import type { BatonConfig } from "./config.ts";
+import { runTurn } from "./run_turn.ts";
+import type { TurnExecutor } from "./session_sentinel.ts";
+import { bindTurn } from "./session_context.ts";
+import { sessionInfoTool, type Tool, ToolRegistry } from "./tools.ts";
+
+/** The configured model: the OpenAI-compatible provider, or echo when LLM_BASE_URL is unset. */
+export function modelFromConfig(config: BatonConfig): ChatModel {
+  if (!config.llmBaseUrl) return echoModel();
+  return openAIChatModel({
+    baseURL: config.llmBaseUrl,
+    apiKey: config.llmApiKey,
+    model: config.llmModel,
+    maxRetries: config.llmMaxRetries,
+    timeoutMs: config.llmTimeoutMs,
+  });
+}
+
+/** The executor for a session's turns: binds each turn's context, then runs the agent loop. */
+export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): TurnExecutor {
+  const model = modelFromConfig(config);
+  const tools = new ToolRegistry([sessionInfoTool, ...extraTools]);
+  return (message, history, signal) =>
+    bindTurn(message.context, config.contextDefaults, () =>
+      runTurn({
+        model,
+        tools,
+        system: [config.systemPrompt, message.system ?? ""],
+        history,
+        input: message.text,
+        maxSteps: config.maxTurnSteps,
+        signal,
+      }));
+}

@@ -1,0 +1,141 @@
+// Chat model providers: OpenAI-compatible Chat Completions (openai package) and the offline echo model; any runtime with fetch.
+import OpenAI from "openai";
+import type {
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+
+/** A message of the conversation, in the Chat Completions wire shape. */
+export type ChatMessage = ChatCompletionMessageParam;
+
+/** A tool call the model asked for. */
+export type ToolCall = ChatCompletionMessageToolCall;
+
+/** One request to the model. */
+export interface ModelRequest {
+  messages: ChatMessage[];
+  tools: ChatCompletionTool[];
+  signal?: AbortSignal;
+  /** When given, the reply is streamed and each text delta is passed here as it arrives. */
+  onDelta?: (delta: string) => void;
+}
+
+/** The model's answer to one request. */
+export interface ModelReply {
+  content: string;
+  toolCalls: ToolCall[];
+  usage: { prompt_tokens: number; completion_tokens: number };
+}
+
+/** A chat model: one call per agent step. */
+export interface ChatModel {
+  readonly name: string;
+  complete(request: ModelRequest): Promise<ModelReply>;
+}
+
+/** A model call that failed after the provider's retries; the message never contains secrets. */
+export class ModelError extends Error {
+  override name = "ModelError";
+  constructor(message: string, readonly status: number | undefined) {
+    super(message);
+  }
+}
+
+/** The built-in offline model: answers with the text of the last user message. */
+export function echoModel(): ChatModel {
+  return {
+    name: "echo",
+    complete({ messages, onDelta }) {
+      const last = [...messages].reverse().find((m) => m.role === "user");
+      const content = last ? messageText(last) : "";
+      onDelta?.(content);
+      return Promise.resolve({
+        content,
+        toolCalls: [],
+        usage: { prompt_tokens: 0, completion_tokens: 0 },
+      });
+    },
+  };
+}
+
+/** Settings of an OpenAI-compatible provider. */
+export interface OpenAIModelOptions {
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  /** Retries on 408/409/429/5xx and connection errors, honouring Retry-After. */
+  maxRetries: number;
+  /** Per-attempt timeout. */
+  timeoutMs: number;
+}
+
+/** A model behind an OpenAI-compatible Chat Completions endpoint. */
+export function openAIChatModel(options: OpenAIModelOptions): ChatModel {
+  const client = new OpenAI({
+    baseURL: options.baseURL,
+    apiKey: options.apiKey || "unset",
+    maxRetries: options.maxRetries,
+    timeout: options.timeoutMs,
+  });
+  return {
+    name: options.model,
+    async complete({ messages, tools, signal, onDelta }) {
+      const params = {
+        model: options.model,
+        messages,
+        ...(tools.length ? { tools } : {}),
+      };
+      try {
+        if (onDelta) {
+          const stream = client.chat.completions.stream(params, { signal });
+          stream.on("content", (delta) => onDelta(delta));
+          return _toReply(await stream.finalChatCompletion());
+        }
+        return _toReply(await client.chat.completions.create(params, { signal }));
+      } catch (error) {
+        throw _toModelError(error);
+      }
+    },
+  };
+}
+
+/** The plain text of a message's content (text parts joined). */
+export function messageText(message: { content?: unknown }): string {
+  const { content } = message;
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (part && typeof part === "object" && "text" in part ? String(part.text) : ""))
+      .join("");
+  }
+  return "";
+}
+
+function _toReply(completion: OpenAI.Chat.Completions.ChatCompletion): ModelReply {
+  const message = completion.choices[0]?.message;
+  if (!message) throw new ModelError("the model returned no choices", undefined);
+  return {
+    content: message.content ?? "",
+    toolCalls: (message.tool_calls ?? []).filter((c) => c.type === "function"),
+    usage: {
+      prompt_tokens: completion.usage?.prompt_tokens ?? 0,
+      completion_tokens: completion.usage?.completion_tokens ?? 0,
+    },
+  };
+}
+
+function _toModelError(error: unknown): Error {
+  if (error instanceof ModelError) return error;
+  if (error instanceof OpenAI.APIUserAbortError) return error;
+  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+    return new ModelError("the model provider timed out", undefined);
+  }
+  if (error instanceof OpenAI.APIConnectionError) {
+    return new ModelError("could not reach the model provider", undefined);
+  }
+  if (error instanceof OpenAI.APIError) {
+    return new ModelError(`the model provider answered ${error.status}`, error.status);
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,51 @@
+// Deployment settings read from the Worker's env (vars and secrets); runtime-neutral.
+import { type ContextDefaults, contextDefaultsFromEnv } from "./session_context.ts";
+
+/** Everything baton reads from its environment. */
+export interface BatonConfig {
+  /** Unset: the built-in echo model. */
+  llmBaseUrl: string;
+  llmApiKey: string;
+  llmModel: string;
+  llmMaxRetries: number;
+  llmTimeoutMs: number;
+  systemPrompt: string;
+  maxTurnSteps: number;
+  historyWindow: number;
+  turnTimeoutMs: number;
+  gatewayApiKey: string;
+  webhookSecret: string;
+  contextDefaults: ContextDefaults;
+}
+
+/** Reads the config; a malformed number falls back to its default. */
+export function readConfig(env: Record<string, unknown>): BatonConfig {
+  const llmBaseUrl = _string(env.LLM_BASE_URL);
+  return {
+    llmBaseUrl,
+    llmApiKey: _string(env.LLM_API_KEY),
+    llmModel: _string(env.LLM_MODEL) || (llmBaseUrl ? "gpt-4o-mini" : "echo"),
+    llmMaxRetries: _int(env.LLM_MAX_RETRIES, 3, 0, 10),
+    llmTimeoutMs: _int(env.LLM_TIMEOUT_MS, 120_000, 1_000, 600_000),
+    systemPrompt: _string(env.SYSTEM_PROMPT),
+    maxTurnSteps: _int(env.MAX_TURN_STEPS, 8, 1, 64),
+    historyWindow: _int(env.HISTORY_WINDOW, 40, 2, 1_000),
+    turnTimeoutMs: _int(env.TURN_TIMEOUT_MS, 600_000, 1_000, 840_000),
+    gatewayApiKey: _string(env.GATEWAY_API_KEY),
+    webhookSecret: _string(env.WEBHOOK_SECRET),
+    contextDefaults: contextDefaultsFromEnv(env),
+  };
+}
+
+function _string(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+function _int(value: unknown, fallback: number, min: number, max: number): number {
+  const n = typeof value === "number"
+    ? value
+    : typeof value === "string" && value
+    ? Number(value)
+    : NaN;
+  return Number.isInteger(n) && n >= min && n <= max ? n : fallback;
+}

@@ -1,0 +1,93 @@
+// OpenAI Chat Completions shapes: request schema, session id rules, response and chunk builders; runtime-neutral.
+import { z } from "zod";
+import { type ChatMessage, messageText } from "./chat_model.ts";
+
+const _contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+const _message = z.looseObject({
+  role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+  content: z.union([z.string(), z.array(_contentPart), z.null()]).optional(),
+});
+
+/** A Chat Completions request; fields baton does not use are accepted and ignored. */
+export const chatCompletionRequest = z.looseObject({
+  model: z.string().max(256).optional(),
+  messages: z.array(_message).min(1).max(10_000),
+  stream: z.boolean().optional(),
+  user: z.string().max(256).optional(),
+});
+
+/** A parsed Chat Completions request. */
+export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
+
+/** Session ids accepted from callers: 1–128 of [A-Za-z0-9._:-]. */
+export const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The parts of a request a turn needs. */
+export interface ChatTurnInput {
+  input: string;
+  system: string;
+  /** Earlier user/assistant exchanges, used only when the session has no history yet. */
+  seed: ChatMessage[];
+  firstUserText: string;
+}
+
+/** Splits a request into the turn's input (the last user message), system text and seed. */
+export function chatTurnInput(request: ChatCompletionRequest): ChatTurnInput | null {
+  const lastUser = request.messages.findLastIndex((m) => m.role === "user");
+  if (lastUser < 0) return null;
+  const system = request.messages
+    .filter((m) => m.role === "system" || m.role === "developer")
+    .map(messageText)
+    .join("\n");
+  const seed: ChatMessage[] = request.messages.slice(0, lastUser).flatMap((m): ChatMessage[] =>
+    m.role === "user" || m.role === "assistant" ? [{ role: m.role, content: messageText(m) }] : []
+  );
+  const firstUser = request.messages.find((m) => m.role === "user");
+  return {
+    input: messageText(request.messages[lastUser]),
+    system,
+    seed,
+    firstUserText: firstUser ? messageText(firstUser) : "",
+  };
+}
+
+/** The stable id of a conversation without X-Session-Id: a hash of its system prompt and first user message. */
+export async function deriveSessionId(system: string, firstUserText: string): Promise<string> {
+  const data = new TextEncoder().encode(JSON.stringify([system, firstUserText]));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
+  return "h" + Array.from(digest.slice(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A non-streaming `chat.completion` response body. */
+export function chatCompletion(
+  id: string,
+  model: string,
+  reply: string,
+  usage: { prompt_tokens: number; completion_tokens: number },
+) {
+  return {
+    id,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  };
+}
+
+/** One `chat.completion.chunk` event body. */
+export function chatCompletionChunk(
+  id: string,
+  model: string,
+  delta: { role?: "assistant"; content?: string },
+  finishReason: "stop" | null = null,
+) {
+  return {
+    id,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
+}

@@ -1,0 +1,89 @@
+// The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime.
+import type { ChatMessage, ChatModel, ToolCall } from "./chat_model.ts";
+import type { ToolRegistry } from "./tools.ts";
+
+/** What one turn needs. */
+export interface TurnRequest {
+  model: ChatModel;
+  tools: ToolRegistry;
+  /** System messages sent first, in order (deployment prompt, then the caller's). */
+  system: string[];
+  /** Earlier conversation, oldest first, already bounded. */
+  history: ChatMessage[];
+  input: string;
+  maxSteps: number;
+  signal: AbortSignal;
+  onDelta?: (delta: string) => void;
+}
+
+/** What one turn produced. */
+export interface TurnResult {
+  reply: string;
+  /** The turn's new messages, to append to the transcript: user, then assistant and tool messages. */
+  messages: ChatMessage[];
+  steps: number;
+  usage: { prompt_tokens: number; completion_tokens: number };
+}
+
+/** Text of the reply when the step cap ends a turn that still wanted tools. */
+export const STEP_CAP_REPLY =
+  "I stopped after reaching this turn's step limit without a final answer.";
+
+/** Runs one agent turn: model calls and tool calls until the model answers with text or the cap. */
+export async function runTurn(request: TurnRequest): Promise<TurnResult> {
+  const { model, tools, signal } = request;
+  const user: ChatMessage = { role: "user", content: request.input };
+  const added: ChatMessage[] = [user];
+  const prefix: ChatMessage[] = [
+    ...request.system.filter((s) => s).map((content): ChatMessage => ({ role: "system", content })),
+    ...request.history,
+  ];
+  const usage = { prompt_tokens: 0, completion_tokens: 0 };
+  for (let step = 1; step <= request.maxSteps; step++) {
+    signal.throwIfAborted();
+    const reply = await model.complete({
+      messages: [...prefix, ...added],
+      tools: tools.definitions(),
+      signal,
+      onDelta: request.onDelta,
+    });
+    usage.prompt_tokens += reply.usage.prompt_tokens;
+    usage.completion_tokens += reply.usage.completion_tokens;
+    if (reply.toolCalls.length === 0) {
+      added.push({ role: "assistant", content: reply.content });
+      return { reply: reply.content, messages: added, steps: step, usage };
+    }
+    added.push({ role: "assistant", content: reply.content || null, tool_calls: reply.toolCalls });
+    for (const call of reply.toolCalls) {
+      added.push({
+        role: "tool",
+        tool_call_id: call.id,
+        content: await _runTool(tools, call, signal),
+      });
+    }
+  }
+  added.push({ role: "assistant", content: STEP_CAP_REPLY });
+  return { reply: STEP_CAP_REPLY, messages: added, steps: request.maxSteps, usage };
+}
+
+async function _runTool(tools: ToolRegistry, call: ToolCall, signal: AbortSignal): Promise<string> {
+  if (call.type !== "function") return JSON.stringify({ error: "unsupported tool call type" });
+  const tool = tools.get(call.function.name);
+  if (!tool) return JSON.stringify({ error: `unknown tool: ${call.function.name}` });
+  let args: unknown;
+  try {
+    args = call.function.arguments ? JSON.parse(call.function.arguments) : {};
+  } catch {
+    return JSON.stringify({ error: "tool arguments are not valid JSON" });
+  }
+  if (!args || typeof args !== "object" || Array.isArray(args)) {
+    return JSON.stringify({ error: "tool arguments must be a JSON object" });
+  }
+  try {
+    const result = await tool.run(args as Record<string, unknown>, { signal });
+    return typeof result === "string" ? result : JSON.stringify(result ?? null);
+  } catch (error) {
+    signal.throwIfAborted();
+    return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
+  }
+}

@@ -1,0 +1,138 @@
+// Unit tests for lib/run_turn.ts with a scripted in-process model; Deno.
+import { assertEquals, assertStrictEquals } from "@std/assert";
+import type { ChatModel, ModelReply, ModelRequest } from "./chat_model.ts";
+import { echoModel } from "./chat_model.ts";
+import { runTurn, STEP_CAP_REPLY } from "./run_turn.ts";
+import { bindTurn } from "./session_context.ts";
+import { defineTool, sessionInfoTool, ToolRegistry } from "./tools.ts";
+
+function scripted(replies: Partial<ModelReply>[]): ChatModel & { requests: ModelRequest[] } {
+  const requests: ModelRequest[] = [];
+  return {
+    name: "scripted",
+    requests,
+    complete(request) {
+      requests.push(structuredClone({ ...request, signal: undefined, onDelta: undefined }));
+      const next = replies.shift() ?? { content: "done" };
+      return Promise.resolve({
+        content: next.content ?? "",
+        toolCalls: next.toolCalls ?? [],
+        usage: { prompt_tokens: 1, completion_tokens: 1 },
+      });
+    },
+  };
+}
+
+const call = (id: string, name: string, args: unknown) => ({
+  id,
+  type: "function" as const,
+  function: { name, arguments: JSON.stringify(args) },
+});
+
+const base = {
+  system: ["be brief"],
+  history: [],
+  maxSteps: 8,
+  signal: new AbortController().signal,
+};
+
+Deno.test("runTurn() answers with text and returns the user and assistant messages", async () => {
+  const result = await runTurn({
+    ...base,
+    model: echoModel(),
+    tools: new ToolRegistry(),
+    input: "hi",
+  });
+  assertStrictEquals(result.reply, "hi");
+  assertEquals(result.messages, [{ role: "user", content: "hi" }, {
+    role: "assistant",
+    content: "hi",
+  }]);
+});
+
+Deno.test("runTurn() runs tool calls and pairs every call with its result", async () => {
+  const model = scripted([
+    { toolCalls: [call("c1", "session_info", {}), call("c2", "missing_tool", {})] },
+    { content: "all done" },
+  ]);
+  const result = await bindTurn(
+    { platform: "telegram", session_key: "telegram:1", chat_id: "1" },
+    {},
+    () =>
+      runTurn({ ...base, model, tools: new ToolRegistry([sessionInfoTool]), input: "who am i" }),
+  );
+  assertStrictEquals(result.reply, "all done");
+  assertEquals(result.messages.map((m) => m.role), [
+    "user",
+    "assistant",
+    "tool",
+    "tool",
+    "assistant",
+  ]);
+  const info = JSON.parse(String(result.messages[2].content));
+  assertEquals(info.platform, "telegram");
+  assertEquals(info.session_key, "telegram:1");
+  assertStrictEquals(info.async_delivery, false);
+  assertEquals(Object.keys(info).sort(), [
+    "async_delivery",
+    "chat_id",
+    "message_id",
+    "platform",
+    "session_key",
+    "thread_id",
+    "user_id",
+    "user_name",
+  ]);
+  assertEquals(JSON.parse(String(result.messages[3].content)), {
+    error: "unknown tool: missing_tool",
+  });
+  assertEquals(model.requests[0].messages[0], { role: "system", content: "be brief" });
+  assertEquals(model.requests[1].messages.length, 1 + 5 - 1);
+});
+
+Deno.test("runTurn() reports a throwing tool to the model instead of failing the turn", async () => {
+  const boom = defineTool({
+    name: "boom",
+    description: "fails",
+    parameters: { type: "object" },
+    run() {
+      throw new Error("kaput");
+    },
+  });
+  const model = scripted([{ toolCalls: [call("c1", "boom", {})] }, { content: "recovered" }]);
+  const result = await runTurn({ ...base, model, tools: new ToolRegistry([boom]), input: "x" });
+  assertEquals(JSON.parse(String(result.messages[2].content)), { error: "kaput" });
+  assertStrictEquals(result.reply, "recovered");
+});
+
+Deno.test("runTurn() stops at maxSteps with the transcript still paired", async () => {
+  const model = scripted(
+    Array.from({ length: 10 }, (_, i) => ({ toolCalls: [call(`c${i}`, "session_info", {})] })),
+  );
+  const result = await runTurn({
+    ...base,
+    maxSteps: 3,
+    model,
+    tools: new ToolRegistry([sessionInfoTool]),
+    input: "loop",
+  });
+  assertStrictEquals(model.requests.length, 3);
+  assertStrictEquals(result.reply, STEP_CAP_REPLY);
+  assertEquals(
+    result.messages.map((m) => m.role),
+    ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"],
+  );
+});
+
+Deno.test("ToolRegistry.register() refuses duplicate and malformed names", () => {
+  const registry = new ToolRegistry([sessionInfoTool]);
+  let thrown = 0;
+  for (const name of ["session_info", "has space", ""]) {
+    try {
+      registry.register({ ...sessionInfoTool, name });
+    } catch {
+      thrown++;
+    }
+  }
+  assertStrictEquals(thrown, 3);
+});

@@ -1,0 +1,108 @@
+// Unit tests for lib/session_context.ts; Deno.
+import { assertEquals, assertStrictEquals } from "@std/assert";
+import {
+  asyncDeliverySupported,
+  bindTurn,
+  contextDefaultsFromEnv,
+  contextField,
+  currentContext,
+  withSessionContext,
+} from "./session_context.ts";
+
+const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+Deno.test("withSessionContext() isolates overlapping turns across awaits and timers", async () => {
+  const seen: string[] = [];
+  const turn = (key: string, delays: number[]) =>
+    bindTurn({ session_key: key, platform: "telegram", chat_id: key }, {}, async () => {
+      for (const ms of delays) {
+        await tick(ms);
+        seen.push(`${key}:${contextField("session_key")}:${contextField("chat_id")}`);
+        await new Promise<void>((resolve) =>
+          setTimeout(() => {
+            seen.push(`${key}:${contextField("session_key")}`);
+            resolve();
+          }, ms)
+        );
+        queueMicrotask(() => seen.push(`${key}:${contextField("session_key")}`));
+      }
+    });
+  await Promise.all([turn("a", [5, 1, 3]), turn("b", [1, 4, 1]), turn("c", [2, 2, 2])]);
+  assertEquals(seen.length, 27);
+  for (const entry of seen) {
+    const [owner, ...values] = entry.split(":");
+    for (const v of values) assertStrictEquals(v, owner);
+  }
+});
+
+Deno.test("contextField() reads the configured default only for fields never bound", () => {
+  const defaults = { platform: "discord", chat_id: "fallback-chat", user_name: "fallback-user" };
+  withSessionContext({ platform: "telegram", chat_id: "" }, defaults, () => {
+    assertStrictEquals(contextField("platform"), "telegram");
+    assertStrictEquals(contextField("chat_id"), "", 'bound to "" must not fall back');
+    assertStrictEquals(contextField("user_name"), "fallback-user");
+    assertStrictEquals(contextField("thread_id"), "");
+  });
+  withSessionContext({}, defaults, () => assertStrictEquals(contextField("platform"), "discord"));
+});
+
+Deno.test('contextField() outside any turn reads "" and nothing of a finished turn', async () => {
+  await bindTurn({ session_key: "s1", user_id: "u1" }, {}, async () => {
+    await tick(1);
+    assertStrictEquals(contextField("session_key"), "s1");
+  });
+  assertStrictEquals(contextField("session_key"), "");
+  assertStrictEquals(contextField("user_id"), "");
+});
+
+Deno.test("asyncDeliverySupported() is true when never bound and false when bound false", () => {
+  assertStrictEquals(asyncDeliverySupported(), true);
+  withSessionContext(
+    { platform: "x" },
+    {},
+    () => assertStrictEquals(asyncDeliverySupported(), true),
+  );
+  withSessionContext({ async_delivery: false }, {}, () => {
+    assertStrictEquals(asyncDeliverySupported(), false);
+  });
+  bindTurn({ platform: "api" }, {}, () => {
+    assertStrictEquals(asyncDeliverySupported(), false);
+    assertStrictEquals(contextField("platform"), "api");
+  });
+});
+
+Deno.test("bindTurn() replaces an outer frame instead of inheriting its fields", () => {
+  withSessionContext({ platform: "outer", chat_id: "outer-chat" }, {}, () => {
+    bindTurn({ platform: "inner" }, {}, () => {
+      assertStrictEquals(contextField("platform"), "inner");
+      assertStrictEquals(contextField("chat_id"), "");
+    });
+    assertStrictEquals(contextField("chat_id"), "outer-chat");
+  });
+});
+
+Deno.test("currentContext() reports every field and the async flag", () => {
+  const ctx = bindTurn({ platform: "api", session_key: "api:x", chat_id: "x" }, {}, currentContext);
+  assertEquals(ctx, {
+    platform: "api",
+    chat_id: "x",
+    chat_name: "",
+    thread_id: "",
+    user_id: "",
+    user_name: "",
+    session_key: "api:x",
+    message_id: "",
+    async_delivery: false,
+  });
+});
+
+Deno.test("contextDefaultsFromEnv() reads SESSION_DEFAULT_* strings only", () => {
+  assertEquals(
+    contextDefaultsFromEnv({
+      SESSION_DEFAULT_PLATFORM: "discord",
+      SESSION_DEFAULT_CHAT_ID: 5,
+      OTHER: "x",
+    }),
+    { platform: "discord" },
+  );
+});

@@ -1,0 +1,369 @@
+// One session's durable inbox, run claim and transcript over Durable Object SQLite; runtime-neutral (storage is passed in).
+import { type ChatMessage, ModelError } from "./chat_model.ts";
+import type { ContextFields } from "./session_context.ts";
+
+/** The subset of DurableObjectStorage the sentinel uses. */
+export interface SentinelStorage {
+  sql: {
+    exec(query: string, ...bindings: (string | number | null)[]): {
+      toArray(): Record<string, unknown>[];
+    };
+  };
+  transactionSync<T>(fn: () => T): T;
+  setAlarm(scheduledTime: number): Promise<void>;
+}
+
+/** A message handed to a session. */
+export interface InboundMessage {
+  text: string;
+  /** The source's delivery id (webhook-id, update_id, …): a repeat within 24 h never starts a second turn. */
+  deliveryKey?: string;
+  /** The turn context to bind when this message runs. */
+  context: Omit<ContextFields, "async_delivery">;
+  /** Extra system prompt for this turn (e.g. an API caller's system message). */
+  system?: string;
+  /** Earlier messages that seed the conversation when it has no history yet. */
+  seed?: ChatMessage[];
+}
+
+/** How a message's turn ended. */
+export type TurnOutcome =
+  | {
+    status: "completed";
+    reply: string;
+    usage: { prompt_tokens: number; completion_tokens: number };
+  }
+  | { status: "failed"; error: { message: string; type: string } };
+
+/** What `submit` answers once the message is durably stored. */
+export interface SubmitReceipt {
+  seq: number;
+  duplicate: boolean;
+}
+
+/** A session's state as the sessions API reports it. */
+export interface SessionSnapshot {
+  running: boolean;
+  queued: number;
+  messages: { role: string; content: string }[];
+}
+
+/** Runs one claimed message as a turn; throws to fail it. */
+export type TurnExecutor = (
+  message: InboundMessage,
+  history: ChatMessage[],
+  signal: AbortSignal,
+) => Promise<
+  {
+    reply: string;
+    messages: ChatMessage[];
+    usage: { prompt_tokens: number; completion_tokens: number };
+  }
+>;
+
+/** Tunables of a sentinel. */
+export interface SentinelOptions {
+  /** Most recent transcript messages a turn sees. */
+  historyWindow: number;
+  /** A turn is aborted and failed after this long. */
+  turnTimeoutMs: number;
+  /** The watchdog alarm fires this long after a claim while a turn runs, to recover a dead executor. */
+  leaseMs: number;
+  /** An interrupted message runs again at most this many times in all. */
+  maxAttempts: number;
+  /** After this long in one alarm, the drain hands over to a fresh alarm. */
+  drainBudgetMs: number;
+  now?: () => number;
+}
+
+const _DEDUP_MS = 24 * 60 * 60 * 1000;
+
+const _SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS inbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_key TEXT UNIQUE,
+    received_at INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'queued',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    outcome TEXT,
+    finished_at INTEGER
+  )`,
+  `CREATE INDEX IF NOT EXISTS inbox_status ON inbox (status, seq)`,
+  `CREATE INDEX IF NOT EXISTS inbox_received ON inbox (received_at)`,
+  `CREATE TABLE IF NOT EXISTS run (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    generation INTEGER NOT NULL,
+    seq INTEGER,
+    started_at INTEGER,
+    conversation INTEGER NOT NULL DEFAULT 0
+  )`,
+  `INSERT OR IGNORE INTO run (id, generation, seq, started_at, conversation) VALUES (1, 0, NULL, NULL, 0)`,
+  `CREATE TABLE IF NOT EXISTS transcript (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS transcript_conversation ON transcript (conversation, id)`,
+];
+
+interface _Claim {
+  seq: number;
+  generation: number;
+  conversation: number;
+  message: InboundMessage;
+}
+
+/**
+ * The session's sentinel: one turn at a time, messages in arrival order, nothing lost or run twice.
+ * The claim is a row in `run`, taken synchronously before any await; the alarm drains the inbox.
+ */
+export class SessionSentinel {
+  readonly #storage: SentinelStorage;
+  readonly #execute: TurnExecutor;
+  readonly #options: SentinelOptions;
+  readonly #now: () => number;
+  readonly #waiters = new Map<number, ((outcome: TurnOutcome) => void)[]>();
+  /** True while this instance's executor is alive; lost with the instance, which is the point. */
+  #draining = false;
+
+  constructor(storage: SentinelStorage, execute: TurnExecutor, options: SentinelOptions) {
+    this.#storage = storage;
+    this.#execute = execute;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    for (const statement of _SCHEMA) storage.sql.exec(statement);
+  }
+
+  /** Stores a message durably (or finds its earlier delivery) and makes sure the drain will see it. */
+  async submit(message: InboundMessage): Promise<SubmitReceipt> {
+    const now = this.#now();
+    const receipt = this.#storage.transactionSync((): SubmitReceipt => {
+      if (message.deliveryKey !== undefined) {
+        this.#sql(
+          `UPDATE inbox SET delivery_key = NULL WHERE delivery_key IS NOT NULL AND received_at < ?`,
+          now - _DEDUP_MS,
+        );
+        const seen =
+          this.#sql(`SELECT seq FROM inbox WHERE delivery_key = ?`, message.deliveryKey)[0];
+        if (seen) return { seq: Number(seen.seq), duplicate: true };
+      }
+      const row = this.#sql(
+        `INSERT INTO inbox (delivery_key, received_at, message) VALUES (?, ?, ?) RETURNING seq`,
+        message.deliveryKey ?? null,
+        now,
+        JSON.stringify(message),
+      )[0];
+      return { seq: Number(row.seq), duplicate: false };
+    });
+    if (!receipt.duplicate && !this.#draining) await this.#storage.setAlarm(now);
+    return receipt;
+  }
+
+  /** Resolves with the outcome of message `seq` once its turn has ended. */
+  outcome(seq: number): Promise<TurnOutcome> {
+    const row = this.#sql(`SELECT status, outcome FROM inbox WHERE seq = ?`, seq)[0];
+    if (!row) {
+      return Promise.resolve({
+        status: "failed",
+        error: { message: "unknown message", type: "not_found" },
+      });
+    }
+    if (row.outcome) return Promise.resolve(JSON.parse(String(row.outcome)) as TurnOutcome);
+    return new Promise((resolve) => {
+      const list = this.#waiters.get(seq) ?? [];
+      list.push(resolve);
+      this.#waiters.set(seq, list);
+    });
+  }
+
+  /** The session's state: whether a turn runs, how many messages wait, the current conversation. */
+  snapshot(): SessionSnapshot {
+    const run = this.#run();
+    const queued = Number(
+      this.#sql(`SELECT count(*) AS n FROM inbox WHERE status = 'queued'`)[0].n,
+    );
+    const messages = this.#sql(
+      `SELECT role, message FROM transcript WHERE conversation = ? ORDER BY id`,
+      run.conversation,
+    ).map((row) => {
+      const message = JSON.parse(String(row.message)) as { content?: unknown };
+      return {
+        role: String(row.role),
+        content: typeof message.content === "string" ? message.content : "",
+      };
+    });
+    return { running: run.seq !== null, queued, messages };
+  }
+
+  /**
+   * The alarm's work: recover a claim whose executor died, then run queued messages one at a
+   * time in arrival order. A second drain while one is alive only re-arms the watchdog.
+   */
+  async drain(): Promise<void> {
+    if (this.#draining) {
+      await this.#storage.setAlarm(this.#now() + this.#options.leaseMs);
+      return;
+    }
+    this.#draining = true;
+    const started = this.#now();
+    try {
+      this.#recoverOrphanedClaim();
+      for (;;) {
+        const claim = this.#claimNext();
+        if (!claim) break;
+        await this.#storage.setAlarm(this.#now() + this.#options.leaseMs);
+        await this.#runClaim(claim);
+        if (this.#now() - started > this.#options.drainBudgetMs) {
+          await this.#storage.setAlarm(this.#now());
+          break;
+        }
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  #sql(query: string, ...bindings: (string | number | null)[]): Record<string, unknown>[] {
+    return this.#storage.sql.exec(query, ...bindings).toArray();
+  }
+
+  #run(): { generation: number; seq: number | null; conversation: number } {
+    const row = this.#sql(`SELECT generation, seq, conversation FROM run WHERE id = 1`)[0];
+    return {
+      generation: Number(row.generation),
+      seq: row.seq === null ? null : Number(row.seq),
+      conversation: Number(row.conversation),
+    };
+  }
+
+  /** Only called when no executor of this instance is alive: any claim left is a dead executor's. */
+  #recoverOrphanedClaim(): void {
+    const finished = this.#storage.transactionSync(() => {
+      const run = this.#run();
+      if (run.seq === null) return null;
+      this.#sql(
+        `UPDATE run SET seq = NULL, started_at = NULL, generation = generation + 1 WHERE id = 1`,
+      );
+      const row =
+        this.#sql(`SELECT attempts FROM inbox WHERE seq = ? AND status = 'running'`, run.seq)[0];
+      if (!row) return null;
+      if (Number(row.attempts) < this.#options.maxAttempts) {
+        this.#sql(`UPDATE inbox SET status = 'queued' WHERE seq = ?`, run.seq);
+        return null;
+      }
+      const outcome: TurnOutcome = {
+        status: "failed",
+        error: {
+          message: `the turn was interrupted ${row.attempts} times; giving up`,
+          type: "turn_interrupted",
+        },
+      };
+      this.#finishRow(run.seq, outcome);
+      return { seq: run.seq, outcome };
+    });
+    if (finished) this.#notify(finished.seq, finished.outcome);
+  }
+
+  #claimNext(): _Claim | null {
+    return this.#storage.transactionSync(() => {
+      const run = this.#run();
+      if (run.seq !== null) return null;
+      const row =
+        this.#sql(`SELECT seq, message FROM inbox WHERE status = 'queued' ORDER BY seq LIMIT 1`)[0];
+      if (!row) return null;
+      const seq = Number(row.seq);
+      const generation = run.generation + 1;
+      this.#sql(
+        `UPDATE run SET seq = ?, generation = ?, started_at = ? WHERE id = 1`,
+        seq,
+        generation,
+        this.#now(),
+      );
+      this.#sql(`UPDATE inbox SET status = 'running', attempts = attempts + 1 WHERE seq = ?`, seq);
+      return {
+        seq,
+        generation,
+        conversation: run.conversation,
+        message: JSON.parse(String(row.message)) as InboundMessage,
+      };
+    });
+  }
+
+  async #runClaim(claim: _Claim): Promise<void> {
+    const history = this.#history(claim.conversation);
+    const seed = history.length === 0 ? (claim.message.seed ?? []) : [];
+    const signal = AbortSignal.timeout(this.#options.turnTimeoutMs);
+    let outcome: TurnOutcome;
+    let messages: ChatMessage[] = [];
+    try {
+      const result = await this.#execute(claim.message, seed.length ? seed : history, signal);
+      outcome = { status: "completed", reply: result.reply, usage: result.usage };
+      messages = [...seed, ...result.messages];
+    } catch (error) {
+      outcome = { status: "failed", error: _describeFailure(error, signal) };
+    }
+    const written = this.#storage.transactionSync(() => {
+      const run = this.#run();
+      if (run.generation !== claim.generation || run.seq !== claim.seq) return false;
+      const now = this.#now();
+      for (const message of messages) {
+        this.#sql(
+          `INSERT INTO transcript (conversation, seq, role, message, created_at) VALUES (?, ?, ?, ?, ?)`,
+          claim.conversation,
+          claim.seq,
+          message.role,
+          JSON.stringify(message),
+          now,
+        );
+      }
+      this.#finishRow(claim.seq, outcome);
+      this.#sql(`UPDATE run SET seq = NULL, started_at = NULL WHERE id = 1`);
+      this.#sql(
+        `DELETE FROM inbox WHERE status != 'queued' AND status != 'running' AND received_at < ? AND delivery_key IS NULL`,
+        now - _DEDUP_MS,
+      );
+      return true;
+    });
+    if (written) this.#notify(claim.seq, outcome);
+  }
+
+  #finishRow(seq: number, outcome: TurnOutcome): void {
+    this.#sql(
+      `UPDATE inbox SET status = ?, outcome = ?, finished_at = ? WHERE seq = ?`,
+      outcome.status,
+      JSON.stringify(outcome),
+      this.#now(),
+      seq,
+    );
+  }
+
+  #notify(seq: number, outcome: TurnOutcome): void {
+    const list = this.#waiters.get(seq);
+    this.#waiters.delete(seq);
+    for (const resolve of list ?? []) resolve(outcome);
+  }
+
+  /** The most recent `historyWindow` messages, starting at a user message so tool results stay paired. */
+  #history(conversation: number): ChatMessage[] {
+    const rows = this.#sql(
+      `SELECT role, message FROM transcript WHERE conversation = ? ORDER BY id DESC LIMIT ?`,
+      conversation,
+      this.#options.historyWindow,
+    ).reverse();
+    const start = rows.findIndex((row) => row.role === "user");
+    if (start < 0) return [];
+    return rows.slice(start).map((row) => JSON.parse(String(row.message)) as ChatMessage);
+  }
+}
+
+function _describeFailure(error: unknown, signal: AbortSignal): { message: string; type: string } {
+  if (signal.aborted) return { message: "the turn timed out", type: "turn_timeout" };
+  if (error instanceof ModelError) {
+    return { message: `model call failed: ${error.message}`, type: "model_error" };
+  }
+  return { message: "the turn failed", type: "turn_error" };
+}

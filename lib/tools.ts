@@ -1,0 +1,78 @@
+// Agent tools: the registration API deployers use, and the built-in session_info; any runtime.
+import type { ChatCompletionTool } from "openai/resources/chat/completions";
+import { currentContext } from "./session_context.ts";
+
+/** What a tool's `run` gets besides its arguments; the turn's context is readable via lib/session_context.ts. */
+export interface ToolRunOptions {
+  /** Aborted when the turn is stopped or times out. */
+  signal: AbortSignal;
+}
+
+/**
+ * An agent tool. `parameters` is a JSON Schema object; `run` returns any JSON-serialisable value
+ * (a string is passed to the model as is). Throwing reports the error to the model.
+ */
+export interface Tool<A = Record<string, unknown>> {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  run(args: A, options: ToolRunOptions): unknown | Promise<unknown>;
+}
+
+/** Type helper for declaring a tool with typed arguments. */
+export function defineTool<A>(tool: Tool<A>): Tool {
+  return tool as unknown as Tool;
+}
+
+/** Built-in: returns the current turn's bound context. */
+export const sessionInfoTool: Tool = defineTool({
+  name: "session_info",
+  description:
+    "Returns this conversation's context: platform, chat, thread, user, session key, message id.",
+  parameters: { type: "object", properties: {}, additionalProperties: false },
+  run() {
+    const ctx = currentContext();
+    return {
+      platform: ctx.platform,
+      chat_id: ctx.chat_id,
+      thread_id: ctx.thread_id,
+      user_id: ctx.user_id,
+      user_name: ctx.user_name,
+      session_key: ctx.session_key,
+      message_id: ctx.message_id,
+      async_delivery: ctx.async_delivery,
+    };
+  },
+});
+
+/** The tools of one agent, by name. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, Tool>();
+
+  constructor(tools: Tool[] = []) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  /** Adds a tool; a name may be registered once. */
+  register(tool: Tool): this {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) {
+      throw new TypeError(`invalid tool name: ${tool.name}`);
+    }
+    if (this.#tools.has(tool.name)) throw new TypeError(`tool registered twice: ${tool.name}`);
+    this.#tools.set(tool.name, tool);
+    return this;
+  }
+
+  /** The tool of that name, if registered. */
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** The tools in the Chat Completions `tools` shape. */
+  definitions(): ChatCompletionTool[] {
+    return [...this.#tools.values()].map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
+  }
+}

@@ -1,0 +1,304 @@
+// Fake OpenAI-compatible Chat Completions server on loopback for tests; Deno.
+
+/** One scripted reply of the fake model. */
+export type FakeStep =
+  | { kind: "text"; text: string; delayMs?: number }
+  | {
+    kind: "tool_call";
+    name: string;
+    args: Record<string, unknown>;
+    id?: string;
+    delayMs?: number;
+  }
+  | { kind: "status"; status: number; retryAfter?: string; body?: unknown }
+  /** Waits for `release()` (or client disconnect), then answers like the default echo. */
+  | { kind: "hold" };
+
+/** One received POST /v1/chat/completions. */
+export interface FakeRequest {
+  // deno-lint-ignore no-explicit-any
+  body: any;
+  headers: Headers;
+  /** Text of the last message with role "user" ("" if none). */
+  lastUserText: string;
+  /** First `[tag:x]` found in all message contents, else "". */
+  sessionTag: string;
+}
+
+/** Handle on a running fake model server. */
+export interface FakeLlm {
+  /** Base URL for LLM_BASE_URL, e.g. "http://127.0.0.1:PORT/v1". */
+  url: string;
+  /** Every received POST /v1/chat/completions, in arrival order. */
+  requests: FakeRequest[];
+  /** Requests currently being answered. */
+  inFlight: number;
+  /** Peak concurrent requests per session tag. */
+  maxInFlightBySession: Map<string, number>;
+  /** Replaces the responder; the default echoes the last user message's text. */
+  script(fn: (req: FakeRequest) => FakeStep | Promise<FakeStep>): void;
+  /** Releases every "hold" waiting now. */
+  release(): void;
+  /** Resolves once `requests.length >= n`; rejects after `timeoutMs` (default 10 s). */
+  waitForRequests(n: number, timeoutMs?: number): Promise<void>;
+  /** Stops the server; pending holds and delays end. */
+  close(): Promise<void>;
+}
+
+type _Responder = (req: FakeRequest) => FakeStep | Promise<FakeStep>;
+
+const _echo: _Responder = (req) => ({ kind: "text", text: req.lastUserText });
+
+function _textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("");
+  }
+  return "";
+}
+
+function _split(s: string, parts: number): string[] {
+  if (s.length < 2) return [s];
+  const n = Math.min(parts, s.length);
+  const size = Math.ceil(s.length / n);
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
+  return out;
+}
+
+class _FakeLlmServer implements FakeLlm {
+  url = "";
+  requests: FakeRequest[] = [];
+  inFlight = 0;
+  maxInFlightBySession = new Map<string, number>();
+  #server!: Deno.HttpServer<Deno.NetAddr>;
+  #responder: _Responder = _echo;
+  #holds = new Set<() => void>();
+  #timers = new Map<ReturnType<typeof setTimeout>, () => void>();
+  #waiters = new Set<{ n: number; done: () => void }>();
+  #inFlightByTag = new Map<string, number>();
+  #seq = 0;
+  #closed = false;
+
+  start(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#server = Deno.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        onListen: ({ port }) => {
+          this.url = `http://127.0.0.1:${port}/v1`;
+          resolve();
+        },
+      }, (req) => this.#handle(req));
+    });
+  }
+
+  script(fn: _Responder): void {
+    this.#responder = fn;
+  }
+
+  release(): void {
+    const holds = [...this.#holds];
+    this.#holds.clear();
+    for (const r of holds) r();
+  }
+
+  waitForRequests(n: number, timeoutMs = 10_000): Promise<void> {
+    if (this.requests.length >= n) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        n,
+        done: () => {
+          clearTimeout(timer);
+          this.#waiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.delete(waiter);
+        reject(new Error(`fake LLM: ${this.requests.length}/${n} requests after ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.#waiters.add(waiter);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const [id, end] of this.#timers) {
+      clearTimeout(id);
+      end();
+    }
+    this.#timers.clear();
+    this.release();
+    await this.#server.shutdown();
+  }
+
+  async #handle(req: Request): Promise<Response> {
+    const path = new URL(req.url).pathname;
+    if (req.method === "GET" && path === "/v1/models") {
+      return Response.json({ object: "list", data: [{ id: "fake-model", object: "model" }] });
+    }
+    if (req.method !== "POST" || path !== "/v1/chat/completions") {
+      return Response.json({ error: { message: "not found", type: "invalid_request_error" } }, {
+        status: 404,
+      });
+    }
+    // deno-lint-ignore no-explicit-any
+    let body: any;
+    try {
+      body = await req.json();
+    } catch {
+      return Response.json({ error: { message: "bad json", type: "invalid_request_error" } }, {
+        status: 400,
+      });
+    }
+    const messages: { role?: string; content?: unknown }[] = Array.isArray(body?.messages)
+      ? body.messages
+      : [];
+    const lastUser = messages.findLast((m) => m?.role === "user");
+    const tag = /\[tag:([^\]]+)\]/.exec(messages.map((m) => _textOf(m?.content)).join("\n"));
+    const fr: FakeRequest = {
+      body,
+      headers: req.headers,
+      lastUserText: _textOf(lastUser?.content),
+      sessionTag: tag?.[1] ?? "",
+    };
+    this.requests.push(fr);
+    for (const w of [...this.#waiters]) if (this.requests.length >= w.n) w.done();
+
+    this.#enter(fr.sessionTag);
+    try {
+      const step = await this.#responder(fr);
+      if (step.kind === "hold") {
+        await this.#pause(req.signal, (end) => {
+          this.#holds.add(end);
+          return () => this.#holds.delete(end);
+        });
+      } else if (step.kind !== "status" && step.delayMs) {
+        const ms = step.delayMs;
+        await this.#pause(req.signal, (end) => {
+          const id = setTimeout(() => {
+            this.#timers.delete(id);
+            end();
+          }, ms);
+          this.#timers.set(id, end);
+          return () => {
+            clearTimeout(id);
+            this.#timers.delete(id);
+          };
+        });
+      }
+      if (step.kind !== "hold") return this.#reply(body, step);
+      if (this.#closed) {
+        return Response.json({ error: { message: "fake LLM closed", type: "server_error" } }, {
+          status: 503,
+        });
+      }
+      return this.#reply(body, await _echo(fr));
+    } finally {
+      this.#leave(fr.sessionTag);
+    }
+  }
+
+  /** Waits until `arm`'s `end` is called or the client disconnects; `arm` returns its disarm. */
+  #pause(signal: AbortSignal, arm: (end: () => void) => () => void): Promise<void> {
+    if (this.#closed || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = () => {
+        disarm();
+        signal.removeEventListener("abort", finish);
+        resolve();
+      };
+      const disarm = arm(finish);
+      signal.addEventListener("abort", finish);
+    });
+  }
+
+  #enter(tag: string): void {
+    this.inFlight++;
+    const n = (this.#inFlightByTag.get(tag) ?? 0) + 1;
+    this.#inFlightByTag.set(tag, n);
+    if (n > (this.maxInFlightBySession.get(tag) ?? 0)) this.maxInFlightBySession.set(tag, n);
+  }
+
+  #leave(tag: string): void {
+    this.inFlight--;
+    this.#inFlightByTag.set(tag, (this.#inFlightByTag.get(tag) ?? 1) - 1);
+  }
+
+  // deno-lint-ignore no-explicit-any
+  #reply(body: any, step: Exclude<FakeStep, { kind: "hold" }>): Response {
+    if (step.kind === "status") {
+      const headers: Record<string, string> = {};
+      if (step.retryAfter !== undefined) headers["retry-after"] = step.retryAfter;
+      return Response.json(
+        step.body ?? { error: { message: "fake error", type: "server_error" } },
+        { status: step.status, headers },
+      );
+    }
+    const id = `chatcmpl-fake-${++this.#seq}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = body?.model ?? "fake-model";
+    const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+    const call = step.kind === "tool_call"
+      ? {
+        id: step.id ?? `call_fake_${this.#seq}`,
+        type: "function",
+        function: { name: step.name, arguments: JSON.stringify(step.args) },
+      }
+      : undefined;
+    const finish = call ? "tool_calls" : "stop";
+    if (body?.stream !== true) {
+      const message = call
+        ? { role: "assistant", content: null, tool_calls: [call] }
+        : { role: "assistant", content: step.kind === "text" ? step.text : "" };
+      return Response.json({
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [{ index: 0, message, finish_reason: finish }],
+        usage,
+      });
+    }
+    const chunk = (delta: unknown, finish_reason: string | null = null) => ({
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason }],
+    });
+    const events: unknown[] = [chunk({ role: "assistant" })];
+    if (call) {
+      events.push(chunk({
+        tool_calls: [{
+          index: 0,
+          id: call.id,
+          type: "function",
+          function: { name: call.function.name, arguments: "" },
+        }],
+      }));
+      for (const piece of _split(call.function.arguments, 2)) {
+        events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
+      }
+    } else if (step.kind === "text") {
+      for (const piece of _split(step.text, 3)) events.push(chunk({ content: piece }));
+    }
+    events.push(chunk({}, finish));
+    if (body?.stream_options?.include_usage) {
+      events.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
+    }
+    const sse = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";
+    return new Response(sse, {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    });
+  }
+}
+
+/** Starts a fake OpenAI-compatible model server on 127.0.0.1 (random port). */
+export async function startFakeLlm(): Promise<FakeLlm> {
+  const fake = new _FakeLlmServer();
+  await fake.start();
+  return fake;
+}

@@ -1,0 +1,43 @@
+// Smoke test of the test harness (fake_llm.ts + worker.ts) with a throwaway Worker; Deno + workerd.
+import { assertEquals } from "@std/assert";
+import { startFakeLlm } from "./fake_llm.ts";
+import { startWorker, tempPersistDir } from "./worker.ts";
+
+const entry = "test/_support/harness_smoke_worker.ts";
+
+Deno.test("workerd reaches the fake LLM on loopback through a DO", async () => {
+  const fake = await startFakeLlm();
+  const w = await startWorker({ entry, vars: { LLM_BASE_URL: fake.url } });
+  try {
+    const res = await w.fetch("/llm", { method: "POST", body: "hello [tag:s1]" });
+    assertEquals(res.status, 200);
+    const json = await res.json() as { choices: { message: { content: string } }[] };
+    assertEquals(json.choices[0].message.content, "hello [tag:s1]");
+    assertEquals(fake.requests.length, 1);
+    assertEquals(fake.requests[0].sessionTag, "s1");
+    assertEquals(fake.maxInFlightBySession.get("s1"), 1);
+  } finally {
+    await w.dispose();
+    await fake.close();
+  }
+});
+
+Deno.test("DO SQLite storage survives a restart on the same persistDir", async () => {
+  const dir = await tempPersistDir();
+  try {
+    const a = await startWorker({ entry, persistDir: dir.path });
+    try {
+      assertEquals(await (await a.fetch("/put?v=kept")).text(), "ok");
+    } finally {
+      await a.dispose();
+    }
+    const b = await startWorker({ entry, persistDir: dir.path });
+    try {
+      assertEquals(await (await b.fetch("/get")).text(), "kept");
+    } finally {
+      await b.dispose();
+    }
+  } finally {
+    await dir.cleanup();
+  }
+});

@@ -1,0 +1,101 @@
+// Miniflare harness: bundles the Worker with esbuild once per process and runs it in workerd; Deno.
+import * as esbuild from "esbuild";
+import { Miniflare } from "miniflare";
+
+const _root = new URL("../../", import.meta.url);
+const _builds = new Map<string, Promise<string>>();
+let _esbuildQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Bundles `entry` (relative to the project root) once per process into
+ * `.tmp/test-build/<entry basename>.js` and returns that absolute path.
+ */
+export function buildWorker(entry = "functions/index.ts"): Promise<string> {
+  let build = _builds.get(entry);
+  if (!build) {
+    // Serialised: each build stops esbuild's child process, which a concurrent build would lose.
+    build = _esbuildQueue.then(() => _build(entry));
+    _esbuildQueue = build.catch(() => {});
+    _builds.set(entry, build);
+    build.catch(() => _builds.delete(entry));
+  }
+  return build;
+}
+
+async function _build(entry: string): Promise<string> {
+  const name = entry.split("/").pop()!.replace(/\.[cm]?[jt]sx?$/, "");
+  const outfile = new URL(`.tmp/test-build/${name}.js`, _root).pathname;
+  try {
+    await esbuild.build({
+      entryPoints: [new URL(entry, _root).pathname],
+      outfile,
+      bundle: true,
+      format: "esm",
+      platform: "neutral",
+      target: "es2022",
+      external: ["node:*", "cloudflare:*"],
+      conditions: ["workerd", "worker", "browser"],
+      mainFields: ["module", "main"],
+      logLevel: "silent",
+    });
+  } finally {
+    await esbuild.stop();
+  }
+  return outfile;
+}
+
+/** A Worker running in workerd via Miniflare. */
+export interface TestWorker {
+  mf: Miniflare;
+  /** Miniflare's ready URL, e.g. "http://127.0.0.1:PORT/". */
+  url: string;
+  /** Plain HTTP `fetch()` against `url + path`. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Stops workerd; call in `finally`. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Starts the bundled Worker (default `functions/index.ts`) in workerd. `vars` become string
+ * bindings; with `persistDir`, Durable Object storage lives on disk there, so a second start on
+ * the same dir simulates a restart.
+ */
+export async function startWorker(
+  opts: { vars?: Record<string, string>; persistDir?: string; entry?: string } = {},
+): Promise<TestWorker> {
+  const scriptPath = await buildWorker(opts.entry);
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath,
+    modulesRoot: _root.pathname,
+    compatibilityDate: "2026-04-26",
+    compatibilityFlags: ["nodejs_compat"],
+    durableObjects: { SESSIONS: { className: "SessionDO", useSQLite: true } },
+    bindings: opts.vars ?? {},
+    cf: false,
+    durableObjectsPersist: opts.persistDir ?? false,
+    port: 0,
+    host: "127.0.0.1",
+  });
+  let url: string;
+  try {
+    url = (await mf.ready).href;
+  } catch (e) {
+    await mf.dispose();
+    throw e;
+  }
+  return {
+    mf,
+    url,
+    fetch: (path, init) => fetch(new URL(path.replace(/^\//, ""), url), init),
+    dispose: () => mf.dispose(),
+  };
+}
+
+/** Creates a unique temp dir under `.tmp/` for persisted state; `cleanup()` removes it. */
+export async function tempPersistDir(): Promise<{ path: string; cleanup(): Promise<void> }> {
+  const base = new URL(".tmp/", _root).pathname;
+  await Deno.mkdir(base, { recursive: true });
+  const path = await Deno.makeTempDir({ dir: base, prefix: "persist-" });
+  return { path, cleanup: () => Deno.remove(path, { recursive: true }).catch(() => {}) };
+}
