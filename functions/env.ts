@@ -13,6 +13,7 @@ export interface Env {
   MAX_TURN_STEPS?: string;
   HISTORY_WINDOW?: string;
   TURN_TIMEOUT_MS?: string;
+  TURN_LEASE_MS?: string;
   GATEWAY_API_KEY?: string;
   WEBHOOK_SECRET?: string;
 }

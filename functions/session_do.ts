@@ -24,7 +24,7 @@ export class SessionDO extends DurableObject<Env> {
     this.#sentinel = new SessionSentinel(ctx.storage, createTurnExecutor(this.#config, tools), {
       historyWindow: this.#config.historyWindow,
       turnTimeoutMs: this.#config.turnTimeoutMs,
-      leaseMs: 30_000,
+      leaseMs: this.#config.turnLeaseMs,
       maxAttempts: 3,
       drainBudgetMs: 300_000,
     });

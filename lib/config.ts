@@ -13,6 +13,8 @@ export interface BatonConfig {
   maxTurnSteps: number;
   historyWindow: number;
   turnTimeoutMs: number;
+  /** How long a claim may go unwatched before the alarm checks its executor is alive. */
+  turnLeaseMs: number;
   gatewayApiKey: string;
   webhookSecret: string;
   contextDefaults: ContextDefaults;
@@ -31,6 +33,7 @@ export function readConfig(env: Record<string, unknown>): BatonConfig {
     maxTurnSteps: _int(env.MAX_TURN_STEPS, 8, 1, 64),
     historyWindow: _int(env.HISTORY_WINDOW, 40, 2, 1_000),
     turnTimeoutMs: _int(env.TURN_TIMEOUT_MS, 600_000, 1_000, 840_000),
+    turnLeaseMs: _int(env.TURN_LEASE_MS, 30_000, 100, 600_000),
     gatewayApiKey: _string(env.GATEWAY_API_KEY),
     webhookSecret: _string(env.WEBHOOK_SECRET),
     contextDefaults: contextDefaultsFromEnv(env),

@@ -159,7 +159,8 @@ export class SessionSentinel {
       )[0];
       return { seq: Number(row.seq), duplicate: false };
     });
-    if (!receipt.duplicate && !this.#draining) await this.#storage.setAlarm(now);
+    // Also for a duplicate: a sender retrying after a restart wakes the recovery of its message.
+    if (!this.#draining) await this.#storage.setAlarm(now);
     return receipt;
   }
 

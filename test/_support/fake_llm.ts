@@ -160,7 +160,7 @@ class _FakeLlmServer implements FakeLlm {
     const tag = /\[tag:([^\]]+)\]/.exec(messages.map((m) => _textOf(m?.content)).join("\n"));
     const fr: FakeRequest = {
       body,
-      headers: req.headers,
+      headers: new Headers(req.headers),
       lastUserText: _textOf(lastUser?.content),
       sessionTag: tag?.[1] ?? "",
     };

@@ -1,0 +1,221 @@
+// Unit tests for lib/session_sentinel.ts over node:sqlite standing in for Durable Object SQLite; Deno.
+import { DatabaseSync } from "node:sqlite";
+import { assertEquals, assertStrictEquals } from "@std/assert";
+import type { ChatMessage } from "./chat_model.ts";
+import {
+  type InboundMessage,
+  type SentinelOptions,
+  type SentinelStorage,
+  SessionSentinel,
+  type TurnExecutor,
+} from "./session_sentinel.ts";
+
+function sqliteStorage(
+  db = new DatabaseSync(":memory:"),
+): SentinelStorage & { db: DatabaseSync; alarms: number[] } {
+  const alarms: number[] = [];
+  return {
+    db,
+    alarms,
+    sql: {
+      exec: (query, ...bindings) => {
+        const rows = db.prepare(query).all(...bindings) as Record<string, unknown>[];
+        return { toArray: () => rows };
+      },
+    },
+    transactionSync<T>(fn: () => T): T {
+      db.exec("BEGIN");
+      try {
+        const out = fn();
+        db.exec("COMMIT");
+        return out;
+      } catch (e) {
+        db.exec("ROLLBACK");
+        throw e;
+      }
+    },
+    setAlarm(time) {
+      alarms.push(time);
+      return Promise.resolve();
+    },
+  };
+}
+
+const options: SentinelOptions = {
+  historyWindow: 40,
+  turnTimeoutMs: 60_000,
+  leaseMs: 30_000,
+  maxAttempts: 3,
+  drainBudgetMs: 300_000,
+};
+
+const msg = (text: string, deliveryKey?: string): InboundMessage => ({
+  text,
+  deliveryKey,
+  context: { session_key: "test:1" },
+});
+
+/** An executor that records concurrency and can be held per message. */
+function recordingExecutor() {
+  const state = { running: 0, peak: 0, order: [] as string[], histories: [] as ChatMessage[][] };
+  const holds = new Map<string, PromiseWithResolvers<void>>();
+  const execute: TurnExecutor = async (message, history) => {
+    state.running++;
+    state.peak = Math.max(state.peak, state.running);
+    state.order.push(message.text);
+    state.histories.push(history);
+    try {
+      await new Promise((r) => setTimeout(r, 1));
+      await holds.get(message.text)?.promise;
+      return {
+        reply: `re: ${message.text}`,
+        messages: [{ role: "user", content: message.text }, {
+          role: "assistant",
+          content: `re: ${message.text}`,
+        }],
+        usage: { prompt_tokens: 0, completion_tokens: 0 },
+      };
+    } finally {
+      state.running--;
+    }
+  };
+  const hold = (text: string) => {
+    const h = Promise.withResolvers<void>();
+    holds.set(text, h);
+    return h;
+  };
+  return { state, execute, hold };
+}
+
+Deno.test("SessionSentinel.drain() entered concurrently still runs one turn at a time, in order", async () => {
+  const storage = sqliteStorage();
+  const exec = recordingExecutor();
+  const sentinel = new SessionSentinel(storage, exec.execute, options);
+  const texts = ["a", "b", "c", "d", "e"];
+  const receipts = [];
+  for (const t of texts) receipts.push(await sentinel.submit(msg(t)));
+  await Promise.all([sentinel.drain(), sentinel.drain(), sentinel.drain()]);
+  assertStrictEquals(exec.state.peak, 1);
+  assertEquals(exec.state.order, texts);
+  for (const [i, r] of receipts.entries()) {
+    assertEquals(await sentinel.outcome(r.seq), {
+      status: "completed",
+      reply: `re: ${texts[i]}`,
+      usage: { prompt_tokens: 0, completion_tokens: 0 },
+    });
+  }
+  assertEquals(sentinel.snapshot().messages.length, 10);
+});
+
+Deno.test("SessionSentinel.submit() stores a delivery once and answers repeats with its seq", async () => {
+  let now = 1_000_000;
+  const sentinel = new SessionSentinel(sqliteStorage(), recordingExecutor().execute, {
+    ...options,
+    now: () => now,
+  });
+  const first = await sentinel.submit(msg("x", "d1"));
+  assertEquals(await sentinel.submit(msg("x", "d1")), { seq: first.seq, duplicate: true });
+  assertStrictEquals(sentinel.snapshot().queued, 1);
+  now += 25 * 60 * 60 * 1000;
+  assertEquals(
+    (await sentinel.submit(msg("x", "d1"))).duplicate,
+    false,
+    "after 24 h the key is forgotten",
+  );
+});
+
+Deno.test("SessionSentinel recovers a dead executor's claim and ignores that executor's late end", async () => {
+  const storage = sqliteStorage();
+  const dead = recordingExecutor();
+  const held = dead.hold("first");
+  const before = new SessionSentinel(storage, dead.execute, options);
+  const first = await before.submit(msg("first"));
+  await before.submit(msg("second"));
+  const abandoned = before.drain();
+  while (dead.state.running === 0) await new Promise((r) => setTimeout(r, 1));
+  assertStrictEquals(before.snapshot().running, true);
+
+  // A new instance on the same storage is what a restart looks like; the old executor is "dead".
+  const live = recordingExecutor();
+  const after = new SessionSentinel(storage, live.execute, options);
+  await after.drain();
+  assertEquals(
+    live.state.order,
+    ["first", "second"],
+    "the interrupted turn runs again before the queued one",
+  );
+
+  held.resolve();
+  await abandoned;
+  assertEquals(
+    after.snapshot().messages.map((m) => m.content),
+    ["first", "re: first", "second", "re: second"],
+    "the stale executor wrote nothing",
+  );
+  assertEquals((await after.outcome(first.seq)).status, "completed");
+});
+
+Deno.test("SessionSentinel fails a message interrupted maxAttempts times instead of rerunning it forever", async () => {
+  const storage = sqliteStorage();
+  const receipt = await new SessionSentinel(storage, recordingExecutor().execute, options).submit(
+    msg("poison"),
+  );
+  for (let attempt = 0; attempt < options.maxAttempts; attempt++) {
+    const exec = recordingExecutor();
+    exec.hold("poison");
+    const doomed = new SessionSentinel(storage, exec.execute, options);
+    void doomed.drain();
+    while (exec.state.running === 0) await new Promise((r) => setTimeout(r, 1));
+  }
+  const last = recordingExecutor();
+  const sentinel = new SessionSentinel(storage, last.execute, options);
+  await sentinel.drain();
+  assertEquals(last.state.order, []);
+  const outcome = await sentinel.outcome(receipt.seq);
+  assertEquals(outcome.status, "failed");
+  assertEquals(outcome.status === "failed" && outcome.error.type, "turn_interrupted");
+  assertEquals(sentinel.snapshot().running, false);
+});
+
+Deno.test("SessionSentinel gives a turn a bounded history window that starts at a user message", async () => {
+  const exec = recordingExecutor();
+  const sentinel = new SessionSentinel(sqliteStorage(), exec.execute, {
+    ...options,
+    historyWindow: 5,
+  });
+  for (let i = 0; i < 30; i++) await sentinel.submit(msg(`m${i}`));
+  await sentinel.drain();
+  const last = exec.state.histories.at(-1)!;
+  assertEquals(last.length, 4, "5 newest rows, trimmed to start at a user message");
+  assertEquals(last[0], { role: "user", content: "m27" });
+  assertStrictEquals(sentinel.snapshot().messages.length, 60);
+});
+
+Deno.test("SessionSentinel releases the claim when a turn throws, and the next message runs", async () => {
+  let calls = 0;
+  const execute: TurnExecutor = (message) => {
+    if (++calls === 1) return Promise.reject(new Error("boom"));
+    return Promise.resolve({
+      reply: message.text,
+      messages: [{ role: "user", content: message.text }, {
+        role: "assistant",
+        content: message.text,
+      }],
+      usage: { prompt_tokens: 0, completion_tokens: 0 },
+    });
+  };
+  const sentinel = new SessionSentinel(sqliteStorage(), execute, options);
+  const bad = await sentinel.submit(msg("bad"));
+  const good = await sentinel.submit(msg("good"));
+  await sentinel.drain();
+  assertEquals(await sentinel.outcome(bad.seq), {
+    status: "failed",
+    error: { message: "the turn failed", type: "turn_error" },
+  });
+  assertEquals((await sentinel.outcome(good.seq)).status, "completed");
+  assertEquals(sentinel.snapshot(), {
+    running: false,
+    queued: 0,
+    messages: [{ role: "user", content: "good" }, { role: "assistant", content: "good" }],
+  });
+});

@@ -1,0 +1,124 @@
+// Test clients for baton's HTTP surface: API calls and signed generic webhooks; Deno.
+import { signStandardWebhook } from "../../lib/standard_webhooks.ts";
+import { type FakeLlm, startFakeLlm } from "./fake_llm.ts";
+import { startWorker, type TestWorker } from "./worker.ts";
+
+/** The API key every integration test configures. */
+export const API_KEY = "test-gateway-key";
+/** The generic webhook secret every integration test configures. */
+export const WEBHOOK_SECRET = "whsec_" + btoa("baton-test-webhook-secret-32byte");
+
+/** A parsed JSON response body, loosely typed for assertions. */
+// deno-lint-ignore no-explicit-any
+export type Json = any;
+
+/** Reads a response body as JSON. */
+export function json(res: Response): Promise<Json> {
+  return res.json();
+}
+
+/** POST /v1/chat/completions with one user message (or the given messages). */
+export function chat(
+  worker: TestWorker,
+  content: string | { role: string; content: string }[],
+  opts: { session?: string; stream?: boolean; user?: string; key?: string } = {},
+): Promise<Response> {
+  const messages = typeof content === "string" ? [{ role: "user", content }] : content;
+  return worker.fetch("/v1/chat/completions", {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${opts.key ?? API_KEY}`,
+      "content-type": "application/json",
+      ...(opts.session ? { "x-session-id": opts.session } : {}),
+    },
+    body: JSON.stringify({ model: "any", messages, stream: opts.stream ?? false, user: opts.user }),
+  });
+}
+
+/** The reply text of a non-streaming chat completion, asserting a 200. */
+export async function chatReply(res: Response): Promise<string> {
+  const body = await json(res);
+  if (res.status !== 200) {
+    throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(body)}`);
+  }
+  return body.choices[0].message.content;
+}
+
+/** GET /v1/sessions/{key}. */
+export async function sessionState(
+  worker: TestWorker,
+  key: string,
+): Promise<
+  { key: string; running: boolean; queued: number; messages: { role: string; content: string }[] }
+> {
+  const res = await worker.fetch(`/v1/sessions/${encodeURIComponent(key)}`, {
+    headers: { authorization: `Bearer ${API_KEY}` },
+  });
+  if (res.status !== 200) throw new Error(`session state: ${res.status} ${await res.text()}`);
+  return json(res);
+}
+
+/** POST /webhooks/generic signed per Standard Webhooks (override any part to break it). */
+export async function sendWebhook(
+  worker: TestWorker,
+  payload: unknown,
+  opts: { id?: string; timestamp?: number; secret?: string; signature?: string; rawBody?: string } =
+    {},
+): Promise<Response> {
+  const id = opts.id ?? `msg_${crypto.randomUUID()}`;
+  const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
+  const body = opts.rawBody ?? JSON.stringify(payload);
+  const signature = opts.signature ??
+    await signStandardWebhook({ secret: opts.secret ?? WEBHOOK_SECRET, id, timestamp, body });
+  return worker.fetch("/webhooks/generic", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "webhook-id": id,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": signature,
+    },
+    body,
+  });
+}
+
+/** Polls `check` until it returns true (10 s at most). */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what = "condition",
+): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Runs `fn` against baton in workerd wired to a fresh fake model; everything is disposed after. */
+export async function withBaton(
+  fn: (worker: TestWorker, fake: FakeLlm) => Promise<void>,
+  opts: { vars?: Record<string, string>; persistDir?: string } = {},
+): Promise<void> {
+  const fake = await startFakeLlm();
+  try {
+    const worker = await startWorker({
+      vars: {
+        LLM_BASE_URL: fake.url,
+        LLM_API_KEY: "sk-test",
+        LLM_MAX_RETRIES: "2",
+        GATEWAY_API_KEY: API_KEY,
+        WEBHOOK_SECRET,
+        ...opts.vars,
+      },
+      persistDir: opts.persistDir,
+    });
+    try {
+      await fn(worker, fake);
+    } finally {
+      fake.release();
+      await worker.dispose();
+    }
+  } finally {
+    await fake.close();
+  }
+}
