@@ -15,7 +15,6 @@ import { SseWriter } from "../lib/sse.ts";
 import {
   type App,
   awaitOutcome,
-  jsonError,
   parseJson,
   RequestError,
   requireApiKey,
@@ -23,12 +22,10 @@ import {
   submitMessage,
 } from "./_http.ts";
 
-/** Routes under /v1, all behind the API key. */
+/** Routes under /v1, each behind the API key. */
 export const apiRoutes = new Hono<App>();
 
-apiRoutes.use("*", requireApiKey);
-
-apiRoutes.get("/models", (c) => {
+apiRoutes.get("/models", requireApiKey, (c) => {
   const { llmModel } = readConfig(c.env as unknown as Record<string, unknown>);
   return c.json({
     object: "list",
@@ -36,7 +33,7 @@ apiRoutes.get("/models", (c) => {
   });
 });
 
-apiRoutes.get("/sessions/:key", (c) => {
+apiRoutes.get("/sessions/:key", requireApiKey, (c) => {
   const key = c.req.param("key");
   if (!key || key.length > 512) {
     throw new RequestError(400, "session key: invalid", "invalid_request_error");
@@ -47,7 +44,7 @@ apiRoutes.get("/sessions/:key", (c) => {
   });
 });
 
-apiRoutes.post("/chat/completions", async (c) => {
+apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
   const config = readConfig(c.env as unknown as Record<string, unknown>);
   const request = parseJson(chatCompletionRequest, new Uint8Array(await c.req.arrayBuffer()));
   const turn = chatTurnInput(request);

@@ -195,7 +195,7 @@ class _FakeLlmServer implements FakeLlm {
           status: 503,
         });
       }
-      return this.#reply(body, await _echo(fr));
+      return this.#reply(body, { kind: "text", text: fr.lastUserText });
     } finally {
       this.#leave(fr.sessionTag);
     }

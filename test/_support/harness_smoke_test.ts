@@ -41,3 +41,21 @@ Deno.test("DO SQLite storage survives a restart on the same persistDir", async (
     await dir.cleanup();
   }
 });
+
+Deno.test("a held LLM request is dropped quietly when workerd goes away", async () => {
+  const fake = await startFakeLlm();
+  const w = await startWorker({ entry, vars: { LLM_BASE_URL: fake.url } });
+  try {
+    fake.script(() => ({ kind: "hold" }));
+    const pending = w.fetch("/llm", { method: "POST", body: "x" }).catch((e) => e);
+    await fake.waitForRequests(1);
+    assertEquals(fake.inFlight, 1);
+    await w.dispose();
+    await pending;
+    for (let i = 0; i < 100 && fake.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assertEquals(fake.inFlight, 0);
+  } finally {
+    await w.dispose();
+    await fake.close();
+  }
+});

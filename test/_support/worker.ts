@@ -51,7 +51,7 @@ export interface TestWorker {
   url: string;
   /** Plain HTTP `fetch()` against `url + path`. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** Stops workerd; call in `finally`. */
+  /** Stops workerd; idempotent, call in `finally`. */
   dispose(): Promise<void>;
 }
 
@@ -84,11 +84,13 @@ export async function startWorker(
     await mf.dispose();
     throw e;
   }
+  let disposed: Promise<void> | undefined;
   return {
     mf,
     url,
     fetch: (path, init) => fetch(new URL(path.replace(/^\//, ""), url), init),
-    dispose: () => mf.dispose(),
+    // Idempotent: a second mf.dispose() throws "Server is not running." asynchronously.
+    dispose: () => disposed ??= mf.dispose(),
   };
 }
 
