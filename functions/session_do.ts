@@ -2,6 +2,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { createTurnExecutor } from "../lib/agent.ts";
 import { type BatonConfig, readConfig } from "../lib/config.ts";
+import { type PlatformEnv, replyChannel } from "../lib/platform.ts";
+import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
 import {
   type InboundMessage,
@@ -27,6 +29,7 @@ export class SessionDO extends DurableObject<Env> {
       leaseMs: this.#config.turnLeaseMs,
       maxAttempts: 3,
       drainBudgetMs: 300_000,
+      channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
     });
   }
 

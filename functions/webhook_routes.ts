@@ -1,12 +1,21 @@
-// Signed inbound webhooks: the generic Standard Webhooks route; Workers.
+// Signed inbound webhooks: the generic Standard Webhooks route and one route per chat platform adapter; Workers.
 import { Hono } from "hono";
 import { z } from "zod";
 import { readConfig } from "../lib/config.ts";
 import { SESSION_ID } from "../lib/openai_api.ts";
 import { withSessionContext } from "../lib/session_context.ts";
+import { PayloadError, type PlatformAdapter, type PlatformEnv } from "../lib/platform.ts";
+import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import type { InboundMessage } from "../lib/session_sentinel.ts";
 import { verifyStandardWebhook } from "../lib/standard_webhooks.ts";
-import { type App, awaitOutcome, jsonError, parseJson, submitMessage } from "./_http.ts";
+import {
+  type App,
+  awaitOutcome,
+  jsonError,
+  parseJson,
+  RequestError,
+  submitMessage,
+} from "./_http.ts";
 
 const _genericBody = z.object({
   session: z.string().regex(SESSION_ID, "1-128 characters of [A-Za-z0-9._:-]"),
@@ -57,3 +66,57 @@ webhookRoutes.post("/generic", async (c) => {
     return c.json({ session: payload.session, reply: outcome.reply });
   });
 });
+
+for (const adapter of PLATFORM_ADAPTERS) {
+  webhookRoutes.post(`/${adapter.name}`, async (c) => {
+    const env = c.env as unknown as PlatformEnv;
+    const missing = adapter.requiredEnv.filter((name) => !env[name]);
+    if (missing.length) {
+      return jsonError(
+        c,
+        403,
+        `the ${adapter.name} webhook is disabled: set ${
+          missing.join(", ")
+        } (wrangler secret put NAME)`,
+        "not_configured",
+      );
+    }
+    const request = {
+      headers: c.req.raw.headers,
+      body: new Uint8Array(await c.req.arrayBuffer()),
+      nowSeconds: Math.floor(Date.now() / 1000),
+    };
+    const refusal = await adapter.verify(request, env);
+    if (refusal) return jsonError(c, 401, refusal, "invalid_signature");
+    const ingress = _parse(adapter, request, env);
+    if (ingress.kind === "respond") return c.json(ingress.body, ingress.status as 200);
+    const { message } = ingress;
+    const inbound: InboundMessage = {
+      text: message.text,
+      deliveryKey: message.deliveryKey,
+      context: { ...message.context, platform: adapter.name, session_key: message.sessionKey },
+      reply: message.reply,
+    };
+    const { contextDefaults } = readConfig(env);
+    return withSessionContext(inbound.context, contextDefaults, async () => {
+      await submitMessage(c.env, message.sessionKey, inbound);
+      const ack = ingress.ack ?? { status: 200, body: { ok: true } };
+      return c.json(ack.body, ack.status as 200);
+    });
+  });
+}
+
+function _parse(
+  adapter: PlatformAdapter,
+  request: Parameters<PlatformAdapter["parse"]>[0],
+  env: PlatformEnv,
+) {
+  try {
+    return adapter.parse(request, env);
+  } catch (error) {
+    if (error instanceof PayloadError) {
+      throw new RequestError(400, error.message, "invalid_request_error");
+    }
+    throw error;
+  }
+}

@@ -1,5 +1,6 @@
 // One session's durable inbox, run claim and transcript over Durable Object SQLite; runtime-neutral (storage is passed in).
 import { type ChatMessage, ModelError } from "./chat_model.ts";
+import type { ReplyChannel, ReplyTarget } from "./platform.ts";
 import type { ContextFields } from "./session_context.ts";
 
 /** The subset of DurableObjectStorage the sentinel uses. */
@@ -24,6 +25,8 @@ export interface InboundMessage {
   system?: string;
   /** Earlier messages that seed the conversation when it has no history yet. */
   seed?: ChatMessage[];
+  /** Where the reply is sent (chat platforms); without it the caller collects the outcome. */
+  reply?: ReplyTarget;
 }
 
 /** How a message's turn ended. */
@@ -73,6 +76,10 @@ export interface SentinelOptions {
   maxAttempts: number;
   /** After this long in one alarm, the drain hands over to a fresh alarm. */
   drainBudgetMs: number;
+  /** Sends replies of messages that carry a reply target. */
+  channel?: ReplyChannel;
+  /** Longest wait for one part's send, Retry-After included, before giving up on it. */
+  maxSendWaitMs?: number;
   now?: () => number;
 }
 
@@ -108,7 +115,21 @@ const _SCHEMA = [
     created_at INTEGER NOT NULL
   )`,
   `CREATE INDEX IF NOT EXISTS transcript_conversation ON transcript (conversation, id)`,
+  `CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER NOT NULL,
+    part INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    sent_at INTEGER,
+    error TEXT,
+    PRIMARY KEY (seq, part)
+  )`,
 ];
+
+/** The text a chat user gets when their turn failed. */
+export function failureNotice(error: { message: string }): string {
+  return `Sorry, I could not answer that: ${error.message}.`;
+}
 
 interface _Claim {
   seq: number;
@@ -173,7 +194,9 @@ export class SessionSentinel {
         error: { message: "unknown message", type: "not_found" },
       });
     }
-    if (row.outcome) return Promise.resolve(JSON.parse(String(row.outcome)) as TurnOutcome);
+    if (row.outcome && row.status !== "delivering") {
+      return Promise.resolve(JSON.parse(String(row.outcome)) as TurnOutcome);
+    }
     return new Promise((resolve) => {
       const list = this.#waiters.get(seq) ?? [];
       list.push(resolve);
@@ -212,7 +235,11 @@ export class SessionSentinel {
     this.#draining = true;
     const started = this.#now();
     try {
-      this.#recoverOrphanedClaim();
+      const resumed = this.#recoverOrphanedClaim();
+      if (resumed) {
+        await this.#storage.setAlarm(this.#now() + this.#options.leaseMs);
+        await this.#deliverAndRelease(resumed);
+      }
       for (;;) {
         const claim = this.#claimNext();
         if (!claim) break;
@@ -241,32 +268,52 @@ export class SessionSentinel {
     };
   }
 
-  /** Only called when no executor of this instance is alive: any claim left is a dead executor's. */
-  #recoverOrphanedClaim(): void {
-    const finished = this.#storage.transactionSync(() => {
+  /**
+   * Only called when no executor of this instance is alive: any claim left is a dead executor's.
+   * A turn that died before its end runs again; one that died while sending resumes the sending.
+   */
+  #recoverOrphanedClaim(): _Claim | null {
+    const recovered = this.#storage.transactionSync(() => {
       const run = this.#run();
       if (run.seq === null) return null;
+      const row = this.#sql(
+        `SELECT status, attempts, message, outcome FROM inbox WHERE seq = ? AND status IN ('running', 'delivering')`,
+        run.seq,
+      )[0];
+      const generation = run.generation + 1;
+      if (row?.status === "delivering" && Number(row.attempts) < this.#options.maxAttempts) {
+        this.#sql(
+          `UPDATE run SET generation = ?, started_at = ? WHERE id = 1`,
+          generation,
+          this.#now(),
+        );
+        this.#sql(`UPDATE inbox SET attempts = attempts + 1 WHERE seq = ?`, run.seq);
+        const message = JSON.parse(String(row.message)) as InboundMessage;
+        return { claim: { seq: run.seq, generation, conversation: run.conversation, message } };
+      }
       this.#sql(
-        `UPDATE run SET seq = NULL, started_at = NULL, generation = generation + 1 WHERE id = 1`,
+        `UPDATE run SET seq = NULL, started_at = NULL, generation = ? WHERE id = 1`,
+        generation,
       );
-      const row =
-        this.#sql(`SELECT attempts FROM inbox WHERE seq = ? AND status = 'running'`, run.seq)[0];
       if (!row) return null;
-      if (Number(row.attempts) < this.#options.maxAttempts) {
+      if (row.status === "running" && Number(row.attempts) < this.#options.maxAttempts) {
         this.#sql(`UPDATE inbox SET status = 'queued' WHERE seq = ?`, run.seq);
         return null;
       }
-      const outcome: TurnOutcome = {
-        status: "failed",
-        error: {
-          message: `the turn was interrupted ${row.attempts} times; giving up`,
-          type: "turn_interrupted",
-        },
-      };
+      const outcome: TurnOutcome = row.status === "delivering"
+        ? JSON.parse(String(row.outcome)) as TurnOutcome
+        : {
+          status: "failed",
+          error: {
+            message: `the turn was interrupted ${row.attempts} times; giving up`,
+            type: "turn_interrupted",
+          },
+        };
       this.#finishRow(run.seq, outcome);
-      return { seq: run.seq, outcome };
+      return { finished: { seq: run.seq, outcome } };
     });
-    if (finished) this.#notify(finished.seq, finished.outcome);
+    if (recovered?.finished) this.#notify(recovered.finished.seq, recovered.finished.outcome);
+    return recovered?.claim ?? null;
   }
 
   #claimNext(): _Claim | null {
@@ -307,9 +354,9 @@ export class SessionSentinel {
     } catch (error) {
       outcome = { status: "failed", error: _describeFailure(error, signal) };
     }
+    const target = this.#options.channel ? claim.message.reply : undefined;
     const written = this.#storage.transactionSync(() => {
-      const run = this.#run();
-      if (run.generation !== claim.generation || run.seq !== claim.seq) return false;
+      if (!this.#holds(claim)) return false;
       const now = this.#now();
       for (const message of messages) {
         this.#sql(
@@ -321,15 +368,114 @@ export class SessionSentinel {
           now,
         );
       }
-      this.#finishRow(claim.seq, outcome);
-      this.#sql(`UPDATE run SET seq = NULL, started_at = NULL WHERE id = 1`);
-      this.#sql(
-        `DELETE FROM inbox WHERE status != 'queued' AND status != 'running' AND received_at < ? AND delivery_key IS NULL`,
-        now - _DEDUP_MS,
-      );
+      if (target) {
+        const text = outcome.status === "completed" ? outcome.reply : failureNotice(outcome.error);
+        const parts = this.#options.channel!.split(target, text);
+        for (const [part, partText] of parts.entries()) {
+          this.#sql(
+            `INSERT OR IGNORE INTO outbox (seq, part, count, text) VALUES (?, ?, ?, ?)`,
+            claim.seq,
+            part,
+            parts.length,
+            partText,
+          );
+        }
+        this.#sql(
+          `UPDATE inbox SET status = 'delivering', outcome = ? WHERE seq = ?`,
+          JSON.stringify(outcome),
+          claim.seq,
+        );
+        return true;
+      }
+      this.#release(claim.seq, outcome);
       return true;
     });
-    if (written) this.#notify(claim.seq, outcome);
+    if (!written) return;
+    if (target) await this.#deliverAndRelease(claim);
+    else this.#notify(claim.seq, outcome);
+  }
+
+  /** Sends the unsent parts of a claimed message's reply in order, then releases the claim. */
+  async #deliverAndRelease(claim: _Claim): Promise<void> {
+    const target = claim.message.reply;
+    const channel = this.#options.channel;
+    const parts = this.#sql(
+      `SELECT part, count, text FROM outbox WHERE seq = ? AND sent_at IS NULL ORDER BY part`,
+      claim.seq,
+    );
+    for (const row of parts) {
+      if (!target || !channel || !this.#holds(claim)) break;
+      const part = { index: Number(row.part), count: Number(row.count) };
+      const error = await this.#sendPart(channel, target, String(row.text), part);
+      if (!this.#holds(claim)) return;
+      this.#sql(
+        `UPDATE outbox SET sent_at = ?, error = ? WHERE seq = ? AND part = ?`,
+        error ? null : this.#now(),
+        error,
+        claim.seq,
+        part.index,
+      );
+      if (error) {
+        console.error(
+          "reply not delivered",
+          target.platform,
+          `part ${part.index + 1}/${part.count}:`,
+          error,
+        );
+        break;
+      }
+    }
+    const outcome = this.#storage.transactionSync(() => {
+      if (!this.#holds(claim)) return null;
+      const row = this.#sql(`SELECT outcome FROM inbox WHERE seq = ?`, claim.seq)[0];
+      const stored = JSON.parse(String(row.outcome)) as TurnOutcome;
+      this.#release(claim.seq, stored);
+      return stored;
+    });
+    if (outcome) this.#notify(claim.seq, outcome);
+  }
+
+  /** One part, waiting out 429s (Retry-After) within maxSendWaitMs; returns the error, or null when sent. */
+  async #sendPart(
+    channel: ReplyChannel,
+    target: ReplyTarget,
+    text: string,
+    part: { index: number; count: number },
+  ): Promise<string | null> {
+    let waited = 0;
+    for (let attempt = 0;; attempt++) {
+      let result;
+      try {
+        result = await channel.send(target, text, part);
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+      if (result.ok) return null;
+      const wait = result.retryAfterMs ?? Math.min(500 * 2 ** attempt, 8_000);
+      if (!result.retryable || waited + wait > (this.#options.maxSendWaitMs ?? 120_000)) {
+        return result.message;
+      }
+      waited += wait;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+
+  /** Whether `claim` is still the session's current claim (no stop, no recovery took over). */
+  #holds(claim: _Claim): boolean {
+    const run = this.#run();
+    return run.generation === claim.generation && run.seq === claim.seq;
+  }
+
+  /** Stores the outcome, releases the claim and prunes old finished rows: one synchronous section. */
+  #release(seq: number, outcome: TurnOutcome): void {
+    this.#finishRow(seq, outcome);
+    this.#sql(`UPDATE run SET seq = NULL, started_at = NULL WHERE id = 1`);
+    const cutoff = this.#now() - _DEDUP_MS;
+    this.#sql(
+      `DELETE FROM outbox WHERE seq IN (SELECT seq FROM inbox WHERE finished_at < ? AND delivery_key IS NULL)`,
+      cutoff,
+    );
+    this.#sql(`DELETE FROM inbox WHERE finished_at < ? AND delivery_key IS NULL`, cutoff);
   }
 
   #finishRow(seq: number, outcome: TurnOutcome): void {

@@ -176,11 +176,11 @@ Deno.test("SessionDO reruns a turn whose executor died, losing and doubling noth
         id: "msg_crash",
       })
         .then((r) => r.body?.cancel(), () => undefined);
+      await fake.waitForRequests(1);
       const queued = sendWebhook(worker, { session: "crash", text: "after the crash" }, {
         id: "msg_after",
       })
         .then((r) => r.body?.cancel(), () => undefined);
-      await fake.waitForRequests(1);
       await until(
         async () => (await sessionState(worker, "webhook:crash")).queued === 1,
         "second queued",

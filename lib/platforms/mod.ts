@@ -1,0 +1,14 @@
+// The table of chat-platform adapters, one file each; runtime-neutral.
+import type { PlatformAdapter } from "../platform.ts";
+import { discordAdapter } from "./discord.ts";
+import { githubAdapter } from "./github.ts";
+import { slackAdapter } from "./slack.ts";
+import { telegramAdapter } from "./telegram.ts";
+
+/** Every chat platform baton serves at `POST /webhooks/<name>`. */
+export const PLATFORM_ADAPTERS: readonly PlatformAdapter[] = [
+  telegramAdapter,
+  slackAdapter,
+  discordAdapter,
+  githubAdapter,
+];

@@ -1,0 +1,82 @@
+// Fake chat-platform HTTP API on loopback (Telegram, Slack, Discord, GitHub REST stand-in) for tests; Deno.
+
+/** One request the fake received. */
+export interface PlatformCall {
+  method: string;
+  /** Path without the origin, e.g. "/botTOKEN/sendMessage". */
+  path: string;
+  headers: Headers;
+  // deno-lint-ignore no-explicit-any
+  body: any;
+}
+
+/** What the fake answers to one call. */
+export interface PlatformAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Handle on a running fake platform API. */
+export interface FakePlatform {
+  /** Origin to use as the platform's API root, e.g. "http://127.0.0.1:PORT". */
+  url: string;
+  /** Every call, in arrival order. */
+  calls: PlatformCall[];
+  /** Replaces the responder; the default answers 200 `{"ok":true,"result":{"message_id":N},"id":"N"}`. */
+  respond(
+    fn: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer>,
+  ): void;
+  /** Resolves once `calls.length >= n` (10 s at most). */
+  waitForCalls(n: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a fake platform API on 127.0.0.1 with a random port. */
+export function startFakePlatform(): Promise<FakePlatform> {
+  const calls: PlatformCall[] = [];
+  const _default = (_: PlatformCall, i: number): PlatformAnswer => ({
+    status: 200,
+    body: { ok: true, result: { message_id: i + 1 }, id: String(i + 1), ts: `1700000000.${i + 1}` },
+  });
+  let responder: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer> =
+    _default;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const text = await req.text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
+    const url = new URL(req.url);
+    const call = {
+      method: req.method,
+      path: url.pathname + url.search,
+      headers: req.headers,
+      body,
+    };
+    const index = calls.push(call) - 1;
+    const answer = await responder(call, index);
+    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
+      status: answer.status,
+      headers: { "content-type": "application/json", ...answer.headers },
+    });
+  });
+  const addr = server.addr as Deno.NetAddr;
+  return Promise.resolve({
+    url: `http://127.0.0.1:${addr.port}`,
+    calls,
+    respond: (fn) => {
+      responder = fn;
+    },
+    async waitForCalls(n) {
+      const deadline = Date.now() + 10_000;
+      while (calls.length < n) {
+        if (Date.now() > deadline) throw new Error(`fake platform: ${calls.length} of ${n} calls`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+    close: () => server.shutdown(),
+  });
+}
