@@ -16,4 +16,17 @@ export interface Env {
   TURN_LEASE_MS?: string;
   GATEWAY_API_KEY?: string;
   WEBHOOK_SECRET?: string;
+  TELEGRAM_WEBHOOK_SECRET?: string;
+  TELEGRAM_BOT_TOKEN?: string;
+  TELEGRAM_API_ROOT?: string;
+  SLACK_SIGNING_SECRET?: string;
+  SLACK_BOT_TOKEN?: string;
+  SLACK_API_ROOT?: string;
+  DISCORD_PUBLIC_KEY?: string;
+  DISCORD_APPLICATION_ID?: string;
+  DISCORD_API_ROOT?: string;
+  GITHUB_WEBHOOK_SECRET?: string;
+  GITHUB_TOKEN?: string;
+  GITHUB_BOT_LOGIN?: string;
+  GITHUB_API_ROOT?: string;
 }
