@@ -1,14 +1,259 @@
-// Discord adapter (stub until implemented): verify, parse, send; runtime-neutral (fetch, Web Crypto).
-import type { PlatformAdapter } from "../platform.ts";
+// Discord HTTP interactions adapter: Ed25519 verify, slash-command parse, deferred-reply send; runtime-neutral (fetch, Web Crypto).
+import { z } from "zod";
+import {
+  type Ingress,
+  parseJsonBody,
+  type PlatformAdapter,
+  type PlatformEnv,
+  type RawRequest,
+  sendRequest,
+  type SendResult,
+} from "../platform.ts";
 
-/** Discord webhooks in, replies out. */
+const _API_ROOT = "https://discord.com/api/v10";
+const _TOLERANCE_SECONDS = 300;
+const _USER_AGENT = "DiscordBot (baton, 0.1.0)";
+const _HEX = /^[0-9a-fA-F]*$/;
+const _DIGITS = /^[0-9]+$/;
+const _encoder = new TextEncoder();
+
+/** Interaction types (PING 1, APPLICATION_COMMAND 2, MESSAGE_COMPONENT 3, AUTOCOMPLETE 4, MODAL_SUBMIT 5). */
+const _PING = 1;
+const _COMMAND = 2;
+const _COMPONENT = 3;
+const _AUTOCOMPLETE = 4;
+const _MODAL_SUBMIT = 5;
+/** Application command option type STRING. */
+const _STRING_OPTION = 3;
+/** Message flag EPHEMERAL. */
+const _EPHEMERAL = 64;
+
+/** Told to the user, at once, when a command carries no text to answer. */
+export const DISCORD_NO_TEXT_NOTICE = "This command needs a text option.";
+
+type _Option = { type: number; value?: unknown; options?: _Option[] };
+
+const _option: z.ZodType<_Option> = z.looseObject({
+  type: z.number(),
+  value: z.unknown().optional(),
+  get options() {
+    return z.array(_option).optional();
+  },
+});
+
+const _user = z.looseObject({
+  id: z.string().min(1),
+  username: z.string(),
+  global_name: z.string().nullish(),
+});
+
+const _interaction = z.looseObject({
+  id: z.string().min(1),
+  type: z.number(),
+  application_id: z.string().min(1),
+});
+
+const _command = z.looseObject({
+  token: z.string().min(1),
+  channel_id: z.string().min(1).optional(),
+  channel: z.looseObject({ id: z.string().min(1), name: z.string().nullish() }).optional(),
+  member: z.looseObject({ user: _user }).optional(),
+  user: _user.optional(),
+  data: z.looseObject({ options: z.array(_option).optional() }).optional(),
+});
+
+const _target = z.looseObject({
+  platform: z.literal("discord"),
+  token: z.string().min(1),
+});
+
+let _keyCache: { hex: string; key: Promise<CryptoKey | null> } | undefined;
+
+function _hexBytes(hex: string, length: number): Uint8Array<ArrayBuffer> | null {
+  if (hex.length !== length * 2 || !_HEX.test(hex)) return null;
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i++) bytes[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+function _publicKey(hex: string): Promise<CryptoKey | null> {
+  if (_keyCache?.hex !== hex) {
+    const raw = _hexBytes(hex, 32);
+    const key = raw
+      ? crypto.subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"])
+        .catch(() => null)
+      : Promise.resolve(null);
+    _keyCache = { hex, key };
+  }
+  return _keyCache.key;
+}
+
+async function _verify(request: RawRequest, env: PlatformEnv): Promise<string | null> {
+  const signatureHex = request.headers.get("x-signature-ed25519");
+  const timestamp = request.headers.get("x-signature-timestamp");
+  if (!signatureHex || !timestamp) {
+    return "missing X-Signature-Ed25519 or X-Signature-Timestamp header";
+  }
+  const signature = _hexBytes(signatureHex, 64);
+  if (!signature) return "X-Signature-Ed25519 is not a 64-byte hex signature";
+  if (!_DIGITS.test(timestamp)) return "X-Signature-Timestamp is not a number of seconds";
+  const seconds = Number(timestamp);
+  if (
+    !Number.isSafeInteger(seconds) ||
+    Math.abs(request.nowSeconds - seconds) > _TOLERANCE_SECONDS
+  ) {
+    return `X-Signature-Timestamp is outside ±${_TOLERANCE_SECONDS}s of now`;
+  }
+  const key = await _publicKey(env.DISCORD_PUBLIC_KEY ?? "");
+  if (!key) return "DISCORD_PUBLIC_KEY is not a 32-byte hex Ed25519 public key";
+  const prefix = _encoder.encode(timestamp);
+  const data = new Uint8Array(prefix.length + request.body.length);
+  data.set(prefix, 0);
+  data.set(request.body, prefix.length);
+  try {
+    if (await crypto.subtle.verify("Ed25519", key, signature, data)) return null;
+  } catch {
+    // A signature the runtime cannot check is refused like a wrong one.
+  }
+  return "X-Signature-Ed25519 does not match";
+}
+
+function _firstText(options: readonly _Option[] | undefined): string | null {
+  for (const option of options ?? []) {
+    if (
+      option.type === _STRING_OPTION && typeof option.value === "string" && option.value.trim()
+    ) {
+      return option.value;
+    }
+    const nested = _firstText(option.options);
+    if (nested !== null) return nested;
+  }
+  return null;
+}
+
+function _respond(body: unknown): Ingress {
+  return { kind: "respond", status: 200, body };
+}
+
+function _notice(content: string): Ingress {
+  return _respond({ type: 4, data: { content, flags: _EPHEMERAL } });
+}
+
+function _parse(request: RawRequest, env: PlatformEnv): Ingress {
+  const payload = parseJsonBody(request.body);
+  const base = _interaction.safeParse(payload);
+  if (!base.success) {
+    // App-level Webhook Events (version/event, no id) and anything else not an interaction.
+    return _respond({});
+  }
+  const interaction = base.data;
+  switch (interaction.type) {
+    case _PING:
+      return _respond({ type: 1 });
+    case _COMMAND:
+      break;
+    case _AUTOCOMPLETE:
+      return _respond({ type: 8, data: { choices: [] } });
+    case _COMPONENT:
+    case _MODAL_SUBMIT:
+      return _respond({ type: 6 });
+    default:
+      return _respond({});
+  }
+  const command = _command.safeParse(payload);
+  if (!command.success) return _respond({});
+  const { token, channel_id, channel, member, user, data } = command.data;
+  const chatId = channel_id ?? channel?.id;
+  const author = member?.user ?? user;
+  if (!chatId || !author) return _respond({});
+  if (interaction.application_id !== env.DISCORD_APPLICATION_ID) {
+    console.warn("discord: interaction for another application; check DISCORD_APPLICATION_ID");
+    return _notice("This bot is misconfigured: DISCORD_APPLICATION_ID does not match.");
+  }
+  const text = _firstText(data?.options);
+  if (text === null) return _notice(DISCORD_NO_TEXT_NOTICE);
+  return {
+    kind: "message",
+    message: {
+      sessionKey: `discord:${chatId}`,
+      deliveryKey: `discord:${interaction.id}`,
+      text,
+      context: {
+        chat_id: chatId,
+        chat_name: channel?.name ?? "",
+        thread_id: "",
+        user_id: author.id,
+        user_name: author.global_name || author.username,
+        message_id: interaction.id,
+      },
+      reply: {
+        platform: "discord",
+        application_id: interaction.application_id,
+        token,
+      },
+    },
+    ack: { status: 200, body: { type: 5 } },
+  };
+}
+
+function _failure(status: number): string {
+  if (status === 0) return "could not reach the Discord API";
+  const hint = status === 401 || status === 404
+    ? " (interaction tokens expire 15 minutes after the command)"
+    : "";
+  return `the Discord API answered ${status}${hint}`;
+}
+
+async function _send(
+  target: Parameters<PlatformAdapter["send"]>[0],
+  text: string,
+  part: { index: number; count: number },
+  env: PlatformEnv,
+): Promise<SendResult> {
+  const parsed = _target.safeParse(target);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      status: 0,
+      retryable: false,
+      message: "the reply target is not a Discord interaction",
+    };
+  }
+  const first = part.index === 0;
+  // Discord refuses blank content; the deferred placeholder must still be replaced.
+  if (!text.trim() && !first) return { ok: true };
+  const root = (env.DISCORD_API_ROOT || _API_ROOT).replace(/\/+$/, "");
+  const hook = `${root}/webhooks/${encodeURIComponent(env.DISCORD_APPLICATION_ID ?? "")}/${
+    encodeURIComponent(parsed.data.token)
+  }`;
+  const result = await sendRequest(first ? `${hook}/messages/@original` : hook, {
+    method: first ? "PATCH" : "POST",
+    headers: { "content-type": "application/json", "user-agent": _USER_AGENT },
+    body: JSON.stringify({
+      content: text.trim() ? text : "(empty reply)",
+      allowed_mentions: { parse: [] },
+    }),
+  });
+  if (result.ok) return { ok: true };
+  // Editing @original is idempotent, so a lost or failed edit may be repeated; a follow-up may not.
+  const retryable = result.status === 429 ||
+    (first && (result.status === 0 || result.status >= 500));
+  return {
+    ok: false,
+    status: result.status,
+    retryable,
+    ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
+    message: _failure(result.status),
+  };
+}
+
+/** Discord HTTP interactions in (slash commands start turns), deferred interaction replies out. */
 export const discordAdapter: PlatformAdapter = {
   name: "discord",
   requiredEnv: ["DISCORD_PUBLIC_KEY", "DISCORD_APPLICATION_ID"],
   maxMessageChars: 2000,
   asyncDelivery: false,
-  verify: () => Promise.resolve("not implemented"),
-  parse: () => ({ kind: "respond", status: 200, body: { ok: true } }),
-  send: () =>
-    Promise.resolve({ ok: false, status: 0, retryable: false, message: "not implemented" }),
+  verify: _verify,
+  parse: _parse,
+  send: _send,
 };

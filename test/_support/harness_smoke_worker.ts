@@ -1,4 +1,5 @@
 // Throwaway Worker for harness_smoke_test.ts: one SQLite-backed DO that calls the LLM; workerd.
+// @ts-nocheck -- Deno's type check has no Workers types; esbuild strips the annotations.
 import { DurableObject } from "cloudflare:workers";
 
 interface Env {

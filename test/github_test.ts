@@ -1,0 +1,388 @@
+// POST /webhooks/github end to end: signed issue comments in, issue comments out via a fake GitHub REST API; Deno + Miniflare.
+import { assert, assertEquals, assertStrictEquals } from "@std/assert";
+import { json, sessionState, until, withBaton } from "./_support/clients.ts";
+import type { FakeLlm } from "./_support/fake_llm.ts";
+import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
+import type { TestWorker } from "./_support/worker.ts";
+
+const SECRET = "github-test-webhook-secret";
+const TOKEN = "ghp_github_test_token";
+const BOT = "batonbot";
+const REPO = "octo-org/hello-world";
+const SESSION = `github:${REPO}#42`;
+const COMMENTS_PATH = `/repos/${REPO}/issues/42/comments`;
+const encoder = new TextEncoder();
+
+async function sign(body: string, secret = SECRET): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(body)));
+  return "sha256=" + Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+let _commentIds = 1000;
+
+function comment(
+  body: string,
+  opts: { action?: string; login?: string; type?: string; issue?: number; pr?: boolean } = {},
+) {
+  return {
+    action: opts.action ?? "created",
+    issue: {
+      number: opts.issue ?? 42,
+      title: "Flaky build",
+      ...(opts.pr ? { pull_request: { url: "https://api.github.com/pulls/7" } } : {}),
+    },
+    comment: {
+      id: ++_commentIds,
+      body,
+      user: { login: opts.login ?? "octocat", id: 583231, type: opts.type ?? "User" },
+    },
+    repository: { id: 1296269, name: "hello-world", full_name: REPO, owner: { login: "octo-org" } },
+    sender: { login: opts.login ?? "octocat", id: 583231 },
+  };
+}
+
+/** POST /webhooks/github signed like GitHub does (override any part to break it). */
+async function deliver(
+  worker: TestWorker,
+  payload: unknown,
+  opts: { event?: string; delivery?: string; secret?: string; signature?: string | null } = {},
+): Promise<Response> {
+  const body = JSON.stringify(payload);
+  const signature = opts.signature === undefined ? await sign(body, opts.secret) : opts.signature;
+  return worker.fetch("/webhooks/github", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "user-agent": "GitHub-Hookshot/044aadd",
+      "x-github-event": opts.event ?? "issue_comment",
+      "x-github-delivery": opts.delivery ?? crypto.randomUUID(),
+      "x-github-hook-id": "292430182",
+      ...(signature === null ? {} : { "x-hub-signature-256": signature }),
+    },
+    body,
+  });
+}
+
+/** Runs `fn` against baton wired to a fake model and a fake GitHub REST API. */
+async function withGithub(
+  fn: (worker: TestWorker, fake: FakeLlm, github: FakePlatform) => Promise<void>,
+  vars: Record<string, string | undefined> = {},
+): Promise<void> {
+  const github = await startFakePlatform();
+  github.respond(() => ({ status: 201, body: { id: 1 } }));
+  const all: Record<string, string | undefined> = {
+    GITHUB_WEBHOOK_SECRET: SECRET,
+    GITHUB_TOKEN: TOKEN,
+    GITHUB_BOT_LOGIN: BOT,
+    GITHUB_API_ROOT: github.url,
+    ...vars,
+  };
+  const set = Object.fromEntries(
+    Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  try {
+    await withBaton((worker, fake) => fn(worker, fake, github), { vars: set });
+  } finally {
+    await github.close();
+  }
+}
+
+async function assertNoTurn(worker: TestWorker, fake: FakeLlm, github: FakePlatform) {
+  const state = await sessionState(worker, SESSION);
+  assertEquals({ queued: state.queued, running: state.running, messages: state.messages }, {
+    queued: 0,
+    running: false,
+    messages: [],
+  });
+  assertStrictEquals(fake.requests.length, 0);
+  assertStrictEquals(github.calls.length, 0);
+}
+
+function settle(ms = 300): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+Deno.test("POST /webhooks/github runs one turn for a comment mentioning the bot and comments back on its issue", async () => {
+  await withGithub(async (worker, fake, github) => {
+    const res = await deliver(worker, comment("@batonbot why is CI red?"));
+    assertStrictEquals(res.status, 200);
+    assertEquals(await json(res), { ok: true });
+    await github.waitForCalls(1);
+    const [call] = github.calls;
+    assertStrictEquals(call.method, "POST");
+    assertStrictEquals(call.path, COMMENTS_PATH);
+    assertStrictEquals(call.headers.get("authorization"), `Bearer ${TOKEN}`);
+    assertStrictEquals(call.headers.get("accept"), "application/vnd.github+json");
+    assertStrictEquals(call.headers.get("x-github-api-version"), "2022-11-28");
+    assertStrictEquals(call.headers.get("user-agent"), "baton");
+    assertEquals(call.body, { body: "@batonbot why is CI red?" });
+    assertStrictEquals(fake.requests.length, 1);
+    await settle();
+    assertStrictEquals(github.calls.length, 1);
+    const state = await sessionState(worker, SESSION);
+    assertEquals(state.messages, [
+      { role: "user", content: "@batonbot why is CI red?" },
+      { role: "assistant", content: "@batonbot why is CI red?" },
+    ]);
+  });
+});
+
+Deno.test("POST /webhooks/github refuses a wrong or malformed signature with 401 and runs no turn", async () => {
+  await withGithub(async (worker, fake, github) => {
+    const payload = comment("@batonbot hello");
+    const good = await sign(JSON.stringify(payload));
+    for (
+      const signature of [
+        await sign(JSON.stringify(payload), "wrong-secret"),
+        await sign(JSON.stringify(comment("@batonbot something else"))),
+        good.slice("sha256=".length),
+        good.slice(0, -4),
+        "sha256=not-hex",
+        null,
+      ]
+    ) {
+      const res = await deliver(worker, payload, { signature });
+      assertStrictEquals(res.status, 401, String(signature));
+      const body = await json(res);
+      assertStrictEquals(body.error.type, "invalid_signature");
+      assert(!JSON.stringify(body).includes(SECRET));
+    }
+    await settle();
+    await assertNoTurn(worker, fake, github);
+  });
+});
+
+// Stale timestamp: does not apply; GitHub sends no timestamp (X-GitHub-Delivery dedup is the replay defence).
+
+Deno.test("POST /webhooks/github runs a replayed delivery (same X-GitHub-Delivery) once and comments once", async () => {
+  await withGithub(async (worker, fake, github) => {
+    const payload = comment("@batonbot once please");
+    const delivery = crypto.randomUUID();
+    assertStrictEquals((await deliver(worker, payload, { delivery })).status, 200);
+    await github.waitForCalls(1);
+    const again = await deliver(worker, payload, { delivery });
+    assertStrictEquals(again.status, 200);
+    assertEquals(await json(again), { ok: true });
+    await settle();
+    assertStrictEquals(fake.requests.length, 1);
+    assertStrictEquals(github.calls.length, 1);
+    assertStrictEquals((await sessionState(worker, SESSION)).messages.length, 2);
+  });
+});
+
+Deno.test("POST /webhooks/github answers a signed ping with its zen and refuses an unsigned one", async () => {
+  await withGithub(async (worker, fake, github) => {
+    const ping = { zen: "Design for failure.", hook_id: 292430182, hook: { type: "Repository" } };
+    const res = await deliver(worker, ping, { event: "ping" });
+    assertStrictEquals(res.status, 200);
+    assertEquals(await json(res), { ok: true, zen: "Design for failure." });
+    const unsigned = await deliver(worker, ping, { event: "ping", signature: null });
+    assertStrictEquals(unsigned.status, 401);
+    await unsigned.body?.cancel();
+    const wrong = await deliver(worker, ping, { event: "ping", secret: "wrong-secret" });
+    assertStrictEquals(wrong.status, 401);
+    await wrong.body?.cancel();
+    await assertNoTurn(worker, fake, github);
+  });
+});
+
+Deno.test("POST /webhooks/github acknowledges while the model call is still running", async () => {
+  await withGithub(async (worker, fake, github) => {
+    fake.script(() => ({ kind: "hold" }));
+    const res = await deliver(worker, comment("@batonbot take your time"));
+    assertStrictEquals(res.status, 200);
+    assertEquals(await json(res), { ok: true });
+    await fake.waitForRequests(1);
+    await settle(100);
+    assertStrictEquals(fake.inFlight, 1, "the model call is still held");
+    assertStrictEquals(github.calls.length, 0);
+    fake.release();
+    await github.waitForCalls(1);
+    assertEquals(github.calls[0].body, { body: "@batonbot take your time" });
+  });
+});
+
+Deno.test("POST /webhooks/github runs one turn for the same delivery sent five times during a slow turn", async () => {
+  await withGithub(async (worker, fake, github) => {
+    fake.script(() => ({ kind: "hold" }));
+    const payload = comment("@batonbot slow one");
+    const delivery = crypto.randomUUID();
+    assertStrictEquals((await deliver(worker, payload, { delivery })).status, 200);
+    await fake.waitForRequests(1);
+    const retries = await Promise.all(
+      Array.from({ length: 5 }, () => deliver(worker, payload, { delivery })),
+    );
+    for (const res of retries) {
+      assertStrictEquals(res.status, 200);
+      assertEquals(await json(res), { ok: true });
+    }
+    fake.release();
+    await github.waitForCalls(1);
+    await settle();
+    assertStrictEquals(fake.requests.length, 1);
+    assertStrictEquals(github.calls.length, 1);
+    assertStrictEquals((await sessionState(worker, SESSION)).messages.length, 2);
+  });
+});
+
+Deno.test("POST /webhooks/github runs two comments on one issue as two turns in order", async () => {
+  await withGithub(async (worker, fake, github) => {
+    fake.script((req) =>
+      req.lastUserText.includes("first") ? { kind: "hold" } : { kind: "text", text: "re: second" }
+    );
+    assertStrictEquals((await deliver(worker, comment("@batonbot first"))).status, 200);
+    await fake.waitForRequests(1);
+    assertStrictEquals((await deliver(worker, comment("@batonbot second"))).status, 200);
+    await until(async () => (await sessionState(worker, SESSION)).queued === 1, "second queued");
+    fake.release();
+    await github.waitForCalls(2);
+    assertEquals(github.calls.map((c) => c.body.body), ["@batonbot first", "re: second"]);
+    assertEquals(github.calls.map((c) => c.path), [COMMENTS_PATH, COMMENTS_PATH]);
+    assertEquals(fake.requests.map((r) => r.lastUserText), [
+      "@batonbot first",
+      "@batonbot second",
+    ]);
+  });
+});
+
+Deno.test("POST /webhooks/github splits a reply over 65,536 characters into ordered comments within the limit", async () => {
+  await withGithub(async (worker, fake, github) => {
+    const paragraph = (i: number) => `Paragraph ${i}: ` + "lorem ipsum dolor sit amet ".repeat(40);
+    const long = Array.from({ length: 130 }, (_, i) => paragraph(i)).join("\n\n");
+    assert(long.length > 140_000);
+    fake.script(() => ({ kind: "text", text: long }));
+    assertStrictEquals((await deliver(worker, comment("@batonbot write a lot"))).status, 200);
+    await github.waitForCalls(3);
+    await settle();
+    const parts: string[] = github.calls.map((c) => c.body.body);
+    assertStrictEquals(parts.length, 3);
+    for (const part of parts) assert(part.length > 0 && part.length <= 65_536, `${part.length}`);
+    assertStrictEquals(parts.join(""), long);
+    assert(github.calls.every((c) => c.path === COMMENTS_PATH));
+  });
+});
+
+Deno.test("POST /webhooks/github waits out a 429's Retry-After, then comments exactly once", async () => {
+  await withGithub(async (worker, _fake, github) => {
+    const at: number[] = [];
+    github.respond((_call, index) => {
+      at.push(Date.now());
+      return index === 0
+        ? { status: 429, headers: { "retry-after": "1" }, body: { message: "slow down" } }
+        : { status: 201, body: { id: 2 } };
+    });
+    assertStrictEquals((await deliver(worker, comment("@batonbot limited"))).status, 200);
+    await github.waitForCalls(2);
+    assert(at[1] - at[0] >= 900, `waited ${at[1] - at[0]} ms`);
+    await settle(500);
+    assertStrictEquals(github.calls.length, 2);
+    assertEquals(github.calls[1].body, { body: "@batonbot limited" });
+  });
+});
+
+Deno.test("POST /webhooks/github retries a secondary-limit 403 but never a plain 403", async () => {
+  await withGithub(async (worker, _fake, github) => {
+    github.respond((call) => {
+      if (call.body.body.includes("secondary") && github.calls.length === 1) {
+        return {
+          status: 403,
+          headers: {
+            "x-ratelimit-remaining": "0",
+            "x-ratelimit-reset": String(Math.floor(Date.now() / 1000)),
+          },
+          body: { message: "You have exceeded a secondary rate limit" },
+        };
+      }
+      if (call.body.body.includes("forbidden")) {
+        return { status: 403, body: { message: "Resource not accessible by integration" } };
+      }
+      return { status: 201, body: { id: 3 } };
+    });
+    assertStrictEquals((await deliver(worker, comment("@batonbot secondary"))).status, 200);
+    await github.waitForCalls(2);
+    assertEquals(github.calls.map((c) => c.body.body), [
+      "@batonbot secondary",
+      "@batonbot secondary",
+    ]);
+    assertStrictEquals(
+      (await deliver(worker, comment("@batonbot forbidden", { issue: 43 }))).status,
+      200,
+    );
+    await github.waitForCalls(3);
+    await settle(1500);
+    assertStrictEquals(github.calls.length, 3);
+  });
+});
+
+Deno.test("POST /webhooks/github refuses with 403 and runs no turn while a required secret is missing", async () => {
+  for (const missing of ["GITHUB_WEBHOOK_SECRET", "GITHUB_TOKEN", "GITHUB_BOT_LOGIN"]) {
+    await withGithub(async (worker, fake, github) => {
+      const res = await deliver(worker, comment("@batonbot anyone?"));
+      assertStrictEquals(res.status, 403);
+      const body = await json(res);
+      assertStrictEquals(body.error.type, "not_configured");
+      assert(body.error.message.includes(missing), body.error.message);
+      await settle();
+      await assertNoTurn(worker, fake, github);
+    }, { [missing]: undefined });
+  }
+});
+
+Deno.test("POST /webhooks/github ignores the bot's own comments, other bots, edits, deletions, other events and unmentioned comments", async () => {
+  await withGithub(async (worker, fake, github) => {
+    const cases: [string, unknown][] = [
+      ["issue_comment", comment("@batonbot talking to myself", { login: "BatonBot" })],
+      ["issue_comment", comment("@batonbot bump deps", { login: "renovate[bot]", type: "Bot" })],
+      ["issue_comment", comment("@batonbot edited", { action: "edited" })],
+      ["issue_comment", comment("@batonbot deleted", { action: "deleted" })],
+      ["issue_comment", comment("no mention here")],
+      ["issue_comment", comment("@batonbotx is someone else")],
+      ["issue_comment", comment("")],
+      ["issue_comment", { action: "created", zen: "not a comment" }],
+      ["issues", { action: "opened", issue: { number: 42, body: "@batonbot" } }],
+      ["pull_request_review_comment", comment("@batonbot on a diff line")],
+      ["push", { ref: "refs/heads/main" }],
+    ];
+    for (const [event, payload] of cases) {
+      const res = await deliver(worker, payload, { event });
+      assertStrictEquals(res.status, 200, `${event} ${JSON.stringify(payload)}`);
+      const body = await json(res);
+      assertStrictEquals(body.ok, true);
+      assertStrictEquals(typeof body.ignored, "string");
+    }
+    await settle();
+    await assertNoTurn(worker, fake, github);
+  });
+});
+
+Deno.test("POST /webhooks/github binds the repository, issue and commenter as the turn context (session_info)", async () => {
+  await withGithub(async (worker, fake, github) => {
+    fake.script((req) => {
+      const tool = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
+      return tool
+        ? { kind: "text", text: tool.content }
+        : { kind: "tool_call", name: "session_info", args: {} };
+    });
+    const payload = comment("@BatonBot who am I talking to?", { issue: 7, pr: true });
+    assertStrictEquals((await deliver(worker, payload)).status, 200);
+    await github.waitForCalls(1);
+    assertStrictEquals(github.calls[0].path, `/repos/${REPO}/issues/7/comments`);
+    assertEquals(JSON.parse(github.calls[0].body.body), {
+      platform: "github",
+      chat_id: REPO,
+      thread_id: "7",
+      user_id: "583231",
+      user_name: "octocat",
+      session_key: `github:${REPO}#7`,
+      message_id: String(payload.comment.id),
+      async_delivery: false,
+    });
+  });
+});
