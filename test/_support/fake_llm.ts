@@ -1,4 +1,7 @@
-// Fake OpenAI-compatible Chat Completions server on loopback for tests; Deno.
+// Fake OpenAI-compatible Chat Completions server on loopback for tests; Deno (node:http).
+import { Buffer } from "node:buffer";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 
 /** One scripted reply of the fake model. */
 export type FakeStep =
@@ -66,12 +69,26 @@ function _split(s: string, parts: number): string[] {
   return out;
 }
 
+type _Reply = { status: number; headers: Record<string, string>; chunks: string[] };
+
+const _json = (status: number, body: unknown, headers: Record<string, string> = {}): _Reply => ({
+  status,
+  headers: { "content-type": "application/json", ...headers },
+  chunks: [JSON.stringify(body)],
+});
+
+// node:http, not Deno.serve: Deno.serve (2.9.5) misses about half of workerd's disconnects
+// (socket left in CLOSE-WAIT, request.signal never aborts); node:http's "close" sees all of them.
 class _FakeLlmServer implements FakeLlm {
   url = "";
   requests: FakeRequest[] = [];
   inFlight = 0;
   maxInFlightBySession = new Map<string, number>();
-  #server!: Deno.HttpServer<Deno.NetAddr>;
+  #active = new Set<Promise<void>>();
+  #server = createServer((req, res) => {
+    const p = this.#handle(req, res).finally(() => this.#active.delete(p));
+    this.#active.add(p);
+  });
   #responder: _Responder = _echo;
   #holds = new Set<() => void>();
   #timers = new Map<ReturnType<typeof setTimeout>, () => void>();
@@ -81,15 +98,12 @@ class _FakeLlmServer implements FakeLlm {
   #closed = false;
 
   start(): Promise<void> {
-    return new Promise((resolve) => {
-      this.#server = Deno.serve({
-        hostname: "127.0.0.1",
-        port: 0,
-        onListen: ({ port }) => {
-          this.url = `http://127.0.0.1:${port}/v1`;
-          resolve();
-        },
-      }, (req) => this.#handle(req));
+    return new Promise((resolve, reject) => {
+      this.#server.once("error", reject);
+      this.#server.listen(0, "127.0.0.1", () => {
+        this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/v1`;
+        resolve();
+      });
     });
   }
 
@@ -131,27 +145,52 @@ class _FakeLlmServer implements FakeLlm {
     }
     this.#timers.clear();
     this.release();
-    await this.#server.shutdown();
+    await Promise.all(this.#active);
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeIdleConnections();
+    const force = setTimeout(() => this.#server.closeAllConnections(), 1000);
+    await closed;
+    clearTimeout(force);
   }
 
-  async #handle(req: Request): Promise<Response> {
-    const path = new URL(req.url).pathname;
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const gone = new AbortController();
+    res.on("close", () => {
+      if (!res.writableEnded) gone.abort();
+    });
+    res.on("error", () => {});
+    let reply: _Reply | undefined;
+    try {
+      reply = await this.#route(req, gone.signal);
+    } catch (e) {
+      reply = _json(500, { error: { message: `fake LLM script: ${e}`, type: "server_error" } });
+    }
+    if (!reply || gone.signal.aborted || res.destroyed) return;
+    res.writeHead(reply.status, reply.headers);
+    for (const c of reply.chunks) res.write(c);
+    res.end();
+  }
+
+  async #route(req: IncomingMessage, gone: AbortSignal): Promise<_Reply | undefined> {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    const chunks: Uint8Array[] = [];
+    for await (const c of req) chunks.push(c);
     if (req.method === "GET" && path === "/v1/models") {
-      return Response.json({ object: "list", data: [{ id: "fake-model", object: "model" }] });
+      return _json(200, { object: "list", data: [{ id: "fake-model", object: "model" }] });
     }
     if (req.method !== "POST" || path !== "/v1/chat/completions") {
-      return Response.json({ error: { message: "not found", type: "invalid_request_error" } }, {
-        status: 404,
-      });
+      return _json(404, { error: { message: "not found", type: "invalid_request_error" } });
     }
     // deno-lint-ignore no-explicit-any
     let body: any;
     try {
-      body = await req.json();
+      body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
     } catch {
-      return Response.json({ error: { message: "bad json", type: "invalid_request_error" } }, {
-        status: 400,
-      });
+      return _json(400, { error: { message: "bad json", type: "invalid_request_error" } });
+    }
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
     }
     const messages: { role?: string; content?: unknown }[] = Array.isArray(body?.messages)
       ? body.messages
@@ -160,7 +199,7 @@ class _FakeLlmServer implements FakeLlm {
     const tag = /\[tag:([^\]]+)\]/.exec(messages.map((m) => _textOf(m?.content)).join("\n"));
     const fr: FakeRequest = {
       body,
-      headers: new Headers(req.headers),
+      headers,
       lastUserText: _textOf(lastUser?.content),
       sessionTag: tag?.[1] ?? "",
     };
@@ -171,13 +210,13 @@ class _FakeLlmServer implements FakeLlm {
     try {
       const step = await this.#responder(fr);
       if (step.kind === "hold") {
-        await this.#pause(req.signal, (end) => {
+        await this.#pause(gone, (end) => {
           this.#holds.add(end);
           return () => this.#holds.delete(end);
         });
       } else if (step.kind !== "status" && step.delayMs) {
         const ms = step.delayMs;
-        await this.#pause(req.signal, (end) => {
+        await this.#pause(gone, (end) => {
           const id = setTimeout(() => {
             this.#timers.delete(id);
             end();
@@ -189,11 +228,10 @@ class _FakeLlmServer implements FakeLlm {
           };
         });
       }
+      if (gone.aborted) return undefined;
       if (step.kind !== "hold") return this.#reply(body, step);
       if (this.#closed) {
-        return Response.json({ error: { message: "fake LLM closed", type: "server_error" } }, {
-          status: 503,
-        });
+        return _json(503, { error: { message: "fake LLM closed", type: "server_error" } });
       }
       return this.#reply(body, { kind: "text", text: fr.lastUserText });
     } finally {
@@ -202,16 +240,16 @@ class _FakeLlmServer implements FakeLlm {
   }
 
   /** Waits until `arm`'s `end` is called or the client disconnects; `arm` returns its disarm. */
-  #pause(signal: AbortSignal, arm: (end: () => void) => () => void): Promise<void> {
-    if (this.#closed || signal.aborted) return Promise.resolve();
+  #pause(gone: AbortSignal, arm: (end: () => void) => () => void): Promise<void> {
+    if (this.#closed || gone.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const finish = () => {
         disarm();
-        signal.removeEventListener("abort", finish);
+        gone.removeEventListener("abort", finish);
         resolve();
       };
       const disarm = arm(finish);
-      signal.addEventListener("abort", finish);
+      gone.addEventListener("abort", finish);
     });
   }
 
@@ -228,13 +266,14 @@ class _FakeLlmServer implements FakeLlm {
   }
 
   // deno-lint-ignore no-explicit-any
-  #reply(body: any, step: Exclude<FakeStep, { kind: "hold" }>): Response {
+  #reply(body: any, step: Exclude<FakeStep, { kind: "hold" }>): _Reply {
     if (step.kind === "status") {
       const headers: Record<string, string> = {};
       if (step.retryAfter !== undefined) headers["retry-after"] = step.retryAfter;
-      return Response.json(
+      return _json(
+        step.status,
         step.body ?? { error: { message: "fake error", type: "server_error" } },
-        { status: step.status, headers },
+        headers,
       );
     }
     const id = `chatcmpl-fake-${++this.#seq}`;
@@ -253,7 +292,7 @@ class _FakeLlmServer implements FakeLlm {
       const message = call
         ? { role: "assistant", content: null, tool_calls: [call] }
         : { role: "assistant", content: step.kind === "text" ? step.text : "" };
-      return Response.json({
+      return _json(200, {
         id,
         object: "chat.completion",
         created,
@@ -289,10 +328,11 @@ class _FakeLlmServer implements FakeLlm {
     if (body?.stream_options?.include_usage) {
       events.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
     }
-    const sse = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";
-    return new Response(sse, {
+    return {
+      status: 200,
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-    });
+      chunks: [...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), "data: [DONE]\n\n"],
+    };
   }
 }
 
