@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { timingSafeEqual } from "hono/utils/buffer";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import type { InboundMessage, TurnOutcome } from "../lib/session_sentinel.ts";
+import type { InboundMessage, SubmitReceipt, TurnOutcome } from "../lib/session_sentinel.ts";
 import type { Env } from "./env.ts";
 
 /** The hono environment of every route. */
@@ -70,14 +70,38 @@ export function sessionStub(env: Env, sessionKey: string) {
   return env.SESSIONS.get(env.SESSIONS.idFromName(sessionKey));
 }
 
-/** Stores a message in its session; a storage failure becomes a 503 so the sender retries. */
-export async function submitMessage(env: Env, sessionKey: string, message: InboundMessage) {
+/**
+ * Stores a message in its session; a storage failure becomes a 503 so the sender retries.
+ * With `refuseWhenFull`, a full queue becomes a 429 (API and generic webhook callers).
+ */
+export async function submitMessage(
+  env: Env,
+  sessionKey: string,
+  message: InboundMessage,
+  refuseWhenFull: boolean,
+): Promise<SubmitReceipt> {
+  let receipt: SubmitReceipt;
   try {
-    return await sessionStub(env, sessionKey).submit(message);
+    receipt = await sessionStub(env, sessionKey).submit(message);
   } catch (error) {
     console.error("submit failed", sessionKey, error instanceof Error ? error.message : "unknown");
     throw new RequestError(503, "the message could not be stored; retry", "unavailable");
   }
+  if (receipt.refused && refuseWhenFull) {
+    throw new RequestError(
+      429,
+      "too many messages are waiting in this session; retry later",
+      "queue_full",
+    );
+  }
+  return receipt;
+}
+
+/** The HTTP status for a turn that did not complete. */
+export function failureStatus(error: { type: string }): ContentfulStatusCode {
+  if (error.type === "cancelled" || error.type === "interrupted") return 409;
+  if (error.type === "turn_timeout") return 504;
+  return 502;
 }
 
 /** Waits for a message's turn to end; survives a restart of the session object by asking again. */

@@ -15,6 +15,7 @@ import { SseWriter } from "../lib/sse.ts";
 import {
   type App,
   awaitOutcome,
+  failureStatus,
   parseJson,
   RequestError,
   requireApiKey,
@@ -44,6 +45,20 @@ apiRoutes.get("/sessions/:key", requireApiKey, (c) => {
   });
 });
 
+for (const command of ["stop", "reset"] as const) {
+  apiRoutes.post(`/sessions/:key/${command}`, requireApiKey, (c) => {
+    const key = c.req.param("key");
+    if (!key || key.length > 512) {
+      throw new RequestError(400, "session key: invalid", "invalid_request_error");
+    }
+    return withSessionContext({ session_key: key }, {}, async () => {
+      const stub = sessionStub(c.env, key);
+      const result = await stub.control(command === "stop" ? "stop" : "new", { session_key: key });
+      return c.json({ key, status: command === "stop" ? "stopped" : "reset", ...result });
+    });
+  });
+}
+
 apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
   const config = readConfig(c.env as unknown as Record<string, unknown>);
   const request = parseJson(chatCompletionRequest, new Uint8Array(await c.req.arrayBuffer()));
@@ -71,7 +86,7 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     ...(turn.seed.length ? { seed: turn.seed } : {}),
   };
   return withSessionContext(message.context, config.contextDefaults, async () => {
-    const receipt = await submitMessage(c.env, sessionKey, message);
+    const receipt = await submitMessage(c.env, sessionKey, message, true);
     const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
     const headers = { "X-Session-Id": sessionId };
     const outcome = awaitOutcome(c.env, message, receipt.seq);
@@ -80,7 +95,7 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     if (result.status === "failed") {
       return c.json(
         { error: result.error },
-        result.error.type === "turn_timeout" ? 504 : 502,
+        failureStatus(result.error),
         headers,
       );
     }

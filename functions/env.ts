@@ -14,6 +14,9 @@ export interface Env {
   HISTORY_WINDOW?: string;
   TURN_TIMEOUT_MS?: string;
   TURN_LEASE_MS?: string;
+  BUSY_INPUT_MODE?: string;
+  MAX_QUEUED?: string;
+  BUSY_ACK?: string;
   GATEWAY_API_KEY?: string;
   WEBHOOK_SECRET?: string;
   TELEGRAM_WEBHOOK_SECRET?: string;

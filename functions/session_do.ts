@@ -29,6 +29,9 @@ export class SessionDO extends DurableObject<Env> {
       leaseMs: this.#config.turnLeaseMs,
       maxAttempts: 3,
       drainBudgetMs: 300_000,
+      busyMode: this.#config.busyMode,
+      maxQueued: this.#config.maxQueued,
+      busyNotice: this.#config.busyAck,
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
     });
   }
@@ -41,6 +44,11 @@ export class SessionDO extends DurableObject<Env> {
   /** Waits for the outcome of a stored message's turn. */
   awaitOutcome(seq: number, context: ContextFields): Promise<TurnOutcome> {
     return this.#bound(context, () => this.#sentinel.outcome(seq));
+  }
+
+  /** Stops the running turn and drops the queue (`stop`); `new` then starts a fresh conversation. */
+  control(command: "stop" | "new", context: ContextFields) {
+    return this.#bound(context, () => this.#sentinel.control(command));
   }
 
   /** The session's state and current conversation. */

@@ -4,13 +4,19 @@ import { z } from "zod";
 import { readConfig } from "../lib/config.ts";
 import { SESSION_ID } from "../lib/openai_api.ts";
 import { withSessionContext } from "../lib/session_context.ts";
-import { PayloadError, type PlatformAdapter, type PlatformEnv } from "../lib/platform.ts";
+import {
+  PayloadError,
+  type PlatformAdapter,
+  type PlatformEnv,
+  type ReplyTarget,
+} from "../lib/platform.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import type { InboundMessage } from "../lib/session_sentinel.ts";
 import { verifyStandardWebhook } from "../lib/standard_webhooks.ts";
 import {
   type App,
   awaitOutcome,
+  failureStatus,
   jsonError,
   parseJson,
   RequestError,
@@ -48,6 +54,7 @@ webhookRoutes.post("/generic", async (c) => {
   const message: InboundMessage = {
     text: payload.text,
     deliveryKey: verified.id,
+    commands: true,
     context: {
       platform: "webhook",
       chat_id: payload.session,
@@ -58,10 +65,13 @@ webhookRoutes.post("/generic", async (c) => {
     },
   };
   return withSessionContext(message.context, config.contextDefaults, async () => {
-    const receipt = await submitMessage(c.env, sessionKey, message);
+    const receipt = await submitMessage(c.env, sessionKey, message, true);
     const outcome = await awaitOutcome(c.env, message, receipt.seq);
     if (outcome.status === "failed") {
-      return c.json({ session: payload.session, error: outcome.error }, 502);
+      return c.json(
+        { session: payload.session, error: outcome.error },
+        failureStatus(outcome.error),
+      );
     }
     return c.json({ session: payload.session, reply: outcome.reply });
   });
@@ -96,10 +106,15 @@ for (const adapter of PLATFORM_ADAPTERS) {
       deliveryKey: message.deliveryKey,
       context: { ...message.context, platform: adapter.name, session_key: message.sessionKey },
       reply: message.reply,
+      commands: true,
     };
     const { contextDefaults } = readConfig(env);
     return withSessionContext(inbound.context, contextDefaults, async () => {
-      await submitMessage(c.env, message.sessionKey, inbound);
+      const receipt = await submitMessage(c.env, message.sessionKey, inbound, false);
+      if (receipt.notice && !receipt.duplicate) {
+        // A command's answer or a busy notice: one short send, off the acknowledgement's path.
+        c.executionCtx.waitUntil(_sendNotice(adapter, message.reply, receipt.notice, env));
+      }
       const ack = ingress.ack ?? { status: 200, body: { ok: true } };
       return c.json(ack.body, ack.status as 200);
     });
@@ -119,4 +134,14 @@ function _parse(
     }
     throw error;
   }
+}
+
+async function _sendNotice(
+  adapter: PlatformAdapter,
+  target: ReplyTarget,
+  text: string,
+  env: PlatformEnv,
+) {
+  const result = await adapter.send(target, text, { index: 0, count: 1 }, env);
+  if (!result.ok) console.error("notice not delivered", adapter.name, result.message);
 }

@@ -22,7 +22,7 @@ export function modelFromConfig(config: BatonConfig): ChatModel {
 export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): TurnExecutor {
   const model = modelFromConfig(config);
   const tools = new ToolRegistry([sessionInfoTool, ...extraTools]);
-  return (message, history, signal) =>
+  return (message, history, signal, progress) =>
     bindTurn(message.context, config.contextDefaults, () =>
       runTurn({
         model,
@@ -32,5 +32,6 @@ export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): Tur
         input: message.text,
         maxSteps: config.maxTurnSteps,
         signal,
+        progress,
       }));
 }

@@ -1,5 +1,6 @@
 // Deployment settings read from the Worker's env (vars and secrets); runtime-neutral.
 import { type ContextDefaults, contextDefaultsFromEnv } from "./session_context.ts";
+import type { BusyMode } from "./session_sentinel.ts";
 
 /** Everything baton reads from its environment. */
 export interface BatonConfig {
@@ -15,6 +16,11 @@ export interface BatonConfig {
   turnTimeoutMs: number;
   /** How long a claim may go unwatched before the alarm checks its executor is alive. */
   turnLeaseMs: number;
+  /** What a message arriving during a turn does: queue (default), interrupt or merge. */
+  busyMode: BusyMode;
+  maxQueued: number;
+  /** The "Queued —" notice to chat users; BUSY_ACK=off disables it. */
+  busyAck: boolean;
   gatewayApiKey: string;
   webhookSecret: string;
   contextDefaults: ContextDefaults;
@@ -34,6 +40,10 @@ export function readConfig(env: Record<string, unknown>): BatonConfig {
     historyWindow: _int(env.HISTORY_WINDOW, 40, 2, 1_000),
     turnTimeoutMs: _int(env.TURN_TIMEOUT_MS, 600_000, 1_000, 840_000),
     turnLeaseMs: _int(env.TURN_LEASE_MS, 30_000, 100, 600_000),
+    busyMode: (["queue", "interrupt", "merge"] as const).find((m) => m === env.BUSY_INPUT_MODE) ??
+      "queue",
+    maxQueued: _int(env.MAX_QUEUED, 32, 1, 1_000),
+    busyAck: _string(env.BUSY_ACK).toLowerCase() !== "off",
     gatewayApiKey: _string(env.GATEWAY_API_KEY),
     webhookSecret: _string(env.WEBHOOK_SECRET),
     contextDefaults: contextDefaultsFromEnv(env),

@@ -14,6 +14,8 @@ export interface TurnRequest {
   maxSteps: number;
   signal: AbortSignal;
   onDelta?: (delta: string) => void;
+  /** Updated as the turn goes: steps started and messages so far (kept if the turn is interrupted). */
+  progress?: { step: number; messages: ChatMessage[] };
 }
 
 /** What one turn produced. */
@@ -33,7 +35,8 @@ export const STEP_CAP_REPLY =
 export async function runTurn(request: TurnRequest): Promise<TurnResult> {
   const { model, tools, signal } = request;
   const user: ChatMessage = { role: "user", content: request.input };
-  const added: ChatMessage[] = [user];
+  const added: ChatMessage[] = request.progress?.messages ?? [];
+  added.push(user);
   const prefix: ChatMessage[] = [
     ...request.system.filter((s) => s).map((content): ChatMessage => ({ role: "system", content })),
     ...request.history,
@@ -41,6 +44,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
   const usage = { prompt_tokens: 0, completion_tokens: 0 };
   for (let step = 1; step <= request.maxSteps; step++) {
     signal.throwIfAborted();
+    if (request.progress) request.progress.step = step;
     const reply = await model.complete({
       messages: [...prefix, ...added],
       tools: tools.definitions(),

@@ -1,6 +1,18 @@
 // One session's durable inbox, run claim and transcript over Durable Object SQLite; runtime-neutral (storage is passed in).
 import { type ChatMessage, ModelError } from "./chat_model.ts";
 import type { ReplyChannel, ReplyTarget } from "./platform.ts";
+import {
+  HELP_TEXT,
+  newConversationText,
+  parseCommand,
+  QUEUE_FULL_NOTICE,
+  QUEUED_NOTICE,
+  type SessionCommand,
+  START_TEXT,
+  statusText,
+  stopText,
+  unknownCommandText,
+} from "./session_commands.ts";
 import type { ContextFields } from "./session_context.ts";
 
 /** The subset of DurableObjectStorage the sentinel uses. */
@@ -27,6 +39,8 @@ export interface InboundMessage {
   seed?: ChatMessage[];
   /** Where the reply is sent (chat platforms); without it the caller collects the outcome. */
   reply?: ReplyTarget;
+  /** Whether a text starting with "/" is a command (chat platforms, generic webhook). */
+  commands?: boolean;
 }
 
 /** How a message's turn ended. */
@@ -42,6 +56,21 @@ export type TurnOutcome =
 export interface SubmitReceipt {
   seq: number;
   duplicate: boolean;
+  /** Set when the message was not stored: the session already has `maxQueued` messages waiting. */
+  refused?: "queue_full";
+  /** A short text for the chat user now: a command's answer, the queued notice, the refusal. */
+  notice?: string;
+}
+
+/** What the session does with a message that arrives while a turn runs. */
+export type BusyMode = "queue" | "interrupt" | "merge";
+
+/** A running turn's progress, updated by the executor as it goes. */
+export interface TurnProgress {
+  /** Model calls started so far (0: still starting). */
+  step: number;
+  /** The turn's messages so far (user, assistant, tool), kept if the turn is interrupted. */
+  messages: ChatMessage[];
 }
 
 /** A session's state as the sessions API reports it. */
@@ -56,6 +85,7 @@ export type TurnExecutor = (
   message: InboundMessage,
   history: ChatMessage[],
   signal: AbortSignal,
+  progress: TurnProgress,
 ) => Promise<
   {
     reply: string;
@@ -78,6 +108,12 @@ export interface SentinelOptions {
   drainBudgetMs: number;
   /** Sends replies of messages that carry a reply target. */
   channel?: ReplyChannel;
+  /** Busy-input policy; default "queue". */
+  busyMode?: BusyMode;
+  /** Most messages waiting per session; one more is refused. Default 32. */
+  maxQueued?: number;
+  /** Whether chat users get the queued notice (at most once per 30 s). Default true. */
+  busyNotice?: boolean;
   /** Longest wait for one part's send, Retry-After included, before giving up on it. */
   maxSendWaitMs?: number;
   now?: () => number;
@@ -94,7 +130,8 @@ const _SCHEMA = [
     status TEXT NOT NULL DEFAULT 'queued',
     attempts INTEGER NOT NULL DEFAULT 0,
     outcome TEXT,
-    finished_at INTEGER
+    finished_at INTEGER,
+    merged_into INTEGER
   )`,
   `CREATE INDEX IF NOT EXISTS inbox_status ON inbox (status, seq)`,
   `CREATE INDEX IF NOT EXISTS inbox_received ON inbox (received_at)`,
@@ -103,7 +140,8 @@ const _SCHEMA = [
     generation INTEGER NOT NULL,
     seq INTEGER,
     started_at INTEGER,
-    conversation INTEGER NOT NULL DEFAULT 0
+    conversation INTEGER NOT NULL DEFAULT 0,
+    notice_at INTEGER NOT NULL DEFAULT 0
   )`,
   `INSERT OR IGNORE INTO run (id, generation, seq, started_at, conversation) VALUES (1, 0, NULL, NULL, 0)`,
   `CREATE TABLE IF NOT EXISTS transcript (
@@ -150,6 +188,13 @@ export class SessionSentinel {
   readonly #waiters = new Map<number, ((outcome: TurnOutcome) => void)[]>();
   /** True while this instance's executor is alive; lost with the instance, which is the point. */
   #draining = false;
+  /** The turn this instance is running now. */
+  #current: {
+    claim: _Claim;
+    controller: AbortController;
+    progress: TurnProgress;
+    startedAt: number;
+  } | null = null;
 
   constructor(storage: SentinelStorage, execute: TurnExecutor, options: SentinelOptions) {
     this.#storage = storage;
@@ -159,9 +204,13 @@ export class SessionSentinel {
     for (const statement of _SCHEMA) storage.sql.exec(statement);
   }
 
-  /** Stores a message durably (or finds its earlier delivery) and makes sure the drain will see it. */
+  /**
+   * Stores a message durably (or finds its earlier delivery) and makes sure the drain will see it.
+   * Commands are answered here, at once; a busy session queues, interrupts or merges by policy.
+   */
   async submit(message: InboundMessage): Promise<SubmitReceipt> {
     const now = this.#now();
+    const parsed = message.commands ? parseCommand(message.text) : null;
     const receipt = this.#storage.transactionSync((): SubmitReceipt => {
       if (message.deliveryKey !== undefined) {
         this.#sql(
@@ -172,22 +221,76 @@ export class SessionSentinel {
           this.#sql(`SELECT seq FROM inbox WHERE delivery_key = ?`, message.deliveryKey)[0];
         if (seen) return { seq: Number(seen.seq), duplicate: true };
       }
-      const row = this.#sql(
-        `INSERT INTO inbox (delivery_key, received_at, message) VALUES (?, ?, ?) RETURNING seq`,
-        message.deliveryKey ?? null,
-        now,
-        JSON.stringify(message),
-      )[0];
-      return { seq: Number(row.seq), duplicate: false };
+      if (parsed) {
+        const reply = this.#runCommand(parsed.command, parsed.word);
+        const outcome: TurnOutcome = {
+          status: "completed",
+          reply,
+          usage: { prompt_tokens: 0, completion_tokens: 0 },
+        };
+        const seq = this.#insert(message, now, "command", outcome);
+        return { seq, duplicate: false, notice: reply };
+      }
+      const run = this.#run();
+      const queued = this.#queuedCount();
+      const busy = run.seq !== null || queued > 0;
+      const mode = this.#options.busyMode ?? "queue";
+      if (busy && mode === "merge" && run.seq !== null) {
+        const target = this.#sql(
+          `SELECT seq, message FROM inbox WHERE status = 'queued' ORDER BY seq DESC LIMIT 1`,
+        )[0];
+        if (target) {
+          const merged = JSON.parse(String(target.message)) as InboundMessage;
+          const next: InboundMessage = {
+            ...message,
+            text: `${merged.text}\n${message.text}`,
+            deliveryKey: merged.deliveryKey,
+          };
+          this.#sql(
+            `UPDATE inbox SET message = ? WHERE seq = ?`,
+            JSON.stringify(next),
+            Number(target.seq),
+          );
+          const seq = this.#insert(message, now, "merged", null, Number(target.seq));
+          return { seq, duplicate: false, notice: this.#busyNotice(message, now) };
+        }
+      }
+      if (queued >= (this.#options.maxQueued ?? 32)) {
+        return { seq: 0, duplicate: false, refused: "queue_full", notice: QUEUE_FULL_NOTICE };
+      }
+      const seq = this.#insert(message, now, "queued", null);
+      if (busy && mode === "interrupt" && run.seq !== null) {
+        this.#endCurrent("interrupted", "interrupted by a newer message");
+        return { seq, duplicate: false };
+      }
+      return { seq, duplicate: false, ...(busy ? { notice: this.#busyNotice(message, now) } : {}) };
     });
+    this.#afterTransaction();
     // Also for a duplicate: a sender retrying after a restart wakes the recovery of its message.
-    if (!this.#draining) await this.#storage.setAlarm(now);
+    if (!this.#draining && !receipt.refused) await this.#storage.setAlarm(now);
+    if (receipt.notice === undefined) delete receipt.notice;
     return receipt;
+  }
+
+  /** Stops the running turn and drops the waiting messages (`stop`), then starts a new conversation (`new`). */
+  async control(
+    command: "stop" | "new",
+  ): Promise<{ reply: string; stopped: boolean; dropped: number }> {
+    const result = this.#storage.transactionSync(() => this.#stopAll(command === "new"));
+    this.#afterTransaction();
+    if (!this.#draining) await this.#storage.setAlarm(this.#now());
+    return {
+      ...result,
+      reply: command === "new"
+        ? newConversationText(result.stopped)
+        : stopText(result.stopped, result.dropped),
+    };
   }
 
   /** Resolves with the outcome of message `seq` once its turn has ended. */
   outcome(seq: number): Promise<TurnOutcome> {
-    const row = this.#sql(`SELECT status, outcome FROM inbox WHERE seq = ?`, seq)[0];
+    const row = this.#sql(`SELECT status, outcome, merged_into FROM inbox WHERE seq = ?`, seq)[0];
+    if (row?.status === "merged") return this.outcome(Number(row.merged_into));
     if (!row) {
       return Promise.resolve({
         status: "failed",
@@ -207,9 +310,7 @@ export class SessionSentinel {
   /** The session's state: whether a turn runs, how many messages wait, the current conversation. */
   snapshot(): SessionSnapshot {
     const run = this.#run();
-    const queued = Number(
-      this.#sql(`SELECT count(*) AS n FROM inbox WHERE status = 'queued'`)[0].n,
-    );
+    const queued = this.#queuedCount();
     const messages = this.#sql(
       `SELECT role, message FROM transcript WHERE conversation = ? ORDER BY id`,
       run.conversation,
@@ -253,6 +354,144 @@ export class SessionSentinel {
     } finally {
       this.#draining = false;
     }
+  }
+
+  #queuedCount(): number {
+    return Number(
+      this.#sql(`SELECT count(*) AS n FROM inbox WHERE status IN ('queued', 'merged')`)[0].n,
+    );
+  }
+
+  #insert(
+    message: InboundMessage,
+    now: number,
+    status: "queued" | "merged" | "command",
+    outcome: TurnOutcome | null,
+    mergedInto: number | null = null,
+  ): number {
+    const row = this.#sql(
+      `INSERT INTO inbox (delivery_key, received_at, message, status, outcome, finished_at, merged_into)
+       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+      message.deliveryKey ?? null,
+      now,
+      JSON.stringify(message),
+      status,
+      outcome ? JSON.stringify(outcome) : null,
+      outcome ? now : null,
+      mergedInto,
+    )[0];
+    return Number(row.seq);
+  }
+
+  /** The queued notice for a chat user, at most once per 30 s per session (inside a transaction). */
+  #busyNotice(message: InboundMessage, now: number): string | undefined {
+    if (!message.reply || this.#options.busyNotice === false) return undefined;
+    if (now - Number(this.#sql(`SELECT notice_at FROM run WHERE id = 1`)[0].notice_at) < 30_000) {
+      return undefined;
+    }
+    this.#sql(`UPDATE run SET notice_at = ? WHERE id = 1`, now);
+    return QUEUED_NOTICE;
+  }
+
+  /** A command's answer; /stop and /new change state (inside a transaction). */
+  #runCommand(command: SessionCommand, word: string): string {
+    switch (command) {
+      case "status": {
+        const run = this.#run();
+        const current = this.#current && this.#holds(this.#current.claim) ? this.#current : null;
+        return statusText({
+          running: run.seq !== null,
+          runningForMs: current ? this.#now() - current.startedAt : 0,
+          step: current?.progress.step ?? 0,
+          queued: this.#queuedCount(),
+        });
+      }
+      case "stop": {
+        const { stopped, dropped } = this.#stopAll(false);
+        return stopText(stopped, dropped);
+      }
+      case "new":
+        return newConversationText(this.#stopAll(true).stopped);
+      case "help":
+        return HELP_TEXT;
+      case "start":
+        return START_TEXT;
+      case "unknown":
+        return unknownCommandText(word);
+    }
+  }
+
+  /** Ends the running turn and cancels every waiting message; `fresh` also starts a new conversation. */
+  #stopAll(fresh: boolean): { stopped: boolean; dropped: number } {
+    const stopped = this.#endCurrent("cancelled", "stopped");
+    const waiting = this.#sql(
+      `SELECT seq FROM inbox WHERE status IN ('queued', 'merged') ORDER BY seq`,
+    );
+    const outcome: TurnOutcome = {
+      status: "failed",
+      error: { message: "cancelled by /stop", type: "cancelled" },
+    };
+    for (const row of waiting) {
+      this.#finishRow(Number(row.seq), outcome);
+      this.#pending.push({ seq: Number(row.seq), outcome });
+    }
+    if (fresh) this.#sql(`UPDATE run SET conversation = conversation + 1 WHERE id = 1`);
+    return { stopped, dropped: waiting.length };
+  }
+
+  /**
+   * Ends the claimed turn now (inside a transaction): keeps its partial work in the transcript
+   * marked, fails its message with `type`, bumps the generation so its late end changes nothing,
+   * and releases the claim. Returns whether there was one.
+   */
+  #endCurrent(type: "cancelled" | "interrupted", why: string): boolean {
+    const run = this.#run();
+    if (run.seq === null) return false;
+    const current = this.#current && this.#holds(this.#current.claim) ? this.#current : null;
+    const row = this.#sql(`SELECT status, outcome FROM inbox WHERE seq = ?`, run.seq)[0];
+    let outcome: TurnOutcome = {
+      status: "failed",
+      error: { message: `the turn was ${why}`, type },
+    };
+    if (row?.status === "delivering") {
+      outcome = JSON.parse(String(row.outcome)) as TurnOutcome;
+    } else if (current && current.progress.messages.length) {
+      for (
+        const message of [..._pairedPrefix(current.progress.messages), _interruptedMarker(why)]
+      ) {
+        this.#appendTranscript(run.conversation, run.seq, message);
+      }
+    }
+    this.#sql(`UPDATE run SET generation = generation + 1 WHERE id = 1`);
+    this.#release(run.seq, outcome);
+    this.#pending.push({ seq: run.seq, outcome });
+    if (current) this.#toAbort.push({ controller: current.controller, why });
+    return true;
+  }
+
+  /** Outcomes settled inside a transaction, announced to waiters once it committed. */
+  #pending: { seq: number; outcome: TurnOutcome }[] = [];
+  /** Turns ended inside a transaction, aborted once it committed. */
+  #toAbort: { controller: AbortController; why: string }[] = [];
+
+  #afterTransaction(): void {
+    const pending = this.#pending;
+    const toAbort = this.#toAbort;
+    this.#pending = [];
+    this.#toAbort = [];
+    for (const { controller, why } of toAbort) controller.abort(new Error(`turn ${why}`));
+    for (const { seq, outcome } of pending) this.#notify(seq, outcome);
+  }
+
+  #appendTranscript(conversation: number, seq: number, message: ChatMessage): void {
+    this.#sql(
+      `INSERT INTO transcript (conversation, seq, role, message, created_at) VALUES (?, ?, ?, ?, ?)`,
+      conversation,
+      seq,
+      message.role,
+      JSON.stringify(message),
+      this.#now(),
+    );
   }
 
   #sql(query: string, ...bindings: (string | number | null)[]): Record<string, unknown>[] {
@@ -342,31 +581,40 @@ export class SessionSentinel {
   }
 
   async #runClaim(claim: _Claim): Promise<void> {
+    if (!this.#holds(claim)) return; // stopped before it started
     const history = this.#history(claim.conversation);
     const seed = history.length === 0 ? (claim.message.seed ?? []) : [];
-    const signal = AbortSignal.timeout(this.#options.turnTimeoutMs);
+    const controller = new AbortController();
+    const signal = AbortSignal.any([
+      controller.signal,
+      AbortSignal.timeout(this.#options.turnTimeoutMs),
+    ]);
+    const progress: TurnProgress = { step: 0, messages: [] };
+    this.#current = { claim, controller, progress, startedAt: this.#now() };
     let outcome: TurnOutcome;
     let messages: ChatMessage[] = [];
     try {
-      const result = await this.#execute(claim.message, seed.length ? seed : history, signal);
+      // The race frees the drain at once when the turn is stopped, even if the executor ignores its signal.
+      const result = await _race(
+        this.#execute(claim.message, seed.length ? seed : history, signal, progress),
+        signal,
+      );
       outcome = { status: "completed", reply: result.reply, usage: result.usage };
       messages = [...seed, ...result.messages];
     } catch (error) {
       outcome = { status: "failed", error: _describeFailure(error, signal) };
+      // Partial work is kept (marked) only when the turn timed out; a stop wrote its own record.
+      if (outcome.error.type === "turn_timeout" && this.#holds(claim)) {
+        messages = [..._pairedPrefix(progress.messages), _interruptedMarker(outcome.error.message)];
+      }
+    } finally {
+      if (this.#current?.claim === claim) this.#current = null;
     }
     const target = this.#options.channel ? claim.message.reply : undefined;
     const written = this.#storage.transactionSync(() => {
       if (!this.#holds(claim)) return false;
-      const now = this.#now();
       for (const message of messages) {
-        this.#sql(
-          `INSERT INTO transcript (conversation, seq, role, message, created_at) VALUES (?, ?, ?, ?, ?)`,
-          claim.conversation,
-          claim.seq,
-          message.role,
-          JSON.stringify(message),
-          now,
-        );
+        this.#appendTranscript(claim.conversation, claim.seq, message);
       }
       if (target) {
         const text = outcome.status === "completed" ? outcome.reply : failureNotice(outcome.error);
@@ -397,6 +645,21 @@ export class SessionSentinel {
 
   /** Sends the unsent parts of a claimed message's reply in order, then releases the claim. */
   async #deliverAndRelease(claim: _Claim): Promise<void> {
+    const controller = new AbortController();
+    this.#current = {
+      claim,
+      controller,
+      progress: { step: 0, messages: [] },
+      startedAt: this.#now(),
+    };
+    try {
+      await this.#deliverParts(claim, controller.signal);
+    } finally {
+      if (this.#current?.claim === claim) this.#current = null;
+    }
+  }
+
+  async #deliverParts(claim: _Claim, signal: AbortSignal): Promise<void> {
     const target = claim.message.reply;
     const channel = this.#options.channel;
     const parts = this.#sql(
@@ -406,7 +669,12 @@ export class SessionSentinel {
     for (const row of parts) {
       if (!target || !channel || !this.#holds(claim)) break;
       const part = { index: Number(row.part), count: Number(row.count) };
-      const error = await this.#sendPart(channel, target, String(row.text), part);
+      let error: string | null;
+      try {
+        error = await _race(this.#sendPart(channel, target, String(row.text), part), signal);
+      } catch {
+        return; // stopped while sending
+      }
       if (!this.#holds(claim)) return;
       this.#sql(
         `UPDATE outbox SET sent_at = ?, error = ? WHERE seq = ? AND part = ?`,
@@ -507,8 +775,36 @@ export class SessionSentinel {
   }
 }
 
+/** Resolves or rejects with `promise`, or rejects as soon as `signal` aborts. */
+function _race<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** The longest prefix in which every assistant tool call has its result, so history stays valid. */
+function _pairedPrefix(messages: ChatMessage[]): ChatMessage[] {
+  let end = 0;
+  let open = 0;
+  for (const [i, message] of messages.entries()) {
+    if (message.role === "assistant") open = message.tool_calls?.length ?? 0;
+    else if (message.role === "tool") open--;
+    if (open <= 0) end = i + 1;
+  }
+  return messages.slice(0, end);
+}
+
+function _interruptedMarker(why: string): ChatMessage {
+  return { role: "assistant", content: `(interrupted: ${why})` };
+}
+
 function _describeFailure(error: unknown, signal: AbortSignal): { message: string; type: string } {
-  if (signal.aborted) return { message: "the turn timed out", type: "turn_timeout" };
+  if (signal.aborted && !(signal.reason instanceof Error && /^turn /.test(signal.reason.message))) {
+    return { message: "the turn timed out", type: "turn_timeout" };
+  }
   if (error instanceof ModelError) {
     return { message: `model call failed: ${error.message}`, type: "model_error" };
   }

@@ -219,3 +219,76 @@ Deno.test("SessionSentinel releases the claim when a turn throws, and the next m
     messages: [{ role: "user", content: "good" }, { role: "assistant", content: "good" }],
   });
 });
+
+Deno.test("SessionSentinel /stop unlocks a still-starting turn whose executor ignores its signal", async () => {
+  const storage = sqliteStorage();
+  const gate = Promise.withResolvers<void>();
+  let ran = 0;
+  const execute: TurnExecutor = async (message) => {
+    ran++;
+    if (message.text === "hung") await gate.promise; // never looks at the signal, never calls the model
+    return {
+      reply: message.text,
+      messages: [{ role: "user", content: message.text }, { role: "assistant", content: "late" }],
+      usage: { prompt_tokens: 0, completion_tokens: 0 },
+    };
+  };
+  const sentinel = new SessionSentinel(storage, execute, options);
+  const hung = await sentinel.submit({ ...msg("hung"), commands: true });
+  const drain = sentinel.drain();
+  while (ran === 0) await new Promise((r) => setTimeout(r, 1));
+  const stop = await sentinel.submit({ ...msg("/stop"), commands: true });
+  assertEquals(stop.notice, "Stopped. The session is unlocked.");
+  assertEquals(sentinel.snapshot().running, false);
+  assertEquals((await sentinel.outcome(hung.seq)).status, "failed");
+  await drain; // the drain is free at once although the executor still hangs
+  const next = await sentinel.submit({ ...msg("next"), commands: true });
+  await sentinel.drain();
+  assertEquals((await sentinel.outcome(next.seq)).status, "completed");
+  gate.resolve();
+  await new Promise((r) => setTimeout(r, 5));
+  assertEquals(
+    sentinel.snapshot().messages.map((m) => m.content),
+    ["next", "late"],
+    "the stopped run's late end wrote nothing",
+  );
+});
+
+Deno.test("SessionSentinel sends the queued notice at most once per 30 s, and never with busyNotice off", async () => {
+  let now = 5_000_000;
+  const exec = recordingExecutor();
+  exec.hold("slow");
+  const platformMsg = (text: string) => ({
+    ...msg(text),
+    reply: { platform: "telegram", chat_id: 1 },
+  });
+  const sentinel = new SessionSentinel(sqliteStorage(), exec.execute, {
+    ...options,
+    now: () => now,
+  });
+  await sentinel.submit(platformMsg("slow"));
+  void sentinel.drain();
+  while (exec.state.running === 0) await new Promise((r) => setTimeout(r, 1));
+  assertEquals(
+    (await sentinel.submit(platformMsg("a"))).notice,
+    "Queued — I'll answer after the current reply.",
+  );
+  assertEquals((await sentinel.submit(platformMsg("b"))).notice, undefined);
+  now += 31_000;
+  assertEquals(
+    (await sentinel.submit(platformMsg("c"))).notice,
+    "Queued — I'll answer after the current reply.",
+  );
+  assertEquals(
+    (await sentinel.submit(msg("api caller"))).notice,
+    undefined,
+    "only chat users get notices",
+  );
+
+  const quiet = new SessionSentinel(sqliteStorage(), exec.execute, {
+    ...options,
+    busyNotice: false,
+  });
+  await quiet.submit(platformMsg("x"));
+  assertEquals((await quiet.submit(platformMsg("y"))).notice, undefined);
+});

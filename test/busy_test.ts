@@ -1,0 +1,229 @@
+// Busy sessions in workerd: queue, interrupt and merge modes, the queue cap, and commands that always answer; Deno + Miniflare.
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
+import { API_KEY, json, sendWebhook, sessionState, until, withBaton } from "./_support/clients.ts";
+
+const hook = (worker: Parameters<typeof sendWebhook>[0], session: string, text: string) =>
+  sendWebhook(worker, { session, text }).then(async (res) => ({
+    status: res.status,
+    body: await json(res),
+  }));
+
+Deno.test("BUSY_INPUT_MODE=queue runs three messages sent during a slow turn as three turns in order", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script((req) =>
+      req.lastUserText === "slow"
+        ? { kind: "hold" }
+        : { kind: "text", text: `re ${req.lastUserText}` }
+    );
+    const first = hook(worker, "q", "slow");
+    await fake.waitForRequests(1);
+    const later = [];
+    for (const [i, text] of ["one", "two", "three"].entries()) {
+      later.push(hook(worker, "q", text));
+      await until(
+        async () => (await sessionState(worker, "webhook:q")).queued === i + 1,
+        `${text} queued`,
+      );
+    }
+    fake.release();
+    assertEquals((await first).body.reply, "slow");
+    assertEquals((await Promise.all(later)).map((r) => r.body.reply), [
+      "re one",
+      "re two",
+      "re three",
+    ]);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["slow", "one", "two", "three"]);
+    assertStrictEquals(fake.maxInFlightBySession.get(""), 1);
+  });
+});
+
+Deno.test("BUSY_INPUT_MODE=interrupt aborts the running turn, keeps its partial work marked, then runs the newest", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script((req) => {
+      if (req.lastUserText === "last") return { kind: "text", text: "final answer" };
+      const messages: { role: string }[] = req.body.messages;
+      const toolDone = messages.slice(messages.findLastIndex((m) => m.role === "user")).some((m) =>
+        m.role === "tool"
+      );
+      return toolDone ? { kind: "hold" } : { kind: "tool_call", name: "session_info", args: {} };
+    });
+    const first = hook(worker, "i", "first");
+    await fake.waitForRequests(2); // the tool step is done; the second model call hangs
+    const second = hook(worker, "i", "second");
+    await fake.waitForRequests(4);
+    const last = hook(worker, "i", "last");
+    const results = await Promise.all([first, second, last]);
+    assertEquals(results.map((r) => r.status), [409, 409, 200]);
+    assertEquals(results[0].body.error.type, "interrupted");
+    assertEquals(results[2].body.reply, "final answer");
+    await until(() => fake.inFlight === 0, "interrupted model calls aborted");
+    const state = await sessionState(worker, "webhook:i");
+    assertEquals(state.messages.map((m) => m.role), [
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    assertMatch(state.messages[3].content, /interrupted/);
+    assertEquals(state.messages.slice(-2).map((m) => m.content), ["last", "final answer"]);
+    assert(!state.running);
+  }, { vars: { BUSY_INPUT_MODE: "interrupt" } });
+});
+
+Deno.test("BUSY_INPUT_MODE=merge answers messages sent during a turn once, joined in arrival order", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script((req) =>
+      req.lastUserText === "slow"
+        ? { kind: "hold" }
+        : { kind: "text", text: `re ${req.lastUserText}` }
+    );
+    const first = hook(worker, "m", "slow");
+    await fake.waitForRequests(1);
+    const later = [];
+    for (const [i, text] of ["one", "two", "three"].entries()) {
+      later.push(hook(worker, "m", text));
+      await until(
+        async () => (await sessionState(worker, "webhook:m")).queued === i + 1,
+        `${text} stored`,
+      );
+    }
+    fake.release();
+    await first;
+    const replies = (await Promise.all(later)).map((r) => r.body.reply);
+    assertEquals(replies, ["re one\ntwo\nthree", "re one\ntwo\nthree", "re one\ntwo\nthree"]);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["slow", "one\ntwo\nthree"]);
+  }, { vars: { BUSY_INPUT_MODE: "merge" } });
+});
+
+Deno.test("MAX_QUEUED refuses the 33rd waiting message with 429 and drops nothing else", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script((req) =>
+      req.lastUserText === "slow" ? { kind: "hold" } : { kind: "text", text: req.lastUserText }
+    );
+    const first = hook(worker, "cap", "slow");
+    await fake.waitForRequests(1);
+    const waiting = Array.from({ length: 32 }, (_, i) => hook(worker, "cap", `m${i}`));
+    await until(
+      async () => (await sessionState(worker, "webhook:cap")).queued === 32,
+      "32 waiting",
+    );
+    const refused = await hook(worker, "cap", "one too many");
+    assertStrictEquals(refused.status, 429);
+    assertEquals(refused.body.error.type, "queue_full");
+    fake.release();
+    await first;
+    const replies = (await Promise.all(waiting)).map((r) => r.body.reply);
+    assertEquals(replies, Array.from({ length: 32 }, (_, i) => `m${i}`));
+    assert(!fake.requests.some((r) => r.lastUserText === "one too many"));
+  });
+});
+
+Deno.test("/stop during a turn answers at once, cancels the turn and the queue, and unlocks the session", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script((req) =>
+      req.lastUserText === "slow"
+        ? { kind: "hold" }
+        : { kind: "text", text: `re ${req.lastUserText}` }
+    );
+    const first = hook(worker, "s", "slow");
+    await fake.waitForRequests(1);
+    const queued = hook(worker, "s", "queued behind");
+    await until(async () => (await sessionState(worker, "webhook:s")).queued === 1, "queued");
+    const stop = await hook(worker, "s", "/stop");
+    assertEquals(stop.status, 200);
+    assertMatch(stop.body.reply, /Stopped.*Dropped 1 waiting message/);
+    assertEquals((await first).status, 409);
+    assertEquals((await first).body.error.type, "cancelled");
+    assertEquals((await queued).status, 409);
+    const state = await sessionState(worker, "webhook:s");
+    assertEquals([state.running, state.queued], [false, 0]);
+    fake.release(); // the stopped run's late end changes nothing
+    assertEquals((await hook(worker, "s", "after")).body.reply, "re after");
+    const after = await sessionState(worker, "webhook:s");
+    assertEquals(after.messages.map((m) => m.content), [
+      "slow",
+      "(interrupted: stopped)",
+      "after",
+      "re after",
+    ]);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["slow", "after"]);
+  });
+});
+
+Deno.test("/status answers mid-turn, before the turn ends", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(() => ({ kind: "hold" }));
+    const first = hook(worker, "st", "slow");
+    await fake.waitForRequests(1);
+    const status = await hook(worker, "st", "/status");
+    assertMatch(
+      status.body.reply,
+      /^Working on a reply for \d+ s \(step 1\); 0 messages waiting\.$/,
+    );
+    assertStrictEquals(fake.inFlight, 1, "the turn is still running");
+    fake.release();
+    assertEquals((await first).body.reply, "slow");
+    assertMatch((await hook(worker, "st", "/status")).body.reply, /^Idle/);
+  });
+});
+
+Deno.test("/new starts a fresh conversation: the next turn sees no old history", async () => {
+  await withBaton(async (worker, fake) => {
+    await hook(worker, "n", "remember the old chat");
+    assertMatch((await hook(worker, "n", "/reset")).body.reply, /new conversation/);
+    await hook(worker, "n", "fresh start");
+    assertEquals(fake.requests.at(-1)!.body.messages.map((m: { content: string }) => m.content), [
+      "fresh start",
+    ]);
+    assertEquals((await sessionState(worker, "webhook:n")).messages.map((m) => m.content), [
+      "fresh start",
+      "fresh start",
+    ]);
+  });
+});
+
+Deno.test("/help, /start and unknown commands answer without a model call or a claim", async () => {
+  await withBaton(async (worker, fake) => {
+    assertMatch((await hook(worker, "c", "/help")).body.reply, /\/stop/);
+    assertMatch((await hook(worker, "c", "/start")).body.reply, /Hi/);
+    assertMatch(
+      (await hook(worker, "c", "/frobnicate now")).body.reply,
+      /^Unknown command \/frobnicate/,
+    );
+    assertStrictEquals(fake.requests.length, 0);
+    const state = await sessionState(worker, "webhook:c");
+    assertEquals([state.running, state.queued, state.messages.length], [false, 0, 0]);
+  });
+});
+
+Deno.test("POST /v1/sessions/{key}/stop and /reset stop a running API turn", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(() => ({ kind: "hold" }));
+    const call = worker.fetch("/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${API_KEY}`, "x-session-id": "ctl" },
+      body: JSON.stringify({ messages: [{ role: "user", content: "long job" }] }),
+    });
+    await fake.waitForRequests(1);
+    const stop = await worker.fetch(`/v1/sessions/${encodeURIComponent("api:ctl")}/stop`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${API_KEY}` },
+    });
+    assertEquals((await json(stop)).stopped, true);
+    const res = await call;
+    assertStrictEquals(res.status, 409);
+    assertEquals((await json(res)).error.type, "cancelled");
+    const reset = await worker.fetch(`/v1/sessions/${encodeURIComponent("api:ctl")}/reset`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${API_KEY}` },
+    });
+    assertEquals((await json(reset)).status, "reset");
+    assertEquals((await sessionState(worker, "api:ctl")).messages, []);
+  });
+});
