@@ -1,0 +1,464 @@
+// POST /webhooks/slack end to end: signed Events API deliveries, turns and chat.postMessage replies in workerd; Deno + Miniflare.
+import { assert, assertEquals, assertStrictEquals } from "@std/assert";
+import { signSlackRequest } from "../lib/platforms/slack.ts";
+import { json, sessionState, until, withBaton } from "./_support/clients.ts";
+import type { FakeLlm } from "./_support/fake_llm.ts";
+import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
+import type { TestWorker } from "./_support/worker.ts";
+
+const SECRET = "slack-test-signing-secret-0123456789";
+const TOKEN = "xoxb-test-bot-token";
+const BOT = "UBATON";
+const TEAM = "T0TEST";
+
+async function withSlack(
+  fn: (worker: TestWorker, fake: FakeLlm, slack: FakePlatform) => Promise<void>,
+  vars: Record<string, string> = {},
+): Promise<void> {
+  const slack = await startFakePlatform();
+  try {
+    await withBaton((worker, fake) => fn(worker, fake, slack), {
+      vars: {
+        SLACK_SIGNING_SECRET: SECRET,
+        SLACK_BOT_TOKEN: TOKEN,
+        SLACK_API_ROOT: `${slack.url}/api`,
+        ...vars,
+      },
+    });
+  } finally {
+    await slack.close();
+  }
+}
+
+/** POST /webhooks/slack signed like Slack does (override any part to break it). */
+async function sendSlack(
+  worker: TestWorker,
+  payload: unknown,
+  opts: {
+    timestamp?: number;
+    secret?: string;
+    signature?: string;
+    rawBody?: string;
+    contentType?: string;
+    headers?: Record<string, string>;
+  } = {},
+): Promise<Response> {
+  const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
+  const body = opts.rawBody ?? JSON.stringify(payload);
+  const signature = opts.signature ??
+    await signSlackRequest({ secret: opts.secret ?? SECRET, timestamp, body });
+  return worker.fetch("/webhooks/slack", {
+    method: "POST",
+    headers: {
+      "content-type": opts.contentType ?? "application/json",
+      "x-slack-signature": signature,
+      "x-slack-request-timestamp": String(timestamp),
+      ...opts.headers,
+    },
+    body,
+  });
+}
+
+let _tsCounter = 0;
+
+function nextTs(): string {
+  return `1700000000.${String(++_tsCounter).padStart(6, "0")}`;
+}
+
+function callback(event: Record<string, unknown>, eventId = `Ev${crypto.randomUUID()}`) {
+  return {
+    token: "legacy",
+    team_id: TEAM,
+    api_app_id: "A0TEST",
+    type: "event_callback",
+    event_id: eventId,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ team_id: TEAM, user_id: BOT, is_bot: true }],
+    event,
+  };
+}
+
+function mention(text: string, extra: Record<string, unknown> = {}) {
+  const ts = (extra.ts as string | undefined) ?? nextTs();
+  return {
+    type: "app_mention",
+    user: "U1",
+    text: `<@${BOT}> ${text}`,
+    ts,
+    channel: "C1",
+    event_ts: ts,
+    ...extra,
+  };
+}
+
+function dm(text: string, extra: Record<string, unknown> = {}) {
+  return {
+    type: "message",
+    user: "U1",
+    text,
+    ts: nextTs(),
+    channel: "D1",
+    channel_type: "im",
+    ...extra,
+  };
+}
+
+async function assertOk(res: Response): Promise<void> {
+  assertStrictEquals(res.status, 200);
+  assertEquals(await json(res), { ok: true });
+}
+
+Deno.test("POST /webhooks/slack runs an app_mention as one turn and replies in its thread", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    const event = mention("hello there");
+    await assertOk(await sendSlack(worker, callback(event)));
+    await slack.waitForCalls(1);
+    assertStrictEquals(fake.requests.length, 1);
+    assertEquals(fake.requests[0].lastUserText, "hello there");
+    assertEquals(slack.calls.length, 1);
+    const call = slack.calls[0];
+    assertEquals([call.method, call.path], ["POST", "/api/chat.postMessage"]);
+    assertEquals(call.headers.get("authorization"), `Bearer ${TOKEN}`);
+    assertEquals(call.body, { channel: "C1", text: "hello there", thread_ts: event.ts });
+    const state = await sessionState(worker, `slack:${TEAM}:C1:${event.ts}`);
+    assertEquals(state.messages, [
+      { role: "user", content: "hello there" },
+      { role: "assistant", content: "hello there" },
+    ]);
+  });
+});
+
+Deno.test("POST /webhooks/slack runs a direct message and replies unthreaded in the DM", async () => {
+  await withSlack(async (worker, _fake, slack) => {
+    await assertOk(await sendSlack(worker, callback(dm("just us"))));
+    await slack.waitForCalls(1);
+    assertEquals(slack.calls[0].path, "/api/chat.postMessage");
+    assertEquals(slack.calls[0].body, { channel: "D1", text: "just us" });
+    assertEquals((await sessionState(worker, `slack:${TEAM}:D1`)).messages.length, 2);
+  });
+});
+
+Deno.test("POST /webhooks/slack refuses a wrong signature with 401 and starts no turn", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    const payload = callback(mention("forged"));
+    const responses = [
+      await sendSlack(worker, payload, { secret: "not-the-secret" }),
+      await sendSlack(worker, payload, { signature: "v0=" + "00".repeat(32) }),
+      await sendSlack(worker, payload, { signature: "v0=not-hex" }),
+      await sendSlack(worker, payload, { signature: "" }),
+    ];
+    for (const res of responses) {
+      assertStrictEquals(res.status, 401);
+      const body = await json(res);
+      assertEquals(body.error.type, "invalid_signature");
+      assert(!JSON.stringify(body).includes(SECRET));
+    }
+    const signed = await sendSlack(worker, callback(dm("after the forgeries")));
+    await assertOk(signed);
+    await slack.waitForCalls(1);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["after the forgeries"]);
+    assertEquals(slack.calls.length, 1);
+  });
+});
+
+Deno.test("POST /webhooks/slack refuses a stale or future timestamp with 401", async () => {
+  await withSlack(async (worker, fake) => {
+    const now = Math.floor(Date.now() / 1000);
+    for (const timestamp of [now - 360, now + 360]) {
+      const res = await sendSlack(worker, callback(mention("replayed later")), { timestamp });
+      assertStrictEquals(res.status, 401);
+      assertEquals(
+        (await json(res)).error.message,
+        "X-Slack-Request-Timestamp is outside ±300s of now",
+      );
+    }
+    assertStrictEquals(fake.requests.length, 0);
+  });
+});
+
+Deno.test("POST /webhooks/slack runs a replayed delivery once with one reply", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    const payload = callback(mention("only once"));
+    await assertOk(await sendSlack(worker, payload));
+    await slack.waitForCalls(1);
+    for (const n of [1, 2, 3]) {
+      await assertOk(
+        await sendSlack(worker, payload, {
+          headers: { "x-slack-retry-num": String(n), "x-slack-retry-reason": "http_timeout" },
+        }),
+      );
+    }
+    const marker = callback(mention("marker", { channel: "C1", thread_ts: payload.event.ts }));
+    await assertOk(await sendSlack(worker, marker));
+    await slack.waitForCalls(2);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["only once", "marker"]);
+    assertEquals(slack.calls.map((c) => c.body.text), ["only once", "marker"]);
+  });
+});
+
+Deno.test("POST /webhooks/slack makes one turn of an app_mention and its message twin", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    // In a channel the twin is a channel message, which is not a turn; in a DM both keys agree.
+    const channel = mention("channel twin");
+    const channelTwin = { ...channel, type: "message", channel_type: "channel" };
+    delete (channelTwin as { event_ts?: string }).event_ts;
+    await assertOk(await sendSlack(worker, callback(channel)));
+    await assertOk(await sendSlack(worker, callback(channelTwin)));
+    const direct = mention("dm twin", { channel: "D1" });
+    const directTwin = { ...direct, type: "message", channel_type: "im" };
+    await assertOk(await sendSlack(worker, callback(directTwin)));
+    await assertOk(await sendSlack(worker, callback(direct)));
+    await slack.waitForCalls(2);
+    const marker = dm("marker");
+    await assertOk(await sendSlack(worker, callback(marker)));
+    await slack.waitForCalls(3);
+    const texts = fake.requests.map((r) => r.lastUserText);
+    assertEquals([...texts.slice(0, 2).sort(), texts[2]], ["channel twin", "dm twin", "marker"]);
+    assertEquals(slack.calls.length, 3);
+  });
+});
+
+Deno.test("POST /webhooks/slack answers url_verification with its challenge once the signature checks", async () => {
+  await withSlack(async (worker, fake) => {
+    const payload = {
+      token: "legacy",
+      challenge: "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmd",
+      type: "url_verification",
+    };
+    const res = await sendSlack(worker, payload);
+    assertStrictEquals(res.status, 200);
+    assertEquals(await json(res), { challenge: "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmd" });
+    const forged = await sendSlack(worker, payload, { secret: "wrong" });
+    assertStrictEquals(forged.status, 401);
+    assert(!JSON.stringify(await json(forged)).includes("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmd"));
+    assertStrictEquals(fake.requests.length, 0);
+  });
+});
+
+Deno.test("POST /webhooks/slack answers an ssl_check probe with 200 {} and starts nothing", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    const res = await worker.fetch("/webhooks/slack", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "ssl_check=1&token=legacy",
+    });
+    assertStrictEquals(res.status, 200);
+    assertEquals(await json(res), {});
+    assertStrictEquals(fake.requests.length, 0);
+    assertStrictEquals(slack.calls.length, 0);
+  });
+});
+
+Deno.test("POST /webhooks/slack acknowledges while the model call is still running", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    fake.script(() => ({ kind: "hold" }));
+    const res = await sendSlack(worker, callback(dm("slow thought")));
+    await assertOk(res);
+    await fake.waitForRequests(1);
+    assertStrictEquals(fake.inFlight, 1);
+    assertStrictEquals(slack.calls.length, 0);
+    // Also lets the fake arm its hold: a release() before that would be lost.
+    assert((await sessionState(worker, `slack:${TEAM}:D1`)).running);
+    fake.release();
+    await slack.waitForCalls(1);
+    assertEquals(slack.calls[0].body, { channel: "D1", text: "slow thought" });
+  });
+});
+
+Deno.test("POST /webhooks/slack runs one turn for the same delivery sent five times during a slow turn", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    fake.script(() => ({ kind: "hold" }));
+    const payload = callback(dm("slow and retried"));
+    await assertOk(await sendSlack(worker, payload));
+    await fake.waitForRequests(1);
+    const retries = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        sendSlack(worker, payload, {
+          headers: { "x-slack-retry-num": String(i + 1), "x-slack-retry-reason": "http_timeout" },
+        })),
+    );
+    for (const res of retries) await assertOk(res);
+    assertStrictEquals((await sessionState(worker, `slack:${TEAM}:D1`)).queued, 0);
+    fake.release();
+    await slack.waitForCalls(1);
+    await until(
+      async () => !(await sessionState(worker, `slack:${TEAM}:D1`)).running,
+      "turn finished",
+    );
+    assertStrictEquals(fake.requests.length, 1);
+    assertStrictEquals(slack.calls.length, 1);
+  });
+});
+
+Deno.test("POST /webhooks/slack runs two messages of one chat as two turns in order", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    fake.script((req) =>
+      req.lastUserText === "first" ? { kind: "hold" } : { kind: "text", text: req.lastUserText }
+    );
+    await assertOk(await sendSlack(worker, callback(dm("first"))));
+    await fake.waitForRequests(1);
+    await assertOk(await sendSlack(worker, callback(dm("second"))));
+    await until(
+      async () => (await sessionState(worker, `slack:${TEAM}:D1`)).queued === 1,
+      "second queued",
+    );
+    fake.release();
+    await slack.waitForCalls(2);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["first", "second"]);
+    assertEquals(slack.calls.map((c) => c.body.text), ["first", "second"]);
+    const state = await sessionState(worker, `slack:${TEAM}:D1`);
+    assertEquals(state.messages.map((m) => m.content), ["first", "first", "second", "second"]);
+  });
+});
+
+Deno.test("POST /webhooks/slack sends a long reply as ordered parts within 40000 characters", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    const long = Array.from({ length: 2500 }, (_, i) => `line ${i} ${"x".repeat(40)}`).join("\n");
+    fake.script(() => ({ kind: "text", text: long }));
+    const event = mention("write a lot");
+    await assertOk(await sendSlack(worker, callback(event)));
+    await slack.waitForCalls(4);
+    await until(
+      async () => !(await sessionState(worker, `slack:${TEAM}:C1:${event.ts}`)).running,
+      "turn finished",
+    );
+    assert(slack.calls.length >= 4, `${slack.calls.length} parts`);
+    for (const call of slack.calls) {
+      assertEquals(call.path, "/api/chat.postMessage");
+      assertEquals([call.body.channel, call.body.thread_ts], ["C1", event.ts]);
+      assert(call.body.text.length <= 40000, `part of ${call.body.text.length} chars`);
+    }
+    assertEquals(slack.calls.map((c) => c.body.text).join(""), long);
+  });
+});
+
+Deno.test("POST /webhooks/slack waits out a 429's Retry-After, then delivers exactly once", async () => {
+  await withSlack(async (worker, _fake, slack) => {
+    const at: number[] = [];
+    slack.respond((_call, i) => {
+      at.push(Date.now());
+      return i === 0
+        ? {
+          status: 429,
+          body: { ok: false, error: "ratelimited" },
+          headers: { "retry-after": "1" },
+        }
+        : { status: 200, body: { ok: true, channel: "D1", ts: "1700000001.000001" } };
+    });
+    await assertOk(await sendSlack(worker, callback(dm("rate me"))));
+    await slack.waitForCalls(2);
+    await until(async () => !(await sessionState(worker, `slack:${TEAM}:D1`)).running, "done");
+    assertEquals(slack.calls.map((c) => c.body), [
+      { channel: "D1", text: "rate me" },
+      { channel: "D1", text: "rate me" },
+    ]);
+    assert(at[1] - at[0] >= 950, `retried after ${at[1] - at[0]} ms`);
+  });
+});
+
+Deno.test("POST /webhooks/slack does not resend a reply Slack refused with ok:false", async () => {
+  await withSlack(async (worker, _fake, slack) => {
+    slack.respond(() => ({ status: 200, body: { ok: false, error: "not_in_channel" } }));
+    await assertOk(await sendSlack(worker, callback(dm("refused"))));
+    await slack.waitForCalls(1);
+    await until(async () => !(await sessionState(worker, `slack:${TEAM}:D1`)).running, "done");
+    await new Promise((r) => setTimeout(r, 700));
+    assertStrictEquals(slack.calls.length, 1);
+  });
+});
+
+Deno.test("POST /webhooks/slack refuses with 403 and starts no turn when a secret is missing", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    const res = await sendSlack(worker, callback(dm("no secret")));
+    assertStrictEquals(res.status, 403);
+    const body = await json(res);
+    assertEquals(body.error.type, "not_configured");
+    assert(body.error.message.includes("SLACK_SIGNING_SECRET"), body.error.message);
+    assertStrictEquals(fake.requests.length, 0);
+    assertStrictEquals(slack.calls.length, 0);
+  }, { SLACK_SIGNING_SECRET: "" });
+});
+
+Deno.test("POST /webhooks/slack acknowledges bot messages, edits, joins, non-text and other events without a turn", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    const ignored = [
+      dm("my own reply", { bot_id: "B0BATON", user: BOT }),
+      dm("another bot", { subtype: "bot_message", bot_id: "B0OTHER" }),
+      dm("", {
+        subtype: "message_changed",
+        message: { type: "message", user: "U1", text: "edited", ts: "1700000000.000001" },
+      }),
+      dm("", { subtype: "message_deleted", deleted_ts: "1700000000.000001" }),
+      dm("<@U1> has joined the channel", {
+        subtype: "channel_join",
+        channel: "C1",
+        channel_type: "channel",
+      }),
+      dm("", { subtype: "file_share", files: [{ id: "F1", name: "cat.png" }] }),
+      { ...dm(""), text: undefined, blocks: [] },
+      dm("chatter in a channel", { channel: "C1", channel_type: "channel" }),
+      {
+        type: "reaction_added",
+        user: "U1",
+        reaction: "thumbsup",
+        item: { type: "message", channel: "C1", ts: "1700000000.000001" },
+        event_ts: "1700000000.000002",
+      },
+      { type: "app_home_opened", user: "U1", channel: "D1", tab: "home" },
+    ];
+    for (const event of ignored) await assertOk(await sendSlack(worker, callback(event)));
+    await assertOk(await sendSlack(worker, { type: "app_rate_limited", team_id: TEAM }));
+    await assertOk(await sendSlack(worker, callback(dm("marker"))));
+    await slack.waitForCalls(1);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["marker"]);
+    assertEquals(slack.calls.length, 1);
+  });
+});
+
+Deno.test("POST /webhooks/slack answers a signed body that is not JSON with 400", async () => {
+  await withSlack(async (worker, fake) => {
+    const res = await sendSlack(worker, undefined, { rawBody: "{not json" });
+    assertStrictEquals(res.status, 400);
+    assertStrictEquals(fake.requests.length, 0);
+  });
+});
+
+Deno.test("POST /webhooks/slack binds the message's context for session_info", async () => {
+  await withSlack(async (worker, fake, slack) => {
+    fake.script((req) => {
+      const tool = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
+      return tool
+        ? { kind: "text", text: tool.content }
+        : { kind: "tool_call", name: "session_info", args: {} };
+    });
+    const root = nextTs();
+    const event = mention("who am I", { user: "U7", thread_ts: root });
+    await assertOk(await sendSlack(worker, callback(event)));
+    const direct = dm("and here?", { user: "U8", channel: "D9" });
+    await assertOk(await sendSlack(worker, callback(direct)));
+    await slack.waitForCalls(2);
+    const byChannel = new Map(slack.calls.map((c) => [c.body.channel, c.body]));
+    assertEquals(byChannel.get("C1").thread_ts, root);
+    assertEquals(JSON.parse(byChannel.get("C1").text), {
+      platform: "slack",
+      chat_id: "C1",
+      thread_id: root,
+      user_id: "U7",
+      user_name: "U7",
+      session_key: `slack:${TEAM}:C1:${root}`,
+      message_id: event.ts,
+      async_delivery: false,
+    });
+    assertEquals(byChannel.get("D9").thread_ts, undefined);
+    assertEquals(JSON.parse(byChannel.get("D9").text), {
+      platform: "slack",
+      chat_id: "D9",
+      thread_id: "",
+      user_id: "U8",
+      user_name: "U8",
+      session_key: `slack:${TEAM}:D9`,
+      message_id: direct.ts,
+      async_delivery: false,
+    });
+  });
+});
