@@ -256,10 +256,12 @@ Deno.test("POST /webhooks/discord runs two commands in one channel as two turns 
       async () => (await sessionState(worker, `discord:${CHANNEL}`)).queued === 1,
       "second queued",
     );
+    await discord.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
-    await discord.waitForCalls(2);
+    await discord.waitForCalls(3);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["first", "second"]);
     assertEquals(discord.calls.map((c) => [c.method, c.path, c.body.content]), [
+      ["PATCH", editPath(second.token), "Queued — I'll answer after the current reply."],
       ["PATCH", editPath(first.token), "first"],
       ["PATCH", editPath(second.token), "second"],
     ]);

@@ -241,10 +241,11 @@ Deno.test("POST /webhooks/github runs two comments on one issue as two turns in 
     await fake.waitForRequests(1);
     assertStrictEquals((await deliver(worker, comment("@batonbot second"))).status, 200);
     await until(async () => (await sessionState(worker, SESSION)).queued === 1, "second queued");
+    await github.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
-    await github.waitForCalls(2);
-    assertEquals(github.calls.map((c) => c.body.body), ["@batonbot first", "re: second"]);
-    assertEquals(github.calls.map((c) => c.path), [COMMENTS_PATH, COMMENTS_PATH]);
+    await github.waitForCalls(3);
+    assertEquals(github.calls.map((c) => c.body.body), ["Queued — I'll answer after the current reply.", "@batonbot first", "re: second"]);
+    assertEquals(github.calls.map((c) => c.path), [COMMENTS_PATH, COMMENTS_PATH, COMMENTS_PATH]);
     assertEquals(fake.requests.map((r) => r.lastUserText), [
       "@batonbot first",
       "@batonbot second",

@@ -171,7 +171,8 @@ Deno.test("SessionDO reruns a turn whose executor died, losing and doubling noth
   try {
     let firstRunSeen = false;
     await withBaton(async (worker, fake) => {
-      fake.script(() => ({ kind: "hold" }));
+      // A reply that never comes before the runtime dies (withBaton releases holds, not delays).
+      fake.script(() => ({ kind: "text", text: "too late", delayMs: 60_000 }));
       const doomed = sendWebhook(worker, { session: "crash", text: "survive me" }, {
         id: "msg_crash",
       })
@@ -217,7 +218,7 @@ Deno.test("SessionDO recovers a dead executor's claim from its alarm, with no ne
   const dir = await tempPersistDir();
   try {
     await withBaton(async (worker, fake) => {
-      fake.script(() => ({ kind: "hold" }));
+      fake.script(() => ({ kind: "text", text: "too late", delayMs: 60_000 }));
       sendWebhook(worker, { session: "alarm", text: "wake me" }).then(
         (r) => r.body?.cancel(),
         () => undefined,

@@ -302,10 +302,11 @@ Deno.test("POST /webhooks/slack runs two messages of one chat as two turns in or
       async () => (await sessionState(worker, `slack:${TEAM}:D1`)).queued === 1,
       "second queued",
     );
+    await slack.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
-    await slack.waitForCalls(2);
+    await slack.waitForCalls(3);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["first", "second"]);
-    assertEquals(slack.calls.map((c) => c.body.text), ["first", "second"]);
+    assertEquals(slack.calls.map((c) => c.body.text), ["Queued — I'll answer after the current reply.", "first", "second"]);
     const state = await sessionState(worker, `slack:${TEAM}:D1`);
     assertEquals(state.messages.map((m) => m.content), ["first", "first", "second", "second"]);
   });

@@ -249,10 +249,11 @@ Deno.test("POST /webhooks/telegram runs two messages of one chat as two turns in
     await expectOk(await sendUpdate(worker, update({ text: "second" })));
     await until(async () => (await sessionState(worker, "telegram:42")).queued === 1, "queued");
     assertStrictEquals(fake.requests.length, 1, "the second waits for the first");
+    await telegram.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
-    await telegram.waitForCalls(2);
+    await telegram.waitForCalls(3);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["first", "second"]);
-    assertEquals(telegram.calls.map((c) => c.body.text), ["first", "second"]);
+    assertEquals(telegram.calls.map((c) => c.body.text), ["Queued — I'll answer after the current reply.", "first", "second"]);
   });
 });
 

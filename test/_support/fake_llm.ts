@@ -91,6 +91,8 @@ class _FakeLlmServer implements FakeLlm {
   });
   #responder: _Responder = _echo;
   #holds = new Set<() => void>();
+  /** Counts release() calls, so a release that comes before a hold is armed still frees it. */
+  #releases = 0;
   #timers = new Map<ReturnType<typeof setTimeout>, () => void>();
   #waiters = new Set<{ n: number; done: () => void }>();
   #inFlightByTag = new Map<string, number>();
@@ -112,6 +114,7 @@ class _FakeLlmServer implements FakeLlm {
   }
 
   release(): void {
+    this.#releases++;
     const holds = [...this.#holds];
     this.#holds.clear();
     for (const r of holds) r();
@@ -204,17 +207,18 @@ class _FakeLlmServer implements FakeLlm {
       sessionTag: tag?.[1] ?? "",
     };
     this.requests.push(fr);
+    const releasesAtArrival = this.#releases;
     for (const w of [...this.#waiters]) if (this.requests.length >= w.n) w.done();
 
     this.#enter(fr.sessionTag);
     try {
       const step = await this.#responder(fr);
-      if (step.kind === "hold") {
+      if (step.kind === "hold" && this.#releases === releasesAtArrival) {
         await this.#pause(gone, (end) => {
           this.#holds.add(end);
           return () => this.#holds.delete(end);
         });
-      } else if (step.kind !== "status" && step.delayMs) {
+      } else if ((step.kind === "text" || step.kind === "tool_call") && step.delayMs) {
         const ms = step.delayMs;
         await this.#pause(gone, (end) => {
           const id = setTimeout(() => {
