@@ -102,7 +102,7 @@ function _payload(request: RawRequest): unknown {
   if (!/^application\/x-www-form-urlencoded\b/i.test(type)) return parseJsonBody(request.body);
   let payload: string | null;
   try {
-    const form = new TextDecoder("utf-8", { fatal: true }).decode(request.body);
+    const form = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(request.body);
     payload = new URLSearchParams(form).get("payload");
   } catch {
     payload = null;
