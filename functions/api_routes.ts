@@ -10,8 +10,9 @@ import {
   SESSION_ID,
 } from "../lib/openai_api.ts";
 import { withSessionContext } from "../lib/session_context.ts";
-import type { InboundMessage, TurnOutcome } from "../lib/session_sentinel.ts";
-import { SseWriter } from "../lib/sse.ts";
+import type { InboundMessage, RunEvent } from "../lib/session_sentinel.ts";
+import type { SseEvent } from "../lib/transport.ts";
+import { relayRunEvents } from "./_run_events.ts";
 import {
   type App,
   awaitOutcome,
@@ -86,50 +87,51 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     ...(turn.seed.length ? { seed: turn.seed } : {}),
   };
   return withSessionContext(message.context, config.contextDefaults, async () => {
-    const receipt = await submitMessage(c.env, sessionKey, message, true);
     const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
     const headers = { "X-Session-Id": sessionId };
-    const outcome = awaitOutcome(c.env, message, receipt.seq);
-    if (request.stream) return _streamReply(id, config.llmModel, outcome, headers);
-    const result = await outcome;
-    if (result.status === "failed") {
-      return c.json(
-        { error: result.error },
-        failureStatus(result.error),
+    if (request.stream) {
+      const receipt = await submitMessage(c.env, sessionKey, { ...message, events: true }, true);
+      const relay = await relayRunEvents(
+        c.env,
+        message.context,
+        receipt.seq,
+        _completionFrames(id, config.llmModel),
         headers,
       );
+      if (!relay) {
+        throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
+      }
+      return relay;
+    }
+    const receipt = await submitMessage(c.env, sessionKey, message, true);
+    const result = await awaitOutcome(c.env, message, receipt.seq);
+    if (result.status === "failed") {
+      return c.json({ error: result.error }, failureStatus(result.error), headers);
     }
     return c.json(chatCompletion(id, config.llmModel, result.reply, result.usage), 200, headers);
   });
 });
 
-function _streamReply(
-  id: string,
-  model: string,
-  outcome: Promise<TurnOutcome>,
-  headers: Record<string, string>,
-): Response {
-  const sse = new SseWriter();
-  const keepAlive = setInterval(() => sse.comment("keep-alive"), 15_000);
-  sse.comment("queued");
-  outcome
-    .then((result) => {
-      if (result.status === "failed") {
-        sse.write({ error: result.error });
-      } else {
-        sse.write(chatCompletionChunk(id, model, { role: "assistant", content: "" })) &&
-          sse.write(chatCompletionChunk(id, model, { content: result.reply })) &&
-          sse.write(chatCompletionChunk(id, model, {}, "stop"));
-      }
-      sse.write("[DONE]");
-    }, () => {
-      sse.write({ error: { message: "the session is unavailable; retry", type: "unavailable" } });
-    })
-    .finally(() => {
-      clearInterval(keepAlive);
-      sse.close();
-    });
-  return new Response(sse.readable, {
-    headers: { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache" },
-  });
+/** Maps run events onto the OpenAI stream: text deltas only; tool events never reach it. */
+function _completionFrames(id: string, model: string): (event: RunEvent) => SseEvent[] {
+  return (event) => {
+    switch (event.type) {
+      case "run.started":
+        return [{ data: chatCompletionChunk(id, model, { role: "assistant", content: "" }) }];
+      case "message.delta":
+        return [{
+          data: chatCompletionChunk(id, model, { content: String(event.data.delta ?? "") }),
+        }];
+      case "run.completed":
+        return [{ data: chatCompletionChunk(id, model, {}, "stop") }, { data: "[DONE]" }];
+      case "run.failed":
+        return [{ data: { error: event.data.error } }, { data: "[DONE]" }];
+      case "run.cancelled":
+        return [{ data: { error: { message: "the turn was cancelled", type: "cancelled" } } }, {
+          data: "[DONE]",
+        }];
+      default:
+        return [];
+    }
+  };
 }

@@ -5,8 +5,11 @@ import { type BatonConfig, readConfig } from "../lib/config.ts";
 import { type PlatformEnv, replyChannel } from "../lib/platform.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
+import { ndjsonTransport } from "../lib/transport.ts";
 import {
   type InboundMessage,
+  type RunEvent,
+  type RunState,
   SessionSentinel,
   type SessionSnapshot,
   type SubmitReceipt,
@@ -49,6 +52,24 @@ export class SessionDO extends DurableObject<Env> {
   /** Stops the running turn and drops the queue (`stop`); `new` then starts a fresh conversation. */
   control(command: "stop" | "new", context: ContextFields) {
     return this.#bound(context, () => this.#sentinel.control(command));
+  }
+
+  /** A run's state, or null. */
+  runState(seq: number, context: ContextFields): RunState | null {
+    return this.#bound(context, () => this.#sentinel.runState(seq));
+  }
+
+  /** A run's events as newline-delimited JSON: stored ones first, then live; null when there is no such run. */
+  runEvents(seq: number, context: ContextFields): ReadableStream<Uint8Array> | null {
+    return this.#bound(context, () => {
+      const transport = ndjsonTransport<RunEvent>();
+      return this.#sentinel.subscribe(seq, transport) ? transport.readable : null;
+    });
+  }
+
+  /** Stops one run; false when it had already ended. */
+  cancelRun(seq: number, context: ContextFields): boolean {
+    return this.#bound(context, () => this.#sentinel.cancelRun(seq));
   }
 
   /** The session's state and current conversation. */

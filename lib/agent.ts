@@ -1,7 +1,8 @@
 // Builds the turn executor a session runs: model from config, tools, context binding; runtime-neutral.
 import { type ChatModel, echoModel, openAIChatModel } from "./chat_model.ts";
 import type { BatonConfig } from "./config.ts";
-import { runTurn } from "./run_turn.ts";
+import { createDelegateTaskTool } from "./delegate_task.ts";
+import { runTurn, type ToolEvent } from "./run_turn.ts";
 import type { TurnExecutor } from "./session_sentinel.ts";
 import { bindTurn } from "./session_context.ts";
 import { sessionInfoTool, type Tool, ToolRegistry } from "./tools.ts";
@@ -21,7 +22,16 @@ export function modelFromConfig(config: BatonConfig): ChatModel {
 /** The executor for a session's turns: binds each turn's context, then runs the agent loop. */
 export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): TurnExecutor {
   const model = modelFromConfig(config);
-  const tools = new ToolRegistry([sessionInfoTool, ...extraTools]);
+  const childTools = [sessionInfoTool, ...extraTools];
+  const tools = new ToolRegistry([
+    ...childTools,
+    createDelegateTaskTool({
+      model,
+      tools: new ToolRegistry(childTools),
+      system: config.systemPrompt,
+      maxSteps: config.maxTurnSteps,
+    }),
+  ]);
   return (message, history, signal, progress) =>
     bindTurn(message.context, config.contextDefaults, () =>
       runTurn({
@@ -33,5 +43,11 @@ export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): Tur
         maxSteps: config.maxTurnSteps,
         signal,
         progress,
+        ...(progress.emit
+          ? {
+            onDelta: (delta: string) => progress.emit!("message.delta", { delta }),
+            onTool: ({ type, ...data }: ToolEvent) => progress.emit!(type, data),
+          }
+          : {}),
       }));
 }

@@ -16,7 +16,14 @@ export interface TurnRequest {
   onDelta?: (delta: string) => void;
   /** Updated as the turn goes: steps started and messages so far (kept if the turn is interrupted). */
   progress?: { step: number; messages: ChatMessage[] };
+  /** Told when each tool call starts and ends (exactly once each, same call id). */
+  onTool?: (event: ToolEvent) => void;
 }
+
+/** A tool call's lifecycle event. */
+export type ToolEvent =
+  | { type: "tool.started"; tool: string; call_id: string }
+  | { type: "tool.completed"; tool: string; call_id: string; duration_ms: number; error?: string };
 
 /** What one turn produced. */
 export interface TurnResult {
@@ -59,35 +66,47 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     }
     added.push({ role: "assistant", content: reply.content || null, tool_calls: reply.toolCalls });
     for (const call of reply.toolCalls) {
-      added.push({
-        role: "tool",
-        tool_call_id: call.id,
-        content: await _runTool(tools, call, signal),
+      const name = call.type === "function" ? call.function.name : call.type;
+      request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
+      const started = Date.now();
+      const result = await _runTool(tools, call, signal);
+      request.onTool?.({
+        type: "tool.completed",
+        tool: name,
+        call_id: call.id,
+        duration_ms: Date.now() - started,
+        ...(result.error !== undefined ? { error: result.error } : {}),
       });
+      added.push({ role: "tool", tool_call_id: call.id, content: result.content });
     }
   }
   added.push({ role: "assistant", content: STEP_CAP_REPLY });
   return { reply: STEP_CAP_REPLY, messages: added, steps: request.maxSteps, usage };
 }
 
-async function _runTool(tools: ToolRegistry, call: ToolCall, signal: AbortSignal): Promise<string> {
-  if (call.type !== "function") return JSON.stringify({ error: "unsupported tool call type" });
+async function _runTool(
+  tools: ToolRegistry,
+  call: ToolCall,
+  signal: AbortSignal,
+): Promise<{ content: string; error?: string }> {
+  const fail = (error: string) => ({ content: JSON.stringify({ error }), error });
+  if (call.type !== "function") return fail("unsupported tool call type");
   const tool = tools.get(call.function.name);
-  if (!tool) return JSON.stringify({ error: `unknown tool: ${call.function.name}` });
+  if (!tool) return fail(`unknown tool: ${call.function.name}`);
   let args: unknown;
   try {
     args = call.function.arguments ? JSON.parse(call.function.arguments) : {};
   } catch {
-    return JSON.stringify({ error: "tool arguments are not valid JSON" });
+    return fail("tool arguments are not valid JSON");
   }
   if (!args || typeof args !== "object" || Array.isArray(args)) {
-    return JSON.stringify({ error: "tool arguments must be a JSON object" });
+    return fail("tool arguments must be a JSON object");
   }
   try {
     const result = await tool.run(args as Record<string, unknown>, { signal });
-    return typeof result === "string" ? result : JSON.stringify(result ?? null);
+    return { content: typeof result === "string" ? result : JSON.stringify(result ?? null) };
   } catch (error) {
     signal.throwIfAborted();
-    return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
+    return fail(error instanceof Error ? error.message : String(error));
   }
 }

@@ -1,6 +1,7 @@
 // One session's durable inbox, run claim and transcript over Durable Object SQLite; runtime-neutral (storage is passed in).
 import { type ChatMessage, ModelError } from "./chat_model.ts";
 import type { ReplyChannel, ReplyTarget } from "./platform.ts";
+import { type Transport, TransportTee } from "./transport.ts";
 import {
   HELP_TEXT,
   newConversationText,
@@ -41,7 +42,24 @@ export interface InboundMessage {
   reply?: ReplyTarget;
   /** Whether a text starting with "/" is a command (chat platforms, generic webhook). */
   commands?: boolean;
+  /** Record the run's events (runs API, streaming completions): kept durably, readable live. */
+  events?: boolean;
 }
+
+/** One event of a run, as stored and streamed. */
+export interface RunEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** A run's state as the runs API reports it. */
+export interface RunState {
+  status: "queued" | "running" | "completed" | "failed" | "cancelled";
+  output?: string;
+  error?: { message: string; type: string };
+}
+
+const _FINAL_EVENTS = new Set(["run.completed", "run.failed", "run.cancelled"]);
 
 /** How a message's turn ended. */
 export type TurnOutcome =
@@ -71,6 +89,8 @@ export interface TurnProgress {
   step: number;
   /** The turn's messages so far (user, assistant, tool), kept if the turn is interrupted. */
   messages: ChatMessage[];
+  /** Records a run event (message.delta, tool.started, tool.completed) when the message asked for events. */
+  emit?: (type: string, data: Record<string, unknown>) => void;
 }
 
 /** A session's state as the sessions API reports it. */
@@ -153,6 +173,13 @@ const _SCHEMA = [
     created_at INTEGER NOT NULL
   )`,
   `CREATE INDEX IF NOT EXISTS transcript_conversation ON transcript (conversation, id)`,
+  `CREATE TABLE IF NOT EXISTS run_events (
+    seq INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (seq, idx)
+  )`,
   `CREATE TABLE IF NOT EXISTS outbox (
     seq INTEGER NOT NULL,
     part INTEGER NOT NULL,
@@ -235,7 +262,7 @@ export class SessionSentinel {
       const queued = this.#queuedCount();
       const busy = run.seq !== null || queued > 0;
       const mode = this.#options.busyMode ?? "queue";
-      if (busy && mode === "merge" && run.seq !== null) {
+      if (busy && mode === "merge" && run.seq !== null && !message.events) {
         const target = this.#sql(
           `SELECT seq, message FROM inbox WHERE status = 'queued' ORDER BY seq DESC LIMIT 1`,
         )[0];
@@ -259,6 +286,7 @@ export class SessionSentinel {
         return { seq: 0, duplicate: false, refused: "queue_full", notice: QUEUE_FULL_NOTICE };
       }
       const seq = this.#insert(message, now, "queued", null);
+      if (message.events) this.#emit(seq, "run.queued", {});
       if (busy && mode === "interrupt" && run.seq !== null) {
         this.#endCurrent("interrupted", "interrupted by a newer message");
         return { seq, duplicate: false };
@@ -305,6 +333,58 @@ export class SessionSentinel {
       list.push(resolve);
       this.#waiters.set(seq, list);
     });
+  }
+
+  /** A run's state, or null when there is no such message. */
+  runState(seq: number): RunState | null {
+    const row = this.#sql(`SELECT status, outcome FROM inbox WHERE seq = ?`, seq)[0];
+    if (!row) return null;
+    const outcome = row.outcome ? JSON.parse(String(row.outcome)) as TurnOutcome : null;
+    return _runState(String(row.status), outcome);
+  }
+
+  /**
+   * Sends a run's events to `transport`: every stored event first, in order, then the live ones;
+   * closes it after the final event. Returns false when there is no such run.
+   */
+  subscribe(seq: number, transport: Transport<RunEvent>): boolean {
+    const run = this.#sql(`SELECT message FROM inbox WHERE seq = ?`, seq)[0];
+    if (!run || !(JSON.parse(String(run.message)) as InboundMessage).events) return false;
+    const rows = this.#sql(`SELECT type, data FROM run_events WHERE seq = ? ORDER BY idx`, seq);
+    for (const row of rows) {
+      if (!transport.write({ type: String(row.type), data: JSON.parse(String(row.data)) })) {
+        return true;
+      }
+    }
+    if (rows.some((row) => _FINAL_EVENTS.has(String(row.type)))) {
+      transport.close();
+      return true;
+    }
+    let tee = this.#tees.get(seq);
+    if (!tee) {
+      tee = new TransportTee<RunEvent>(this.#eventLog(seq));
+      this.#tees.set(seq, tee);
+    }
+    tee.add(transport);
+    return true;
+  }
+
+  /** Stops one run: the running turn, or a waiting message. Returns false when it had already ended. */
+  cancelRun(seq: number): boolean {
+    const stopped = this.#storage.transactionSync(() => {
+      if (this.#run().seq === seq) return this.#endCurrent("cancelled", "stopped");
+      const row = this.#sql(`SELECT status FROM inbox WHERE seq = ?`, seq)[0];
+      if (row?.status !== "queued") return false;
+      const outcome: TurnOutcome = {
+        status: "failed",
+        error: { message: "the run was stopped", type: "cancelled" },
+      };
+      this.#finishRow(seq, outcome);
+      this.#pending.push({ seq, outcome });
+      return true;
+    });
+    this.#afterTransaction();
+    return stopped;
   }
 
   /** The session's state: whether a turn runs, how many messages wait, the current conversation. */
@@ -571,12 +651,9 @@ export class SessionSentinel {
         this.#now(),
       );
       this.#sql(`UPDATE inbox SET status = 'running', attempts = attempts + 1 WHERE seq = ?`, seq);
-      return {
-        seq,
-        generation,
-        conversation: run.conversation,
-        message: JSON.parse(String(row.message)) as InboundMessage,
-      };
+      const message = JSON.parse(String(row.message)) as InboundMessage;
+      if (message.events) this.#emit(seq, "run.started", {});
+      return { seq, generation, conversation: run.conversation, message };
     });
   }
 
@@ -590,6 +667,12 @@ export class SessionSentinel {
       AbortSignal.timeout(this.#options.turnTimeoutMs),
     ]);
     const progress: TurnProgress = { step: 0, messages: [] };
+    if (claim.message.events) {
+      // Only the current claim may add events: a stopped run's late events go nowhere.
+      progress.emit = (type, data) => {
+        if (this.#holds(claim)) this.#emit(claim.seq, type, data);
+      };
+    }
     this.#current = { claim, controller, progress, startedAt: this.#now() };
     let outcome: TurnOutcome;
     let messages: ChatMessage[] = [];
@@ -743,18 +826,63 @@ export class SessionSentinel {
       `DELETE FROM outbox WHERE seq IN (SELECT seq FROM inbox WHERE finished_at < ? AND delivery_key IS NULL)`,
       cutoff,
     );
+    this.#sql(
+      `DELETE FROM run_events WHERE seq IN (SELECT seq FROM inbox WHERE finished_at < ? AND delivery_key IS NULL)`,
+      cutoff,
+    );
     this.#sql(`DELETE FROM inbox WHERE finished_at < ? AND delivery_key IS NULL`, cutoff);
   }
 
   #finishRow(seq: number, outcome: TurnOutcome): void {
-    this.#sql(
-      `UPDATE inbox SET status = ?, outcome = ?, finished_at = ? WHERE seq = ?`,
+    const row = this.#sql(
+      `UPDATE inbox SET status = ?, outcome = ?, finished_at = ? WHERE seq = ? RETURNING message`,
       outcome.status,
       JSON.stringify(outcome),
       this.#now(),
       seq,
-    );
+    )[0];
+    if (!row || !(JSON.parse(String(row.message)) as InboundMessage).events) return;
+    const state = _runState("done", outcome);
+    if (state.status === "completed") this.#emit(seq, "run.completed", { output: state.output });
+    else if (state.status === "cancelled") this.#emit(seq, "run.cancelled", {});
+    else this.#emit(seq, "run.failed", { error: state.error });
   }
+
+  /**
+   * Appends a run event to the durable log (the tee's primary) and to its live subscribers.
+   * A final event closes the subscribers.
+   */
+  #emit(seq: number, type: string, data: Record<string, unknown>): void {
+    let tee = this.#tees.get(seq);
+    if (!tee) {
+      tee = new TransportTee<RunEvent>(this.#eventLog(seq));
+      this.#tees.set(seq, tee);
+    }
+    tee.write({ type, data });
+    if (_FINAL_EVENTS.has(type)) {
+      this.#tees.delete(seq);
+      tee.close();
+    }
+  }
+
+  #eventLog(seq: number): Transport<RunEvent> {
+    return {
+      write: (event) => {
+        this.#sql(
+          `INSERT INTO run_events (seq, idx, type, data)
+           VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE seq = ?), ?, ?)`,
+          seq,
+          seq,
+          event.type,
+          JSON.stringify(event.data),
+        );
+        return true;
+      },
+      close: () => {},
+    };
+  }
+
+  readonly #tees = new Map<number, TransportTee<RunEvent>>();
 
   #notify(seq: number, outcome: TurnOutcome): void {
     const list = this.#waiters.get(seq);
@@ -773,6 +901,14 @@ export class SessionSentinel {
     if (start < 0) return [];
     return rows.slice(start).map((row) => JSON.parse(String(row.message)) as ChatMessage);
   }
+}
+
+function _runState(status: string, outcome: TurnOutcome | null): RunState {
+  if (status === "queued" || status === "merged") return { status: "queued" };
+  if (status === "running" || status === "delivering" || !outcome) return { status: "running" };
+  if (outcome.status === "completed") return { status: "completed", output: outcome.reply };
+  const cancelled = outcome.error.type === "cancelled" || outcome.error.type === "interrupted";
+  return { status: cancelled ? "cancelled" : "failed", error: outcome.error };
 }
 
 /** Resolves or rejects with `promise`, or rejects as soon as `signal` aborts. */

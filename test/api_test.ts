@@ -134,7 +134,7 @@ Deno.test("POST /v1/chat/completions streams a model failure as an error event",
     fake.script(() => ({ kind: "status", status: 503 }));
     const text = await (await chat(worker, "x", { session: "stream-fail", stream: true })).text();
     const data = text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6));
-    assertEquals(JSON.parse(data[0]).error.type, "model_error");
+    assertEquals(JSON.parse(data.at(-2)!).error.type, "model_error");
     assertStrictEquals(data.at(-1), "[DONE]");
   }, { vars: { LLM_MAX_RETRIES: "0" } });
 });

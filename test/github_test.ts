@@ -244,7 +244,11 @@ Deno.test("POST /webhooks/github runs two comments on one issue as two turns in 
     await github.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
     await github.waitForCalls(3);
-    assertEquals(github.calls.map((c) => c.body.body), ["Queued — I'll answer after the current reply.", "@batonbot first", "re: second"]);
+    assertEquals(github.calls.map((c) => c.body.body), [
+      "Queued — I'll answer after the current reply.",
+      "@batonbot first",
+      "re: second",
+    ]);
     assertEquals(github.calls.map((c) => c.path), [COMMENTS_PATH, COMMENTS_PATH, COMMENTS_PATH]);
     assertEquals(fake.requests.map((r) => r.lastUserText), [
       "@batonbot first",

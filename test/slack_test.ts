@@ -306,7 +306,11 @@ Deno.test("POST /webhooks/slack runs two messages of one chat as two turns in or
     fake.release();
     await slack.waitForCalls(3);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["first", "second"]);
-    assertEquals(slack.calls.map((c) => c.body.text), ["Queued — I'll answer after the current reply.", "first", "second"]);
+    assertEquals(slack.calls.map((c) => c.body.text), [
+      "Queued — I'll answer after the current reply.",
+      "first",
+      "second",
+    ]);
     const state = await sessionState(worker, `slack:${TEAM}:D1`);
     assertEquals(state.messages.map((m) => m.content), ["first", "first", "second", "second"]);
   });

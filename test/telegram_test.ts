@@ -253,7 +253,11 @@ Deno.test("POST /webhooks/telegram runs two messages of one chat as two turns in
     fake.release();
     await telegram.waitForCalls(3);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["first", "second"]);
-    assertEquals(telegram.calls.map((c) => c.body.text), ["Queued — I'll answer after the current reply.", "first", "second"]);
+    assertEquals(telegram.calls.map((c) => c.body.text), [
+      "Queued — I'll answer after the current reply.",
+      "first",
+      "second",
+    ]);
   });
 });
 

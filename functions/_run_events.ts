@@ -1,0 +1,58 @@
+// Relays a run's events from its session object to an HTTP client as SSE; Workers.
+import type { RunEvent } from "../lib/session_sentinel.ts";
+import type { ContextFields } from "../lib/session_context.ts";
+import { readNdjson, type SseEvent, sseTransport } from "../lib/transport.ts";
+import type { Env } from "./env.ts";
+import { sessionStub } from "./_http.ts";
+
+/** Event types that end a run. */
+export const FINAL_RUN_EVENTS: ReadonlySet<string> = new Set([
+  "run.completed",
+  "run.failed",
+  "run.cancelled",
+]);
+
+/**
+ * Opens run `seq`'s event stream (stored events first, then live ones) and relays it as SSE,
+ * `translate` mapping each event to the frames to send. The stream ends after the final event;
+ * a client that goes away is dropped without touching the run. Null when there is no such run.
+ */
+export async function relayRunEvents(
+  env: Env,
+  context: ContextFields,
+  seq: number,
+  translate: (event: RunEvent) => SseEvent[],
+  headers: Record<string, string>,
+): Promise<Response | null> {
+  const upstream = await sessionStub(env, context.session_key ?? "").runEvents(seq, context);
+  if (!upstream) return null;
+  const sse = sseTransport();
+  sse.write({ comment: "stream open" });
+  const keepAlive = setInterval(() => sse.write({ comment: "keep-alive" }), 15_000);
+  const pump = async () => {
+    try {
+      for await (const event of readNdjson<RunEvent>(upstream)) {
+        const frames = translate(event);
+        if (!frames.every((frame) => sse.write(frame))) return; // the client is gone
+        if (FINAL_RUN_EVENTS.has(event.type)) return;
+      }
+      sse.write({
+        data: {
+          error: { message: "the run's event stream ended early; retry", type: "unavailable" },
+        },
+      });
+    } catch (error) {
+      console.error("run events relay failed", error instanceof Error ? error.message : "unknown");
+      sse.write({
+        data: { error: { message: "the session is unavailable; retry", type: "unavailable" } },
+      });
+    } finally {
+      clearInterval(keepAlive);
+      sse.close();
+    }
+  };
+  void pump();
+  return new Response(sse.readable, {
+    headers: { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache" },
+  });
+}

@@ -1,0 +1,89 @@
+// The runs API: start a turn, read its state, follow its events live, stop it; Workers.
+import { Hono } from "hono";
+import { z } from "zod";
+import { readConfig } from "../lib/config.ts";
+import { SESSION_ID } from "../lib/openai_api.ts";
+import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
+import type { InboundMessage } from "../lib/session_sentinel.ts";
+import {
+  type App,
+  parseJson,
+  RequestError,
+  requireApiKey,
+  sessionStub,
+  submitMessage,
+} from "./_http.ts";
+import { relayRunEvents } from "./_run_events.ts";
+
+const _runRequest = z.object({
+  input: z.string().min(1).max(100_000),
+  session: z.string().regex(SESSION_ID, "1-128 characters of [A-Za-z0-9._:-]").optional(),
+});
+
+/** Routes under /v1/runs, each behind the API key. */
+export const runRoutes = new Hono<App>();
+
+runRoutes.post("/", requireApiKey, async (c) => {
+  const config = readConfig(c.env as unknown as Record<string, unknown>);
+  const body = parseJson(_runRequest, new Uint8Array(await c.req.arrayBuffer()));
+  const session = body.session ?? `r${crypto.randomUUID().replaceAll("-", "")}`;
+  const message: InboundMessage = { text: body.input, context: _context(session), events: true };
+  return withSessionContext(message.context, config.contextDefaults, async () => {
+    const receipt = await submitMessage(c.env, `api:${session}`, message, true);
+    return c.json({ run_id: _runId(session, receipt.seq), session, status: "queued" }, 202);
+  });
+});
+
+runRoutes.get("/:id", requireApiKey, (c) => {
+  const run = _parseRunId(c.req.param("id"));
+  return withSessionContext(run.context, {}, async () => {
+    const state = await sessionStub(c.env, `api:${run.session}`).runState(run.seq, run.context);
+    if (!state) throw new RequestError(404, "no such run", "not_found");
+    return c.json({ run_id: c.req.param("id"), session: run.session, ...state });
+  });
+});
+
+runRoutes.get("/:id/events", requireApiKey, (c) => {
+  const run = _parseRunId(c.req.param("id"));
+  const runId = c.req.param("id");
+  return withSessionContext(run.context, {}, async () => {
+    const relay = await relayRunEvents(c.env, run.context, run.seq, (event) => [
+      { event: event.type, data: { type: event.type, run_id: runId, ...event.data } },
+    ], {});
+    if (!relay) throw new RequestError(404, "no such run", "not_found");
+    return relay;
+  });
+});
+
+runRoutes.post("/:id/stop", requireApiKey, (c) => {
+  const run = _parseRunId(c.req.param("id"));
+  return withSessionContext(run.context, {}, async () => {
+    const stub = sessionStub(c.env, `api:${run.session}`);
+    if (await stub.cancelRun(run.seq, run.context)) return c.json({ status: "stopping" });
+    const state = await stub.runState(run.seq, run.context);
+    if (!state) throw new RequestError(404, "no such run", "not_found");
+    throw new RequestError(409, `the run has already ended (${state.status})`, "run_finished");
+  });
+});
+
+function _context(session: string): ContextFields {
+  return { platform: "api", chat_id: session, session_key: `api:${session}` };
+}
+
+/** `run_<base64url session id>_<seq>`: the id routes to its session without a lookup. */
+function _runId(session: string, seq: number): string {
+  const encoded = btoa(session).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return `run_${encoded}_${seq}`;
+}
+
+function _parseRunId(id: string): { session: string; seq: number; context: ContextFields } {
+  const match = /^run_([A-Za-z0-9_-]{1,172})_([1-9][0-9]{0,15})$/.exec(id);
+  let session = "";
+  try {
+    if (match) session = atob(match[1].replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    session = "";
+  }
+  if (!match || !SESSION_ID.test(session)) throw new RequestError(404, "no such run", "not_found");
+  return { session, seq: Number(match[2]), context: _context(session) };
+}

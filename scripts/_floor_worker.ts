@@ -1,0 +1,24 @@
+// Bench floor: a Worker that only forwards the chat completion to the model and returns its JSON; workerd.
+import { DurableObject } from "cloudflare:workers";
+
+interface Env {
+  LLM_BASE_URL: string;
+  LLM_API_KEY?: string;
+}
+
+/** Unused: the bench harness always binds SESSIONS to a SessionDO class; without one workerd warns. */
+export class SessionDO extends DurableObject {}
+
+export default {
+  async fetch(req: Request, env: Env): Promise<Response> {
+    const res = await fetch(`${env.LLM_BASE_URL}/chat/completions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${env.LLM_API_KEY ?? ""}`,
+      },
+      body: await req.text(),
+    });
+    return Response.json(await res.json(), { status: res.status });
+  },
+};
