@@ -61,6 +61,9 @@ export function encodeSse(event: SseEvent): string {
   if (event.event !== undefined && !/^[A-Za-z0-9._-]+$/.test(event.event)) {
     throw new TypeError(`invalid SSE event name: ${JSON.stringify(event.event)}`);
   }
+  if (typeof event.data === "string" && /[\r\n]/.test(event.data)) {
+    throw new TypeError("raw SSE data must be one line");
+  }
   const name = event.event === undefined ? "" : `event: ${event.event}\n`;
   return `${name}data: ${_json(event.data, true)}\n\n`;
 }
@@ -88,6 +91,7 @@ export async function* readNdjson<E>(stream: ReadableStream<Uint8Array>): AsyncG
       if (line) yield JSON.parse(line) as E;
     }
   }
+  // A last line without its newline is a write cut short, not an event: it is dropped.
 }
 
 /**
