@@ -99,7 +99,10 @@ for (const adapter of PLATFORM_ADAPTERS) {
     const refusal = await adapter.verify(request, env);
     if (refusal) return jsonError(c, 401, refusal, "invalid_signature");
     const ingress = _parse(adapter, request, env);
-    if (ingress.kind === "respond") return c.json(ingress.body, ingress.status as 200);
+    if (ingress.kind === "respond") {
+      if (ingress.status === 204) return c.body(null, 204);
+      return c.json(ingress.body, ingress.status as 200);
+    }
     const { message } = ingress;
     const inbound: InboundMessage = {
       text: message.text,
