@@ -1,4 +1,5 @@
 // POST /webhooks/github end to end: signed issue comments in, issue comments out via a fake GitHub REST API; Deno + Miniflare.
+import { signGithubPayload } from "../lib/platforms/github.ts";
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { json, sessionState, until, withBaton } from "./_support/clients.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
@@ -11,19 +12,8 @@ const BOT = "batonbot";
 const REPO = "octo-org/hello-world";
 const SESSION = `github:${REPO}#42`;
 const COMMENTS_PATH = `/repos/${REPO}/issues/42/comments`;
-const encoder = new TextEncoder();
 
-async function sign(body: string, secret = SECRET): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(body)));
-  return "sha256=" + Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
-}
+const sign = (body: string, secret = SECRET) => signGithubPayload(secret, body);
 
 let _commentIds = 1000;
 

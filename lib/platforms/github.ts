@@ -245,3 +245,20 @@ export const githubAdapter: PlatformAdapter = {
     return { ok: false, status: res.status, retryable: false, message: await _apiMessage(res) };
   },
 };
+
+/** Signs a body the way GitHub does: `sha256=<hex HMAC-SHA256>`. For tests and tooling. */
+export async function signGithubPayload(
+  secret: string,
+  body: string | Uint8Array,
+): Promise<string> {
+  const encoder = new TextEncoder();
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(body)));
+  return "sha256=" + Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+}

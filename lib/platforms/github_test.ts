@@ -1,7 +1,7 @@
 // Unit tests for lib/platforms/github.ts: signature, event filtering, addressing, send outcomes; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
 import { type Ingress, PayloadError, type PlatformEnv, type SendResult } from "../platform.ts";
-import { githubAdapter } from "./github.ts";
+import { githubAdapter, signGithubPayload } from "./github.ts";
 
 const SECRET = "test-github-webhook-secret";
 const ENV: PlatformEnv = {
@@ -12,17 +12,7 @@ const ENV: PlatformEnv = {
 };
 const encoder = new TextEncoder();
 
-async function sign(body: string, secret = SECRET): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(body)));
-  return "sha256=" + Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
-}
+const sign = (body: string, secret = SECRET) => signGithubPayload(secret, body);
 
 function request(body: string, headers: Record<string, string> = {}) {
   return {
