@@ -249,7 +249,7 @@ export const githubAdapter: PlatformAdapter = {
 /** Signs a body the way GitHub does: `sha256=<hex HMAC-SHA256>`. For tests and tooling. */
 export async function signGithubPayload(
   secret: string,
-  body: string | Uint8Array,
+  body: string,
 ): Promise<string> {
   const encoder = new TextEncoder();
   const key = await crypto.subtle.importKey(
