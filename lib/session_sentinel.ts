@@ -360,12 +360,7 @@ export class SessionSentinel {
       transport.close();
       return true;
     }
-    let tee = this.#tees.get(seq);
-    if (!tee) {
-      tee = new TransportTee<RunEvent>(this.#eventLog(seq));
-      this.#tees.set(seq, tee);
-    }
-    tee.add(transport);
+    this.#tee(seq).add(transport);
     return true;
   }
 
@@ -853,16 +848,22 @@ export class SessionSentinel {
    * A final event closes the subscribers.
    */
   #emit(seq: number, type: string, data: Record<string, unknown>): void {
-    let tee = this.#tees.get(seq);
-    if (!tee) {
-      tee = new TransportTee<RunEvent>(this.#eventLog(seq));
-      this.#tees.set(seq, tee);
-    }
+    const tee = this.#tee(seq);
     tee.write({ type, data });
     if (_FINAL_EVENTS.has(type)) {
       this.#tees.delete(seq);
       tee.close();
     }
+  }
+
+  /** The run's tee: the durable log as primary, live subscribers as secondaries. */
+  #tee(seq: number): TransportTee<RunEvent> {
+    let tee = this.#tees.get(seq);
+    if (!tee) {
+      tee = new TransportTee<RunEvent>(this.#eventLog(seq));
+      this.#tees.set(seq, tee);
+    }
+    return tee;
   }
 
   #eventLog(seq: number): Transport<RunEvent> {
