@@ -1,0 +1,101 @@
+// `wrangler dev` as a killable child: its own process group, persisted state, offline; Deno.
+
+const _root = new URL("../", import.meta.url);
+
+/** wrangler's switches that stop every call home (see ../shared/reference/toolchain.md §3). */
+export const WRANGLER_OFFLINE_ENV = {
+  WRANGLER_SEND_METRICS: "false",
+  WRANGLER_HIDE_BANNER: "true",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+} as const;
+
+/** A running `wrangler dev`; `kill()` ends its whole process group at once (SIGKILL). */
+export interface WranglerDev {
+  /** e.g. "http://127.0.0.1:PORT" */
+  url: string;
+  pid: number;
+  /** SIGKILL to the process group (wrangler, esbuild, workerd), then waits for the leader. */
+  kill(): Promise<void>;
+}
+
+/** Settings of a `wrangler dev` run that survive restarts. */
+export interface WranglerDevOptions {
+  port: number;
+  inspectorPort: number;
+  /** `--persist-to`: Durable Object storage and alarms live here across restarts. */
+  persistDir: string;
+  vars: Record<string, string>;
+  /** Appended to by every start. */
+  logFile: string;
+  /** How long to wait for /healthz (default 60 s). */
+  readyTimeoutMs?: number;
+}
+
+/** A free TCP port on 127.0.0.1 (the OS picks it; it is released before returning). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** Starts `wrangler dev` in a new session (setsid) and waits until /healthz answers 200. */
+export async function startWranglerDev(options: WranglerDevOptions): Promise<WranglerDev> {
+  const wrangler = new URL("node_modules/.bin/wrangler", _root).pathname;
+  const args = [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(options.port),
+    "--inspector-port",
+    String(options.inspectorPort),
+    "--persist-to",
+    options.persistDir,
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    "warn",
+  ];
+  for (const [name, value] of Object.entries(options.vars)) args.push("--var", `${name}:${value}`);
+  // setsid makes wrangler the leader of a new process group, so one kill reaches workerd too.
+  const child = new Deno.Command("setsid", {
+    args: ["sh", "-c", `exec "$0" "$@" >>"${options.logFile}" 2>&1`, wrangler, ...args],
+    cwd: _root.pathname,
+    env: { ...WRANGLER_OFFLINE_ENV },
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const url = `http://127.0.0.1:${options.port}`;
+  let status: Deno.CommandStatus | undefined;
+  const exited = child.status.then((s) => status = s);
+  const kill = async () => {
+    if (status) return;
+    try {
+      Deno.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    await exited;
+  };
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  for (;;) {
+    if (status) {
+      throw new Error(
+        `wrangler dev exited with ${status.code} before it was ready; see ${options.logFile}`,
+      );
+    }
+    try {
+      const res = await fetch(`${url}/healthz`);
+      await res.body?.cancel();
+      if (res.status === 200) return { url, pid: child.pid, kill };
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      await kill();
+      throw new Error(`wrangler dev was not ready after ${options.readyTimeoutMs ?? 60_000} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
