@@ -187,9 +187,16 @@ const _SCHEMA = [
     text TEXT NOT NULL,
     sent_at INTEGER,
     error TEXT,
+    attempted_at INTEGER,
     PRIMARY KEY (seq, part)
   )`,
 ];
+
+/** Columns added after a table's first release: added to older databases when missing. */
+const _ADDED_COLUMNS = [{ table: "outbox", column: "attempted_at", type: "INTEGER" }];
+
+const _UNCONFIRMED_SEND =
+  "not resent: an earlier send of this part was cut off before its answer was recorded";
 
 /** The text a chat user gets when their turn failed. */
 export function failureNotice(error: { message: string }): string {
@@ -229,6 +236,12 @@ export class SessionSentinel {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     for (const statement of _SCHEMA) storage.sql.exec(statement);
+    for (const { table, column, type } of _ADDED_COLUMNS) {
+      const has = storage.sql.exec(
+        `SELECT 1 FROM pragma_table_info('${table}') WHERE name = '${column}'`,
+      ).toArray().length;
+      if (!has) storage.sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+    }
   }
 
   /**
@@ -741,15 +754,42 @@ export class SessionSentinel {
     const target = claim.message.reply;
     const channel = this.#options.channel;
     const parts = this.#sql(
-      `SELECT part, count, text FROM outbox WHERE seq = ? AND sent_at IS NULL ORDER BY part`,
+      `SELECT part, count, text, attempted_at FROM outbox WHERE seq = ? AND sent_at IS NULL ORDER BY part`,
       claim.seq,
     );
     for (const row of parts) {
       if (!target || !channel || !this.#holds(claim)) break;
       const part = { index: Number(row.part), count: Number(row.count) };
+      if (row.attempted_at !== null) {
+        // A dead executor sent this part and never learned the answer: it may be in the chat
+        // already, and a reply shown twice is worse than one part missing. Never resent.
+        this.#sql(
+          `UPDATE outbox SET error = ? WHERE seq = ? AND part = ?`,
+          _UNCONFIRMED_SEND,
+          claim.seq,
+          part.index,
+        );
+        console.error(
+          "reply part not resent",
+          target.platform,
+          `part ${part.index + 1}/${part.count}:`,
+          _UNCONFIRMED_SEND,
+        );
+        continue;
+      }
+      const attempt = (sending: boolean) =>
+        this.#sql(
+          `UPDATE outbox SET attempted_at = ? WHERE seq = ? AND part = ?`,
+          sending ? this.#now() : null,
+          claim.seq,
+          part.index,
+        );
       let error: string | null;
       try {
-        error = await _race(this.#sendPart(channel, target, String(row.text), part), signal);
+        error = await _race(
+          this.#sendPart(channel, target, String(row.text), part, attempt),
+          signal,
+        );
       } catch {
         return; // stopped while sending
       }
@@ -781,15 +821,22 @@ export class SessionSentinel {
     if (outcome) this.#notify(claim.seq, outcome);
   }
 
-  /** One part, waiting out 429s (Retry-After) within maxSendWaitMs; returns the error, or null when sent. */
+  /**
+   * One part, waiting out 429s (Retry-After) within maxSendWaitMs; returns the error, or null
+   * when sent. `attempt(true)` is stored before each send (the write is durable before the
+   * request leaves: the output gate holds it), `attempt(false)` once an answer says nothing was
+   * posted, so a crash in between is the only way a part is left "attempted".
+   */
   async #sendPart(
     channel: ReplyChannel,
     target: ReplyTarget,
     text: string,
     part: { index: number; count: number },
+    attempt: (sending: boolean) => void,
   ): Promise<string | null> {
     let waited = 0;
-    for (let attempt = 0;; attempt++) {
+    for (let tries = 0;; tries++) {
+      attempt(true);
       let result;
       try {
         result = await channel.send(target, text, part);
@@ -797,10 +844,11 @@ export class SessionSentinel {
         return error instanceof Error ? error.message : String(error);
       }
       if (result.ok) return null;
-      const wait = result.retryAfterMs ?? Math.min(500 * 2 ** attempt, 8_000);
+      const wait = result.retryAfterMs ?? Math.min(500 * 2 ** tries, 8_000);
       if (!result.retryable || waited + wait > (this.#options.maxSendWaitMs ?? 120_000)) {
         return result.message;
       }
+      attempt(false);
       waited += wait;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }

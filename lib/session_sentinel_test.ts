@@ -292,3 +292,90 @@ Deno.test("SessionSentinel sends the queued notice at most once per 30 s, and ne
   await quiet.submit(platformMsg("x"));
   assertEquals((await quiet.submit(platformMsg("y"))).notice, undefined);
 });
+
+Deno.test("SessionSentinel resumes a reply cut off by a crash without resending the part in doubt", async () => {
+  const storage = sqliteStorage();
+  const sent: string[] = [];
+  const cutOff = Promise.withResolvers<void>();
+  const channel = (dies: boolean) => ({
+    split: (_target: unknown, text: string) => [`${text} 1`, `${text} 2`, `${text} 3`],
+    send: (_target: unknown, text: string) => {
+      if (dies && text.endsWith(" 2")) {
+        cutOff.resolve();
+        return new Promise<never>(() => {}); // the process dies while the request is out
+      }
+      sent.push(text);
+      return Promise.resolve({ ok: true as const });
+    },
+  });
+  const message = { ...msg("hi"), reply: { platform: "telegram", chat_id: 1 } };
+  const before = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    channel: channel(true),
+  });
+  const receipt = await before.submit(message);
+  void before.drain();
+  await cutOff.promise;
+  assertEquals(sent, ["re: hi 1"]);
+
+  const after = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    channel: channel(false),
+  });
+  await after.drain();
+  assertEquals(sent, ["re: hi 1", "re: hi 3"], "part 2 may have been posted: never twice");
+  assertEquals((await after.outcome(receipt.seq)).status, "completed");
+  assertEquals(after.snapshot().running, false);
+});
+
+Deno.test("SessionSentinel resends a part after a crash during a 429 wait: nothing was posted", async () => {
+  const storage = sqliteStorage();
+  const sent: string[] = [];
+  const waiting = Promise.withResolvers<void>();
+  const message = { ...msg("hi"), reply: { platform: "telegram", chat_id: 1 } };
+  const before = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    channel: {
+      split: (_target, text) => [text],
+      send: () => {
+        setTimeout(() => waiting.resolve(), 10);
+        return Promise.resolve({
+          ok: false,
+          status: 429,
+          retryable: true,
+          retryAfterMs: 60_000,
+          message: "429",
+        });
+      },
+    },
+  });
+  const receipt = await before.submit(message);
+  void before.drain();
+  await waiting.promise; // the process dies during the Retry-After wait
+
+  const after = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    channel: {
+      split: (_target, text) => [text],
+      send: (_target, text) => {
+        sent.push(text);
+        return Promise.resolve({ ok: true });
+      },
+    },
+  });
+  await after.drain();
+  assertEquals(sent, ["re: hi"]);
+  assertEquals((await after.outcome(receipt.seq)).status, "completed");
+});
+
+Deno.test("SessionSentinel adds columns a database from an older release lacks", () => {
+  const storage = sqliteStorage();
+  storage.db.exec(
+    `CREATE TABLE outbox (seq INTEGER NOT NULL, part INTEGER NOT NULL, count INTEGER NOT NULL,
+     text TEXT NOT NULL, sent_at INTEGER, error TEXT, PRIMARY KEY (seq, part))`,
+  );
+  new SessionSentinel(storage, recordingExecutor().execute, options);
+  new SessionSentinel(storage, recordingExecutor().execute, options); // and only once
+  const columns = storage.db.prepare(`SELECT name FROM pragma_table_info('outbox')`).all();
+  assertEquals(columns.map((c) => c.name).includes("attempted_at"), true);
+});
