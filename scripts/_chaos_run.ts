@@ -1,8 +1,19 @@
 // The chaos run: baton under `wrangler dev`, faulty fakes, duplicated and bad deliveries, SIGKILLs; Deno.
 import { signStandardWebhook } from "../lib/standard_webhooks.ts";
-import { type FakeLlm, type FakeStep, startFakeLlm } from "../test/_support/fake_llm.ts";
-import { type FakePlatform, startFakePlatform } from "../test/_support/fake_platform.ts";
+import { type FakeStep, startFakeLlm } from "../test/_support/fake_llm.ts";
+import { startFakePlatform } from "../test/_support/fake_platform.ts";
+import {
+  CHAOS_MARKER,
+  type ChaosBadDelivery,
+  type ChaosKind,
+  type ChaosMessage,
+  type ChaosReport,
+  type ChaosSession,
+  verifyChaos,
+} from "./_chaos_report.ts";
 import { freePort, startWranglerDev, type WranglerDev } from "./_wrangler_dev.ts";
+
+export { type ChaosFigure, type ChaosReport, formatChaosReport } from "./_chaos_report.ts";
 
 /** Size and faults of one chaos run. */
 export interface ChaosOptions {
@@ -27,61 +38,10 @@ export interface ChaosOptions {
   log?: (line: string) => void;
 }
 
-/** One row of the result table. */
-export interface ChaosFigure {
-  label: string;
-  value: number;
-  /** Must be zero for the run to pass. */
-  mustBeZero: boolean;
-}
-
-/** What a chaos run measured; `ok` when every must-be-zero figure is zero. */
-export interface ChaosReport {
-  ok: boolean;
-  figures: ChaosFigure[];
-  /** Examples of what went wrong, for the log. */
-  problems: string[];
-  seconds: number;
-}
-
 const _API_KEY = "chaos-gateway-key";
 const _WEBHOOK_SECRET = "whsec_" + btoa("baton-chaos-webhook-secret-32byt");
 const _TELEGRAM_SECRET = "chaos-telegram-secret";
 const _BOT_TOKEN = "424242:chaos-bot-token";
-
-type _Kind = "webhook" | "telegram";
-
-interface _Message {
-  session: _Session;
-  k: number;
-  marker: string;
-  text: string;
-  updateId: number;
-  /** Extra copies: sent at once with the first ("concurrent") or after it was answered ("later"). */
-  duplicate: { mode: "concurrent" | "later"; copies: number } | null;
-  /** Telegram: the 200 ack; webhook: the final answer (a reply or a turn failure). */
-  accepted: boolean;
-  /** The generic webhook's final answers, one per copy that got one. */
-  answers: { status: number; reply?: string; error?: string }[];
-}
-
-interface _BadDelivery {
-  session: _Session;
-  marker: string;
-  what: string;
-  statuses: number[];
-}
-
-interface _Session {
-  index: number;
-  kind: _Kind;
-  name: string;
-  /** The key of GET /v1/sessions/{key}. */
-  key: string;
-  chatId: number;
-  queue: (_Message | _BadDelivery)[];
-  messages: _Message[];
-}
 
 /** A small seeded PRNG (mulberry32): the same seed plans the same run. */
 function _random(seed: number): () => number {
@@ -95,13 +55,14 @@ function _random(seed: number): () => number {
   };
 }
 
+/** How long a sender waits for one answer before it gives up and sends again, like a platform. */
+const _REQUEST_TIMEOUT_MS = 30_000;
 const _sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const _MARKER = /\bs(\d+)m(\d+)\b/;
 
-function _plan(options: Required<Omit<ChaosOptions, "log">>, random: () => number): _Session[] {
-  const sessions: _Session[] = [];
+function _plan(options: Required<Omit<ChaosOptions, "log">>, random: () => number): ChaosSession[] {
+  const sessions: ChaosSession[] = [];
   for (let i = 0; i < options.sessions; i++) {
-    const kind: _Kind = i % 2 === 0 ? "webhook" : "telegram";
+    const kind: ChaosKind = i % 2 === 0 ? "webhook" : "telegram";
     const name = `chaos-${options.seed}-${i}`;
     const chatId = 1_000_000 + options.seed % 100_000 * 100 + i;
     sessions.push({
@@ -139,7 +100,7 @@ function _plan(options: Required<Omit<ChaosOptions, "log">>, random: () => numbe
     }
     const k = session.messages.length;
     const marker = `s${session.index}m${k}`;
-    const message: _Message = {
+    const message: ChaosMessage = {
       session,
       k,
       marker,
@@ -177,7 +138,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
 
   const model = await startFakeLlm();
   model.script((req): FakeStep => {
-    if (!_MARKER.test(req.lastUserText)) return { kind: "text", text: req.lastUserText };
+    if (!CHAOS_MARKER.test(req.lastUserText)) return { kind: "text", text: req.lastUserText };
     const r = faults();
     const share = options.modelFailRate / 3;
     if (r < share) {
@@ -252,6 +213,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     good5xx: 0,
     kills: 0,
     openAtKills: 0,
+    partsInDoubt: 0,
   };
   let keepDir = false;
   try {
@@ -266,7 +228,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     let delivered = 0;
     let restarting: Promise<void> | null = null;
     /** Webhook messages whose sender still waits for the final answer. */
-    const pendingWebhooks = new Set<_Message>();
+    const pendingWebhooks = new Set<ChaosMessage>();
 
     const maybeKill = () => {
       delivered++;
@@ -305,10 +267,11 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
         let res: Response;
         let text: string;
         try {
-          res = await fetch(await build());
+          const timeout = Math.min(_REQUEST_TIMEOUT_MS, Math.max(1, deadline - Date.now()));
+          res = await fetch(await build(), { signal: AbortSignal.timeout(timeout) });
           text = await res.text();
         } catch {
-          // The connection failed or broke mid-answer (a kill): the platform sends it again.
+          // No answer, a broken connection (a kill) or a timeout: the platform sends it again.
           await _sleep(Math.min(100 * 2 ** attempt, 1_000));
           continue;
         }
@@ -324,7 +287,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       return null;
     };
 
-    const webhookRequest = async (message: _Message) => {
+    const webhookRequest = async (message: ChaosMessage) => {
       const body = JSON.stringify({
         session: message.session.name,
         text: message.text,
@@ -349,7 +312,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       });
     };
 
-    const telegramUpdate = (message: _Message) => ({
+    const telegramUpdate = (message: ChaosMessage) => ({
       update_id: message.updateId,
       message: {
         message_id: message.k + 1,
@@ -360,7 +323,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       },
     });
 
-    const telegramRequest = (message: _Message) =>
+    const telegramRequest = (message: ChaosMessage) =>
       Promise.resolve(
         new Request(`${url}/webhooks/telegram`, {
           method: "POST",
@@ -378,7 +341,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       typeof (body as { error?: { type?: unknown } })?.error?.type === "string" &&
       "session" in (body as object);
 
-    const deliverOnce = async (message: _Message): Promise<void> => {
+    const deliverOnce = async (message: ChaosMessage): Promise<void> => {
       const { kind } = message.session;
       if (kind === "webhook" && !message.accepted) pendingWebhooks.add(message);
       const answer = await send(
@@ -408,7 +371,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     };
 
     const later: Promise<void>[] = [];
-    const deliver = async (message: _Message): Promise<void> => {
+    const deliver = async (message: ChaosMessage): Promise<void> => {
       const copies = message.duplicate?.mode === "concurrent" ? 1 + message.duplicate.copies : 1;
       counts.duplicatesSent += copies - 1;
       await Promise.all(Array.from({ length: copies }, () => deliverOnce(message)));
@@ -424,7 +387,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       }
     };
 
-    const deliverBad = async (bad: _BadDelivery): Promise<void> => {
+    const deliverBad = async (bad: ChaosBadDelivery): Promise<void> => {
       counts.badSent++;
       const answer = await send(() => _badRequest(url, bad), () => false);
       if (!answer) return;
@@ -471,7 +434,10 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     for (const session of sessions) {
       transcripts.set(session.key, (await _sessionState(url, session.key))?.messages ?? []);
     }
-    const report = _verify({
+    // The runtime logs each reply part it would not resend after a crash (it may be shown already).
+    const wranglerLog = await Deno.readTextFile(devOptions.logFile).catch(() => "");
+    counts.partsInDoubt = wranglerLog.split("reply part not resent").length - 1;
+    const report = verifyChaos({
       sessions,
       model,
       shown,
@@ -513,7 +479,7 @@ async function _sessionState(
   }
 }
 
-async function _badRequest(url: string, bad: _BadDelivery): Promise<Request> {
+async function _badRequest(url: string, bad: ChaosBadDelivery): Promise<Request> {
   const { session, marker, what } = bad;
   if (session.kind === "webhook") {
     const id = `msg_${marker}`;
@@ -563,196 +529,4 @@ async function _badRequest(url: string, bad: _BadDelivery): Promise<Request> {
       : _TELEGRAM_SECRET;
   }
   return new Request(`${url}/webhooks/telegram`, { method: "POST", headers, body });
-}
-
-function _verify(run: {
-  sessions: _Session[];
-  model: FakeLlm;
-  shown: { chatId: number; replyTo: number | undefined; text: string }[];
-  transcripts: Map<string, { role: string; content: string }[]>;
-  locked: Set<string>;
-  counts: {
-    sent: number;
-    duplicatesSent: number;
-    badSent: number;
-    bad5xx: number;
-    good5xx: number;
-    kills: number;
-    openAtKills: number;
-  };
-  injected: { model429: number; model500: number; modelStall: number; telegram429: number };
-  problems: string[];
-  seconds: number;
-}): ChaosReport {
-  const { sessions, model, shown, transcripts, problems } = run;
-  const good = sessions.flatMap((s) => s.messages);
-  const byMarker = new Map(good.map((m) => [m.marker, m]));
-  const accepted = good.filter((m) => m.accepted);
-
-  // Turns: the model's calls per session, in arrival order; retries and reruns of one message
-  // are consecutive, so after collapsing them any step backwards is a turn out of order.
-  const turnsRun = new Set<string>();
-  let outOfOrder = 0;
-  let badTurns = 0;
-  let mixedCalls = 0;
-  const lastBySession = new Map<number, number>();
-  for (const request of model.requests) {
-    if (/\bbad\d+\b/.test(request.lastUserText)) badTurns++;
-    const match = _MARKER.exec(request.lastUserText);
-    if (!match) continue;
-    const [marker, s, k] = [match[0], Number(match[1]), Number(match[2])];
-    turnsRun.add(marker);
-    const tags = new Set(
-      JSON.stringify(request.body?.messages ?? []).match(/\[tag:s\d+\]/g) ?? [],
-    );
-    if (tags.size !== 1 || !tags.has(`[tag:s${s}]`)) {
-      mixedCalls++;
-      if (mixedCalls <= 3) problems.push(`model call for ${marker} carried tags ${[...tags]}`);
-    }
-    const last = lastBySession.get(s) ?? -1;
-    if (k < last) {
-      outOfOrder++;
-      if (outOfOrder <= 5) problems.push(`${marker} ran after s${s}m${last}`);
-    }
-    lastBySession.set(s, Math.max(last, k));
-  }
-
-  // Replies: Telegram sends per (chat, message answered); webhook answers per message.
-  const replies = new Map<string, string[]>();
-  let misrouted = 0;
-  for (const send of shown) {
-    const session = sessions.find((s) => s.kind === "telegram" && s.chatId === send.chatId);
-    const message = session?.messages[(send.replyTo ?? 0) - 1];
-    if (!message) {
-      misrouted++;
-      problems.push(`a Telegram send answered no known message: ${send.text.slice(0, 80)}`);
-      continue;
-    }
-    const list = replies.get(message.marker) ?? [];
-    list.push(send.text);
-    replies.set(message.marker, list);
-  }
-  for (const message of good) {
-    if (message.session.kind !== "webhook" || !message.answers.length) continue;
-    const first = message.answers[0];
-    replies.set(message.marker, [first.reply ?? `failed: ${first.error}`]);
-    for (const other of message.answers.slice(1)) {
-      if (other.status !== first.status || other.reply !== first.reply) {
-        replies.get(message.marker)!.push(other.reply ?? `failed: ${other.error}`);
-      }
-    }
-  }
-  let duplicates = 0;
-  let failedTurns = 0;
-  for (const [marker, texts] of replies) {
-    if (texts.length > 1) {
-      duplicates += texts.length - 1;
-      problems.push(`${marker} was answered ${texts.length} times`);
-    }
-    for (const text of texts) {
-      const apology = text.startsWith("Sorry, I could not answer that") ||
-        text.startsWith("failed: ");
-      if (apology) failedTurns++;
-      const other = _MARKER.exec(text)?.[0];
-      if (!apology && other !== marker) {
-        misrouted++;
-        problems.push(`${marker} was answered with ${JSON.stringify(text.slice(0, 80))}`);
-      }
-    }
-  }
-
-  // Transcripts: each message's user turn at most once, in order.
-  let recordedTwice = 0;
-  for (const session of sessions) {
-    const seen = new Set<string>();
-    let last = -1;
-    for (const entry of transcripts.get(session.key) ?? []) {
-      if (entry.role !== "user") continue;
-      const marker = _MARKER.exec(entry.content)?.[0];
-      const message = marker ? byMarker.get(marker) : undefined;
-      if (!message || message.session !== session) {
-        misrouted++;
-        problems.push(`${session.key}'s transcript holds ${JSON.stringify(entry.content)}`);
-        continue;
-      }
-      if (seen.has(marker!)) {
-        recordedTwice++;
-        problems.push(`${marker} is twice in ${session.key}'s transcript`);
-      }
-      if (message.k < last) {
-        outOfOrder++;
-        problems.push(`${marker} follows s${session.index}m${last} in the transcript`);
-      }
-      seen.add(marker!);
-      last = Math.max(last, message.k);
-    }
-  }
-
-  const lostMessages = good.filter((m) => !m.accepted || !replies.has(m.marker));
-  for (const m of lostMessages.slice(0, 5)) {
-    problems.push(
-      `${m.marker} (${m.session.kind}) ${
-        m.accepted ? "accepted, never answered" : "never accepted"
-      }${turnsRun.has(m.marker) ? " (its turn ran)" : ""}`,
-    );
-  }
-  const delivered = [...replies.values()].reduce((n, list) => n + Math.min(list.length, 1), 0);
-  const figures: ChaosFigure[] = [
-    {
-      label: "deliveries sent (retries and duplicates included)",
-      value: run.counts.sent,
-      mustBeZero: false,
-    },
-    { label: "messages", value: good.length, mustBeZero: false },
-    { label: "duplicate deliveries", value: run.counts.duplicatesSent, mustBeZero: false },
-    { label: "malformed or badly signed deliveries", value: run.counts.badSent, mustBeZero: false },
-    { label: "runtime kills (SIGKILL, process group)", value: run.counts.kills, mustBeZero: false },
-    {
-      label: "messages waiting or in a turn at the kills",
-      value: run.counts.openAtKills,
-      mustBeZero: false,
-    },
-    {
-      label: "model faults injected (429 / 500 / stall)",
-      value: run.injected.model429 + run.injected.model500 + run.injected.modelStall,
-      mustBeZero: false,
-    },
-    { label: "Telegram 429s injected", value: run.injected.telegram429, mustBeZero: false },
-    { label: "accepted messages", value: accepted.length, mustBeZero: false },
-    { label: "turns run", value: turnsRun.size, mustBeZero: false },
-    { label: "replies delivered", value: delivered, mustBeZero: false },
-    { label: "of which failure notices (turn failed)", value: failedTurns, mustBeZero: false },
-    { label: "messages lost", value: lostMessages.length, mustBeZero: true },
-    { label: "duplicate replies", value: duplicates, mustBeZero: true },
-    { label: "turns recorded twice", value: recordedTwice, mustBeZero: true },
-    { label: "out-of-order turns within a session", value: outOfOrder, mustBeZero: true },
-    {
-      label: "replies or model calls mixing sessions",
-      value: misrouted + mixedCalls,
-      mustBeZero: true,
-    },
-    { label: "sessions left locked", value: run.locked.size, mustBeZero: true },
-    { label: "5xx answers to bad input", value: run.counts.bad5xx, mustBeZero: true },
-    { label: "turns started by bad input", value: badTurns, mustBeZero: true },
-    {
-      label: "unexpected 5xx to good input (other than 503)",
-      value: run.counts.good5xx,
-      mustBeZero: false,
-    },
-  ];
-  for (const key of run.locked) problems.push(`${key} is still running or has messages queued`);
-  return {
-    ok: figures.every((f) => !f.mustBeZero || f.value === 0),
-    figures,
-    problems,
-    seconds: run.seconds,
-  };
-}
-
-/** The report as a markdown table. */
-export function formatChaosReport(report: ChaosReport): string {
-  const rows = report.figures.map((f) =>
-    `| ${f.label}${f.mustBeZero ? " (must be 0)" : ""} | ${f.value.toLocaleString("en-US")} |`
-  );
-  return ["| figure | value |", "|---|---|", ...rows].join("\n");
 }

@@ -31,6 +31,14 @@ export interface WranglerDevOptions {
   readyTimeoutMs?: number;
 }
 
+/** Kills of the process groups still running, so an interrupted caller leaves none behind. */
+const _running = new Set<() => void>();
+
+/** SIGKILLs every `wrangler dev` this process started and has not stopped yet; synchronous. */
+export function killAllWranglerDevs(): void {
+  for (const kill of _running) kill();
+}
+
 /** A free TCP port on 127.0.0.1 (the OS picks it; it is released before returning). */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -69,13 +77,17 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
   const url = `http://127.0.0.1:${options.port}`;
   let status: Deno.CommandStatus | undefined;
   const exited = child.status.then((s) => status = s);
-  const kill = async () => {
-    if (status) return;
+  const killGroup = () => {
+    _running.delete(killGroup);
     try {
       Deno.kill(-child.pid, "SIGKILL");
     } catch {
       // Already gone.
     }
+  };
+  _running.add(killGroup);
+  const kill = async () => {
+    if (!status) killGroup();
     await exited;
   };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);

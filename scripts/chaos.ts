@@ -1,5 +1,13 @@
 // `npm run chaos`: baton under wrangler dev with faulty fakes and two SIGKILLs; prints the table, exits 1 on a failed check; Deno.
 import { formatChaosReport, runChaos } from "./_chaos_run.ts";
+import { killAllWranglerDevs } from "./_wrangler_dev.ts";
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, () => {
+    killAllWranglerDevs();
+    Deno.exit(signal === "SIGINT" ? 130 : 143);
+  });
+}
 
 const _flags = new Map(
   Deno.args.map((arg) => {
