@@ -1,41 +1,12 @@
 // Unit tests for lib/delegate_task.ts with a scripted in-process model; Deno.
 import { assert, assertEquals, assertRejects, assertStrictEquals, assertThrows } from "@std/assert";
-import type { ChatModel, ModelReply, ModelRequest } from "./chat_model.ts";
+import { scriptedModel, toolCall } from "../test/_support/scripted_model.ts";
+import type { ChatModel, ModelRequest } from "./chat_model.ts";
 import { ModelError } from "./chat_model.ts";
 import { createDelegateTaskTool } from "./delegate_task.ts";
 import { runTurn } from "./run_turn.ts";
 import { asyncDeliverySupported, bindTurn } from "./session_context.ts";
 import { sessionInfoTool, ToolRegistry } from "./tools.ts";
-
-type Step = Partial<ModelReply> | ((request: ModelRequest) => Partial<ModelReply>);
-
-function scripted(steps: Step[]): ChatModel & { requests: ModelRequest[] } {
-  const requests: ModelRequest[] = [];
-  return {
-    name: "scripted",
-    requests,
-    complete(request) {
-      requests.push(structuredClone({ ...request, signal: undefined, onDelta: undefined }));
-      const step = steps.shift() ?? { content: "done" };
-      try {
-        const next = typeof step === "function" ? step(request) : step;
-        return Promise.resolve({
-          content: next.content ?? "",
-          toolCalls: next.toolCalls ?? [],
-          usage: { prompt_tokens: 1, completion_tokens: 1 },
-        });
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
-  };
-}
-
-const call = (id: string, name: string, args: unknown) => ({
-  id,
-  type: "function" as const,
-  function: { name, arguments: JSON.stringify(args) },
-});
 
 const NOTE =
   "Background execution is unavailable on this channel (nothing can be delivered after this turn ends); the task ran synchronously and its result is below.";
@@ -61,7 +32,7 @@ function keysDeep(value: unknown): string[] {
 
 Deno.test("delegate_task background:true in a bound turn runs inline and adds the note", async () => {
   let clock = 1000;
-  const child = scripted([() => {
+  const child = scriptedModel([() => {
     clock += 40.4;
     return { content: "the summary" };
   }]);
@@ -86,7 +57,7 @@ Deno.test("delegate_task without background:true adds no note", async () => {
     const result = await bindTurn(
       turnFields,
       {},
-      () => delegate(scripted([{ content: "ok" }])).run(args, { signal }),
+      () => delegate(scriptedModel([{ content: "ok" }])).run(args, { signal }),
     ) as Record<string, unknown>;
     assertEquals(Object.keys(result).sort(), ["results", "total_duration_ms"]);
   }
@@ -94,7 +65,7 @@ Deno.test("delegate_task without background:true adds no note", async () => {
 
 Deno.test("delegate_task background:true outside a bound turn runs inline without the note", async () => {
   assertStrictEquals(asyncDeliverySupported(), true);
-  const result = await delegate(scripted([{ content: "ok" }])).run(
+  const result = await delegate(scriptedModel([{ content: "ok" }])).run(
     { goal: "g", background: true },
     { signal },
   ) as Record<string, unknown>;
@@ -103,8 +74,8 @@ Deno.test("delegate_task background:true outside a bound turn runs inline withou
 });
 
 Deno.test("delegate_task gives the child a fresh conversation and no delegate_task", async () => {
-  const model = scripted([
-    { toolCalls: [call("d1", "delegate_task", { goal: "sum it", context: "a=1, b=2" })] },
+  const model = scriptedModel([
+    { toolCalls: [toolCall("d1", "delegate_task", { goal: "sum it", context: "a=1, b=2" })] },
     { content: "3" },
     { content: "the child said 3" },
   ]);
@@ -140,10 +111,10 @@ Deno.test("delegate_task gives the child a fresh conversation and no delegate_ta
 });
 
 Deno.test("delegate_task refuses a child registry that contains delegate_task", () => {
-  const inner = delegate(scripted([]));
+  const inner = delegate(scriptedModel([]));
   const error = assertThrows(() =>
     createDelegateTaskTool({
-      model: scripted([]),
+      model: scriptedModel([]),
       tools: new ToolRegistry([sessionInfoTool, inner]),
       system: "s",
       maxSteps: 4,
@@ -153,11 +124,11 @@ Deno.test("delegate_task refuses a child registry that contains delegate_task", 
 });
 
 Deno.test("delegate_task result reaches the parent as the tool message paired by call id", async () => {
-  const parent = scripted([
-    { toolCalls: [call("call_7", "delegate_task", { goal: "look it up" })] },
+  const parent = scriptedModel([
+    { toolCalls: [toolCall("call_7", "delegate_task", { goal: "look it up" })] },
     { content: "final" },
   ]);
-  const child = scripted([{ content: "found it" }]);
+  const child = scriptedModel([{ content: "found it" }]);
   const result = await bindTurn(turnFields, {}, () =>
     runTurn({
       model: parent,
@@ -180,7 +151,7 @@ Deno.test("delegate_task result reaches the parent as the tool message paired by
 });
 
 Deno.test("delegate_task reports a failing child as status failed", async () => {
-  const child = scripted([() => {
+  const child = scriptedModel([() => {
     throw new ModelError("the model provider answered 503", 503);
   }]);
   const result = await delegate(child).run({ goal: "g" }, { signal }) as {
@@ -196,7 +167,7 @@ Deno.test("delegate_task reports a failing child as status failed", async () => 
 Deno.test("delegate_task rethrows when the turn is aborted", async () => {
   const controller = new AbortController();
   const reason = new Error("stopped");
-  const child = scripted([() => {
+  const child = scriptedModel([() => {
     controller.abort(reason);
     throw reason;
   }]);
@@ -211,11 +182,11 @@ Deno.test("delegate_task invalid args reach the parent as {error}", async () => 
     goal: "g",
     background: "yes",
   }];
-  const parent = scripted([
-    { toolCalls: bad.map((args, i) => call(`c${i}`, "delegate_task", args)) },
+  const parent = scriptedModel([
+    { toolCalls: bad.map((args, i) => toolCall(`c${i}`, "delegate_task", args)) },
     { content: "gave up" },
   ]);
-  const child = scripted([]);
+  const child = scriptedModel([]);
   const result = await runTurn({
     model: parent,
     tools: new ToolRegistry([delegate(child)]),

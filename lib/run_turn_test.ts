@@ -1,33 +1,10 @@
 // Unit tests for lib/run_turn.ts with a scripted in-process model; Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
-import type { ChatModel, ModelReply, ModelRequest } from "./chat_model.ts";
+import { scriptedModel, toolCall } from "../test/_support/scripted_model.ts";
 import { echoModel } from "./chat_model.ts";
 import { runTurn, STEP_CAP_REPLY } from "./run_turn.ts";
 import { bindTurn } from "./session_context.ts";
 import { defineTool, sessionInfoTool, ToolRegistry } from "./tools.ts";
-
-function scripted(replies: Partial<ModelReply>[]): ChatModel & { requests: ModelRequest[] } {
-  const requests: ModelRequest[] = [];
-  return {
-    name: "scripted",
-    requests,
-    complete(request) {
-      requests.push(structuredClone({ ...request, signal: undefined, onDelta: undefined }));
-      const next = replies.shift() ?? { content: "done" };
-      return Promise.resolve({
-        content: next.content ?? "",
-        toolCalls: next.toolCalls ?? [],
-        usage: { prompt_tokens: 1, completion_tokens: 1 },
-      });
-    },
-  };
-}
-
-const call = (id: string, name: string, args: unknown) => ({
-  id,
-  type: "function" as const,
-  function: { name, arguments: JSON.stringify(args) },
-});
 
 const base = {
   system: ["be brief"],
@@ -51,8 +28,8 @@ Deno.test("runTurn() answers with text and returns the user and assistant messag
 });
 
 Deno.test("runTurn() runs tool calls and pairs every call with its result", async () => {
-  const model = scripted([
-    { toolCalls: [call("c1", "session_info", {}), call("c2", "missing_tool", {})] },
+  const model = scriptedModel([
+    { toolCalls: [toolCall("c1", "session_info", {}), toolCall("c2", "missing_tool", {})] },
     { content: "all done" },
   ]);
   const result = await bindTurn(
@@ -99,15 +76,18 @@ Deno.test("runTurn() reports a throwing tool to the model instead of failing the
       throw new Error("kaput");
     },
   });
-  const model = scripted([{ toolCalls: [call("c1", "boom", {})] }, { content: "recovered" }]);
+  const model = scriptedModel([
+    { toolCalls: [toolCall("c1", "boom", {})] },
+    { content: "recovered" },
+  ]);
   const result = await runTurn({ ...base, model, tools: new ToolRegistry([boom]), input: "x" });
   assertEquals(JSON.parse(String(result.messages[2].content)), { error: "kaput" });
   assertStrictEquals(result.reply, "recovered");
 });
 
 Deno.test("runTurn() stops at maxSteps with the transcript still paired", async () => {
-  const model = scripted(
-    Array.from({ length: 10 }, (_, i) => ({ toolCalls: [call(`c${i}`, "session_info", {})] })),
+  const model = scriptedModel(
+    Array.from({ length: 10 }, (_, i) => ({ toolCalls: [toolCall(`c${i}`, "session_info", {})] })),
   );
   const result = await runTurn({
     ...base,

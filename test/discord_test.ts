@@ -1,6 +1,7 @@
 // POST /webhooks/discord end to end: Ed25519-signed interactions into baton in workerd, replies to a fake Discord API; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { json, sessionState, until, withBaton } from "./_support/clients.ts";
+import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
 import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -8,15 +9,8 @@ import type { TestWorker } from "./_support/worker.ts";
 const APP_ID = "1100000000000000001";
 const CHANNEL = "1300000000000000001";
 
-function hex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-const keys = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
-  "sign",
-  "verify",
-]) as CryptoKeyPair;
-const PUBLIC_KEY = hex(new Uint8Array(await crypto.subtle.exportKey("raw", keys.publicKey)));
+const keys = await discordTestKeys();
+const PUBLIC_KEY = keys.publicKeyHex;
 
 let _ids = 0;
 
@@ -52,15 +46,8 @@ async function interact(
 ): Promise<Response> {
   const timestamp = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
   const body = JSON.stringify(payload);
-  const signature = opts.signature ?? hex(
-    new Uint8Array(
-      await crypto.subtle.sign(
-        "Ed25519",
-        keys.privateKey,
-        new TextEncoder().encode(timestamp + body),
-      ),
-    ),
-  );
+  const signature = opts.signature ??
+    await signDiscordRequest({ privateKey: keys.privateKey, timestamp, body });
   return worker.fetch("/webhooks/discord", {
     method: "POST",
     headers: opts.headers ?? {
@@ -138,15 +125,11 @@ Deno.test("POST /webhooks/discord answers a signed PING with PONG and no turn", 
 Deno.test("POST /webhooks/discord refuses wrong, malformed and missing signatures with 401 and no turn", async () => {
   await withDiscord(async (worker, fake, discord) => {
     const payload = command("never run");
-    const good = await (async () => {
-      const ts = String(Math.floor(Date.now() / 1000));
-      const sig = await crypto.subtle.sign(
-        "Ed25519",
-        keys.privateKey,
-        new TextEncoder().encode(ts + JSON.stringify(command("other body"))),
-      );
-      return hex(new Uint8Array(sig));
-    })();
+    const good = await signDiscordRequest({
+      privateKey: keys.privateKey,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      body: JSON.stringify(command("other body")),
+    });
     const cases: Parameters<typeof interact>[2][] = [
       { signature: good },
       { signature: "00".repeat(64) },

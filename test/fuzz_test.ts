@@ -4,6 +4,7 @@ import { assert } from "@std/assert";
 import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { signStandardWebhook } from "../lib/standard_webhooks.ts";
 import { API_KEY, WEBHOOK_SECRET, withBaton } from "./_support/clients.ts";
+import { discordTestKeys, hex, signDiscordRequest } from "./_support/discord_signer.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
 import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -25,21 +26,9 @@ const OTHER_WEBHOOK_SECRET = "whsec_" + btoa("some-other-secret-of-32-bytes!!!")
 const encoder = new TextEncoder();
 const NOW = Math.floor(Date.now() / 1000);
 
-function hex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-const discordKeys = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
-  "sign",
-  "verify",
-]) as CryptoKeyPair;
-const otherDiscordKeys = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
-  "sign",
-  "verify",
-]) as CryptoKeyPair;
-const DISCORD_PUBLIC_KEY = hex(
-  new Uint8Array(await crypto.subtle.exportKey("raw", discordKeys.publicKey)),
-);
+const discordKeys = await discordTestKeys();
+const otherDiscordKeys = await discordTestKeys();
+const DISCORD_PUBLIC_KEY = discordKeys.publicKeyHex;
 
 // ---------------------------------------------------------------------------------------------
 // Markers: every text field carries "FUZZ-<n>." so a turn can be traced back to its request.
@@ -991,15 +980,11 @@ const discordRoute: RouteFuzz<WebhookCase> = {
     const body = renderBody(c.body, marker);
     const ts = tsFor(c.sig);
     const key = c.sig.k === "wrongKey" ? otherDiscordKeys.privateKey : discordKeys.privateKey;
-    const good = hex(
-      new Uint8Array(
-        await crypto.subtle.sign(
-          "Ed25519",
-          key,
-          concat(encoder.encode(ts), signedBody(c.sig, body)),
-        ),
-      ),
-    );
+    const good = await signDiscordRequest({
+      privateKey: key,
+      timestamp: ts,
+      body: signedBody(c.sig, body),
+    });
     const sig = shapeSignature(c.sig, good, "", "00".repeat(64), ",");
     return {
       method: "POST",

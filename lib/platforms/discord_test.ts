@@ -1,5 +1,6 @@
 // Unit tests for lib/platforms/discord.ts over signed fixtures and a stubbed fetch; Deno.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
+import { discordTestKeys, signDiscordRequest } from "../../test/_support/discord_signer.ts";
 import type { Ingress, PlatformMessage, RawRequest } from "../platform.ts";
 import { DISCORD_NO_TEXT_NOTICE, discordAdapter } from "./discord.ts";
 
@@ -7,15 +8,8 @@ const NOW = 1_767_000_000;
 const APP_ID = "1100000000000000001";
 const TOKEN = "aW50ZXJhY3Rpb24tdG9rZW4tc2VjcmV0";
 
-function hex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-const keys = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
-  "sign",
-  "verify",
-]) as CryptoKeyPair;
-const PUBLIC_KEY = hex(new Uint8Array(await crypto.subtle.exportKey("raw", keys.publicKey)));
+const keys = await discordTestKeys();
+const PUBLIC_KEY = keys.publicKeyHex;
 const ENV = { DISCORD_PUBLIC_KEY: PUBLIC_KEY, DISCORD_APPLICATION_ID: APP_ID };
 
 async function signed(
@@ -24,15 +18,8 @@ async function signed(
 ): Promise<RawRequest> {
   const timestamp = opts.timestamp ?? String(NOW);
   const body = new TextEncoder().encode(opts.body ?? JSON.stringify(payload));
-  const signature = opts.signature ?? hex(
-    new Uint8Array(
-      await crypto.subtle.sign(
-        "Ed25519",
-        keys.privateKey,
-        new TextEncoder().encode(timestamp + new TextDecoder().decode(body)),
-      ),
-    ),
-  );
+  const signature = opts.signature ??
+    await signDiscordRequest({ privateKey: keys.privateKey, timestamp, body });
   return {
     headers: new Headers({ "x-signature-ed25519": signature, "x-signature-timestamp": timestamp }),
     body,
@@ -73,11 +60,7 @@ Deno.test("discordAdapter.verify() accepts a signature over timestamp + raw body
 });
 
 Deno.test("discordAdapter.verify() refuses a signature by another key", async () => {
-  const other = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
-    "sign",
-    "verify",
-  ]) as CryptoKeyPair;
-  const otherKey = hex(new Uint8Array(await crypto.subtle.exportKey("raw", other.publicKey)));
+  const otherKey = (await discordTestKeys()).publicKeyHex;
   const refusal = await discordAdapter.verify(await signed({ type: 1 }), {
     ...ENV,
     DISCORD_PUBLIC_KEY: otherKey,
