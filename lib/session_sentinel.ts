@@ -155,6 +155,9 @@ const _SCHEMA = [
   )`,
   `CREATE INDEX IF NOT EXISTS inbox_status ON inbox (status, seq)`,
   `CREATE INDEX IF NOT EXISTS inbox_received ON inbox (received_at)`,
+  // The prune after every turn seeks finished rows without a delivery key: without this index
+  // SQLite walks every such row through the unique index on delivery_key.
+  `CREATE INDEX IF NOT EXISTS inbox_prune ON inbox (delivery_key, finished_at)`,
   `CREATE TABLE IF NOT EXISTS run (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     generation INTEGER NOT NULL,

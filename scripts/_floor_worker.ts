@@ -1,4 +1,4 @@
-// Bench floor: a Worker that only forwards the chat completion to the model and returns its JSON; workerd.
+// Bench floor: a Worker that only forwards the chat completion to the model and returns its JSON or relays its SSE; workerd.
 import { DurableObject } from "cloudflare:workers";
 
 interface Env {
@@ -19,6 +19,12 @@ export default {
       },
       body: await req.text(),
     });
+    if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
+      return new Response(res.body, {
+        status: res.status,
+        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+      });
+    }
     return Response.json(await res.json(), { status: res.status });
   },
 };
