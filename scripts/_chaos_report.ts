@@ -217,12 +217,12 @@ export function verifyChaos(run: {
     { label: "accepted messages", value: accepted.length, mustBeZero: false },
     { label: "turns run", value: turnsRun.size, mustBeZero: false },
     { label: "replies delivered", value: delivered, mustBeZero: false },
+    { label: "of which failure notices (turn failed)", value: failedTurns, mustBeZero: false },
     {
       label: "reply sends cut off by a kill, not resent (in doubt)",
       value: run.counts.partsInDoubt,
       mustBeZero: false,
     },
-    { label: "of which failure notices (turn failed)", value: failedTurns, mustBeZero: false },
     { label: "messages lost", value: lostMessages.length, mustBeZero: true },
     { label: "duplicate replies", value: duplicates, mustBeZero: true },
     { label: "turns recorded twice", value: recordedTwice, mustBeZero: true },
