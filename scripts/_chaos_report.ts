@@ -39,12 +39,11 @@ export interface ChaosMessage {
   answers: { status: number; reply?: string; error?: string }[];
 }
 
-/** One malformed or badly signed delivery and the statuses it got. */
+/** One malformed or badly signed delivery. */
 export interface ChaosBadDelivery {
   session: ChaosSession;
   marker: string;
   what: string;
-  statuses: number[];
 }
 
 /** One session of the plan: its deliveries in sending order. */

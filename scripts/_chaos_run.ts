@@ -94,7 +94,6 @@ function _plan(options: Required<Omit<ChaosOptions, "log">>, random: () => numbe
         session,
         marker,
         what: kinds[Math.floor(random() * kinds.length)],
-        statuses: [],
       });
       continue;
     }
@@ -391,7 +390,6 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       counts.badSent++;
       const answer = await send(() => _badRequest(url, bad), () => false);
       if (!answer) return;
-      bad.statuses.push(answer.status);
       if (answer.status >= 500) {
         counts.bad5xx++;
         problems.push(`${bad.marker} (${bad.what}): answered ${answer.status}`);

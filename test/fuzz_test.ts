@@ -1,10 +1,11 @@
 // Fuzzed ingress: every route answers 2xx/4xx JSON and rejected requests start no turn; Deno + Miniflare + fast-check.
 import fc from "fast-check";
 import { assert } from "@std/assert";
+import { signGithubPayload } from "../lib/platforms/github.ts";
 import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { signStandardWebhook } from "../lib/standard_webhooks.ts";
 import { API_KEY, WEBHOOK_SECRET, withBaton } from "./_support/clients.ts";
-import { discordTestKeys, hex, signDiscordRequest } from "./_support/discord_signer.ts";
+import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
 import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -590,17 +591,6 @@ async function fuzzRoute<C>(worker: TestWorker, route: RouteFuzz<C>, seed: numbe
 // ---------------------------------------------------------------------------------------------
 // Signers.
 
-async function hmacHex(secret: string, data: Uint8Array): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  return hex(new Uint8Array(await crypto.subtle.sign("HMAC", key, data as BufferSource)));
-}
-
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(a.length + b.length);
   out.set(a, 0);
@@ -1019,8 +1009,10 @@ const githubRoute: RouteFuzz<WebhookCase & { event: string }> = {
     const over = c.sig.k === "stale" || c.sig.k === "badTs"
       ? concat(body, encoder.encode(" "))
       : signedBody(c.sig, body);
-    const good = "sha256=" +
-      await hmacHex(c.sig.k === "wrongKey" ? "another-github-secret" : GH_SECRET, over);
+    const good = await signGithubPayload(
+      c.sig.k === "wrongKey" ? "another-github-secret" : GH_SECRET,
+      over,
+    );
     const sig = shapeSignature(c.sig, good, "sha256=", "sha256=" + "0".repeat(64), ", ");
     return {
       method: "POST",

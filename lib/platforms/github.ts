@@ -246,10 +246,10 @@ export const githubAdapter: PlatformAdapter = {
   },
 };
 
-/** Signs a body the way GitHub does: `sha256=<hex HMAC-SHA256>`. For tests and tooling. */
+/** Signs a body (text or raw bytes) the way GitHub does: `sha256=<hex HMAC-SHA256>`. For tests and tooling. */
 export async function signGithubPayload(
   secret: string,
-  body: string,
+  body: string | Uint8Array,
 ): Promise<string> {
   const encoder = new TextEncoder();
   const key = await crypto.subtle.importKey(
@@ -259,6 +259,7 @@ export async function signGithubPayload(
     false,
     ["sign"],
   );
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(body)));
+  const bytes = typeof body === "string" ? encoder.encode(body) : body;
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, bytes as BufferSource));
   return "sha256=" + Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
 }
