@@ -1,13 +1,20 @@
-// Shared HTTP pieces of the route handlers: JSON errors, body reading, API-key auth, session stubs; Workers.
+// Shared HTTP pieces of the route handlers: the app's types, JSON errors, body and parameter reading, API-key auth; Workers.
 import type { Context, MiddlewareHandler } from "hono";
 import { timingSafeEqual } from "hono/utils/buffer";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import type { InboundMessage, SubmitReceipt, TurnOutcome } from "../lib/session_sentinel.ts";
+import type { BatonConfig } from "../lib/config.ts";
+import { parseJsonBody, PayloadError } from "../lib/platform.ts";
+import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
 import type { Env } from "./env.ts";
 
-/** The hono environment of every route. */
-export type App = { Bindings: Env };
+/** The hono environment of every route: the bindings, and the config read once per request. */
+export type App = { Bindings: Env; Variables: { config: BatonConfig } };
+
+/** Runs the rest of a handler with a message's context bound (over the request's empty one). */
+export function bindRequest<T>(c: Context<App>, fields: ContextFields, fn: () => T): T {
+  return withSessionContext(fields, c.var.config.contextDefaults, fn);
+}
 
 /** Largest request body accepted on any route. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -29,13 +36,16 @@ export class RequestError extends Error {
   }
 }
 
-/** Parses `bytes` as JSON and validates it; a failure names the field. */
+/** Parses `bytes` as JSON (the one decoder, `parseJsonBody`) and validates it; a failure names the field. */
 export function parseJson<S extends z.ZodType>(schema: S, bytes: Uint8Array): z.infer<S> {
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
-  } catch {
-    throw new RequestError(400, "request body is not valid JSON", "invalid_request_error");
+    value = parseJsonBody(bytes);
+  } catch (error) {
+    if (error instanceof PayloadError) {
+      throw new RequestError(400, error.message, "invalid_request_error");
+    }
+    throw error;
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
@@ -46,9 +56,18 @@ export function parseJson<S extends z.ZodType>(schema: S, bytes: Uint8Array): z.
   return parsed.data;
 }
 
+/** The `:key` route parameter as a session key (URL-decoded by hono), or a 400. */
+export function sessionKeyParam(c: Context): string {
+  const key = c.req.param("key");
+  if (!key || key.length > 512) {
+    throw new RequestError(400, "session key: invalid", "invalid_request_error");
+  }
+  return key;
+}
+
 /** Requires `Authorization: Bearer <GATEWAY_API_KEY>`, compared in constant time. */
 export const requireApiKey: MiddlewareHandler<App> = async (c, next) => {
-  const key = c.env.GATEWAY_API_KEY ?? "";
+  const key = c.var.config.gatewayApiKey;
   if (!key) {
     return jsonError(
       c,
@@ -65,58 +84,9 @@ export const requireApiKey: MiddlewareHandler<App> = async (c, next) => {
   await next();
 };
 
-/** The Durable Object stub of a session key. */
-export function sessionStub(env: Env, sessionKey: string) {
-  return env.SESSIONS.get(env.SESSIONS.idFromName(sessionKey));
-}
-
-/**
- * Stores a message in its session; a storage failure becomes a 503 so the sender retries.
- * With `refuseWhenFull`, a full queue becomes a 429 (API and generic webhook callers).
- */
-export async function submitMessage(
-  env: Env,
-  sessionKey: string,
-  message: InboundMessage,
-  refuseWhenFull: boolean,
-): Promise<SubmitReceipt> {
-  let receipt: SubmitReceipt;
-  try {
-    receipt = await sessionStub(env, sessionKey).submit(message);
-  } catch (error) {
-    console.error("submit failed", sessionKey, error instanceof Error ? error.message : "unknown");
-    throw new RequestError(503, "the message could not be stored; retry", "unavailable");
-  }
-  if (receipt.refused && refuseWhenFull) {
-    throw new RequestError(
-      429,
-      "too many messages are waiting in this session; retry later",
-      "queue_full",
-    );
-  }
-  return receipt;
-}
-
 /** The HTTP status for a turn that did not complete. */
 export function failureStatus(error: { type: string }): ContentfulStatusCode {
   if (error.type === "cancelled" || error.type === "interrupted") return 409;
   if (error.type === "turn_timeout") return 504;
   return 502;
-}
-
-/** Waits for a message's turn to end; survives a restart of the session object by asking again. */
-export async function awaitOutcome(
-  env: Env,
-  message: InboundMessage,
-  seq: number,
-): Promise<TurnOutcome> {
-  const key = message.context.session_key ?? "";
-  for (let attempt = 0;; attempt++) {
-    try {
-      return await sessionStub(env, key).awaitOutcome(seq, message.context);
-    } catch (error) {
-      if (attempt >= 8) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
-    }
-  }
 }

@@ -1,16 +1,9 @@
 // Relays a run's events from its session object to an HTTP client as SSE; Workers.
-import type { RunEvent } from "../lib/session_sentinel.ts";
+import { FINAL_RUN_EVENTS, type RunEvent } from "../lib/session/mod.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import { readNdjson, type SseEvent, sseTransport } from "../lib/transport.ts";
 import type { Env } from "./env.ts";
-import { sessionStub } from "./_http.ts";
-
-/** Event types that end a run. */
-export const FINAL_RUN_EVENTS: ReadonlySet<string> = new Set([
-  "run.completed",
-  "run.failed",
-  "run.cancelled",
-]);
+import { sessionStub } from "./session_client.ts";
 
 /**
  * Opens run `seq`'s event stream (stored events first, then live ones) and relays it as SSE,

@@ -1,6 +1,5 @@
 // OpenAI-compatible API routes: chat completions (JSON and SSE), models, session state; Workers.
 import { Hono } from "hono";
-import { readConfig } from "../lib/config.ts";
 import {
   chatCompletion,
   chatCompletionChunk,
@@ -9,26 +8,25 @@ import {
   deriveSessionId,
   SESSION_ID,
 } from "../lib/openai_api.ts";
-import { withSessionContext } from "../lib/session_context.ts";
-import type { InboundMessage, RunEvent } from "../lib/session_sentinel.ts";
+import type { InboundMessage, RunEvent } from "../lib/session/mod.ts";
 import type { SseEvent } from "../lib/transport.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import {
   type App,
-  awaitOutcome,
+  bindRequest,
   failureStatus,
   parseJson,
   RequestError,
   requireApiKey,
-  sessionStub,
-  submitMessage,
+  sessionKeyParam,
 } from "./_http.ts";
+import { awaitOutcome, sessionStub, submitMessage } from "./session_client.ts";
 
 /** Routes under /v1, each behind the API key. */
 export const apiRoutes = new Hono<App>();
 
 apiRoutes.get("/models", requireApiKey, (c) => {
-  const { llmModel } = readConfig(c.env as unknown as Record<string, unknown>);
+  const { llmModel } = c.var.config;
   return c.json({
     object: "list",
     data: [{ id: llmModel, object: "model", created: 0, owned_by: "baton" }],
@@ -36,11 +34,8 @@ apiRoutes.get("/models", requireApiKey, (c) => {
 });
 
 apiRoutes.get("/sessions/:key", requireApiKey, (c) => {
-  const key = c.req.param("key");
-  if (!key || key.length > 512) {
-    throw new RequestError(400, "session key: invalid", "invalid_request_error");
-  }
-  return withSessionContext({ session_key: key }, {}, async () => {
+  const key = sessionKeyParam(c);
+  return bindRequest(c, { session_key: key }, async () => {
     const snapshot = await sessionStub(c.env, key).snapshot({ session_key: key });
     return c.json({ key, ...snapshot });
   });
@@ -48,20 +43,16 @@ apiRoutes.get("/sessions/:key", requireApiKey, (c) => {
 
 for (const command of ["stop", "reset"] as const) {
   apiRoutes.post(`/sessions/:key/${command}`, requireApiKey, (c) => {
-    const key = c.req.param("key");
-    if (!key || key.length > 512) {
-      throw new RequestError(400, "session key: invalid", "invalid_request_error");
-    }
-    return withSessionContext({ session_key: key }, {}, async () => {
-      const stub = sessionStub(c.env, key);
-      const result = await stub.control(command === "stop" ? "stop" : "new", { session_key: key });
+    const key = sessionKeyParam(c);
+    return bindRequest(c, { session_key: key }, async () => {
+      const result = await sessionStub(c.env, key).control(command, { session_key: key });
       return c.json({ key, status: command === "stop" ? "stopped" : "reset", ...result });
     });
   });
 }
 
 apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
-  const config = readConfig(c.env as unknown as Record<string, unknown>);
+  const { config } = c.var;
   const request = parseJson(chatCompletionRequest, new Uint8Array(await c.req.arrayBuffer()));
   const turn = chatTurnInput(request);
   if (!turn) throw new RequestError(400, "messages: no user message", "invalid_request_error");
@@ -86,7 +77,7 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     ...(turn.system ? { system: turn.system } : {}),
     ...(turn.seed.length ? { seed: turn.seed } : {}),
   };
-  return withSessionContext(message.context, config.contextDefaults, async () => {
+  return bindRequest(c, message.context, async () => {
     const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
     const headers = { "X-Session-Id": sessionId };
     if (request.stream) {

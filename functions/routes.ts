@@ -12,15 +12,13 @@ import { webhookRoutes } from "./webhook_routes.ts";
 /** The baton Worker app. */
 export const app = new Hono<App>();
 
-app.use(
-  "*",
-  (c, next) =>
-    withSessionContext(
-      {},
-      readConfig(c.env as unknown as Record<string, unknown>).contextDefaults,
-      next,
-    ),
-);
+// The one entry binding of a Worker request: the config is read here, once, and the session
+// context starts empty (handlers that learn a message's context bind it with bindRequest).
+app.use("*", (c, next) => {
+  const config = readConfig(c.env);
+  c.set("config", config);
+  return withSessionContext({}, config.contextDefaults, next);
+});
 app.use(
   "*",
   methodNotAllowed({

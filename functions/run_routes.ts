@@ -1,18 +1,11 @@
 // The runs API: start a turn, read its state, follow its events live, stop it; Workers.
 import { Hono } from "hono";
 import { z } from "zod";
-import { readConfig } from "../lib/config.ts";
 import { SESSION_ID } from "../lib/openai_api.ts";
-import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
-import type { InboundMessage } from "../lib/session_sentinel.ts";
-import {
-  type App,
-  parseJson,
-  RequestError,
-  requireApiKey,
-  sessionStub,
-  submitMessage,
-} from "./_http.ts";
+import type { ContextFields } from "../lib/session_context.ts";
+import type { InboundMessage } from "../lib/session/mod.ts";
+import { type App, bindRequest, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { sessionStub, submitMessage } from "./session_client.ts";
 import { relayRunEvents } from "./_run_events.ts";
 
 const _runRequest = z.object({
@@ -24,11 +17,10 @@ const _runRequest = z.object({
 export const runRoutes = new Hono<App>();
 
 runRoutes.post("/", requireApiKey, async (c) => {
-  const config = readConfig(c.env as unknown as Record<string, unknown>);
   const body = parseJson(_runRequest, new Uint8Array(await c.req.arrayBuffer()));
   const session = body.session ?? `r${crypto.randomUUID().replaceAll("-", "")}`;
   const message: InboundMessage = { text: body.input, context: _context(session), events: true };
-  return withSessionContext(message.context, config.contextDefaults, async () => {
+  return bindRequest(c, message.context, async () => {
     const receipt = await submitMessage(c.env, `api:${session}`, message, true);
     return c.json({ run_id: _runId(session, receipt.seq), session, status: "queued" }, 202);
   });
@@ -36,7 +28,7 @@ runRoutes.post("/", requireApiKey, async (c) => {
 
 runRoutes.get("/:id", requireApiKey, (c) => {
   const run = _parseRunId(c.req.param("id"));
-  return withSessionContext(run.context, {}, async () => {
+  return bindRequest(c, run.context, async () => {
     const state = await sessionStub(c.env, `api:${run.session}`).runState(run.seq, run.context);
     if (!state) throw new RequestError(404, "no such run", "not_found");
     return c.json({ run_id: c.req.param("id"), session: run.session, ...state });
@@ -46,7 +38,7 @@ runRoutes.get("/:id", requireApiKey, (c) => {
 runRoutes.get("/:id/events", requireApiKey, (c) => {
   const run = _parseRunId(c.req.param("id"));
   const runId = c.req.param("id");
-  return withSessionContext(run.context, {}, async () => {
+  return bindRequest(c, run.context, async () => {
     const relay = await relayRunEvents(c.env, run.context, run.seq, (event) => [
       { event: event.type, data: { type: event.type, run_id: runId, ...event.data } },
     ], {});
@@ -57,7 +49,7 @@ runRoutes.get("/:id/events", requireApiKey, (c) => {
 
 runRoutes.post("/:id/stop", requireApiKey, (c) => {
   const run = _parseRunId(c.req.param("id"));
-  return withSessionContext(run.context, {}, async () => {
+  return bindRequest(c, run.context, async () => {
     const stub = sessionStub(c.env, `api:${run.session}`);
     if (await stub.cancelRun(run.seq, run.context)) return c.json({ status: "stopping" });
     const state = await stub.runState(run.seq, run.context);

@@ -1,4 +1,4 @@
-// The session Durable Object: a thin Workers shell over lib/session_sentinel.ts; Workers (cloudflare:workers).
+// The session Durable Object: a thin Workers shell over lib/session/ (the sentinel); Workers (cloudflare:workers).
 import { DurableObject } from "cloudflare:workers";
 import { createTurnExecutor } from "../lib/agent.ts";
 import { type BatonConfig, readConfig } from "../lib/config.ts";
@@ -14,18 +14,18 @@ import {
   type SessionSnapshot,
   type SubmitReceipt,
   type TurnOutcome,
-} from "../lib/session_sentinel.ts";
+} from "../lib/session/mod.ts";
 import type { Env } from "./env.ts";
 import { tools } from "./tools.ts";
 
-/** One per session key (idFromName): durable inbox, run claim, transcript. */
+/** One per session key (idFromName): durable inbox, run claim, transcript, outbox. */
 export class SessionDO extends DurableObject<Env> {
   readonly #config: BatonConfig;
   readonly #sentinel: SessionSentinel;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#config = readConfig(env as unknown as Record<string, unknown>);
+    this.#config = readConfig(env);
     this.#sentinel = new SessionSentinel(ctx.storage, createTurnExecutor(this.#config, tools), {
       historyWindow: this.#config.historyWindow,
       turnTimeoutMs: this.#config.turnTimeoutMs,
@@ -36,6 +36,8 @@ export class SessionDO extends DurableObject<Env> {
       maxQueued: this.#config.maxQueued,
       busyNotice: this.#config.busyAck,
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
+      // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
+      startDrain: () => void this.alarm().catch(_logDrainFailure),
     });
   }
 
@@ -49,8 +51,8 @@ export class SessionDO extends DurableObject<Env> {
     return this.#bound(context, () => this.#sentinel.outcome(seq));
   }
 
-  /** Stops the running turn and drops the queue (`stop`); `new` then starts a fresh conversation. */
-  control(command: "stop" | "new", context: ContextFields) {
+  /** Stops the running turn and drops the queue (`stop`); `reset` then starts a fresh conversation. */
+  control(command: "stop" | "reset", context: ContextFields) {
     return this.#bound(context, () => this.#sentinel.control(command));
   }
 
@@ -82,7 +84,12 @@ export class SessionDO extends DurableObject<Env> {
     return this.#bound({}, () => this.#sentinel.drain());
   }
 
+  /** The one binding of every entry: RPC methods with their caller's context, the alarm with none. */
   #bound<T>(context: ContextFields, fn: () => T): T {
     return withSessionContext(context, this.#config.contextDefaults, fn);
   }
+}
+
+function _logDrainFailure(error: unknown): void {
+  console.error("drain failed", error instanceof Error ? error.message : "unknown");
 }

@@ -1,27 +1,20 @@
 // Signed inbound webhooks: the generic Standard Webhooks route and one route per chat platform adapter; Workers.
 import { Hono } from "hono";
 import { z } from "zod";
-import { readConfig } from "../lib/config.ts";
 import { SESSION_ID } from "../lib/openai_api.ts";
-import { withSessionContext } from "../lib/session_context.ts";
-import {
-  PayloadError,
-  type PlatformAdapter,
-  type PlatformEnv,
-  type ReplyTarget,
-} from "../lib/platform.ts";
+import { PayloadError, type PlatformAdapter, type PlatformEnv } from "../lib/platform.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
-import type { InboundMessage } from "../lib/session_sentinel.ts";
+import type { InboundMessage } from "../lib/session/mod.ts";
 import { verifyStandardWebhook } from "../lib/standard_webhooks.ts";
 import {
   type App,
-  awaitOutcome,
+  bindRequest,
   failureStatus,
   jsonError,
   parseJson,
   RequestError,
-  submitMessage,
 } from "./_http.ts";
+import { awaitOutcome, submitMessage } from "./session_client.ts";
 
 const _genericBody = z.object({
   session: z.string().regex(SESSION_ID, "1-128 characters of [A-Za-z0-9._:-]"),
@@ -33,7 +26,7 @@ const _genericBody = z.object({
 export const webhookRoutes = new Hono<App>();
 
 webhookRoutes.post("/generic", async (c) => {
-  const config = readConfig(c.env as unknown as Record<string, unknown>);
+  const { config } = c.var;
   if (!config.webhookSecret) {
     return jsonError(
       c,
@@ -64,7 +57,7 @@ webhookRoutes.post("/generic", async (c) => {
       message_id: verified.id,
     },
   };
-  return withSessionContext(message.context, config.contextDefaults, async () => {
+  return bindRequest(c, message.context, async () => {
     const receipt = await submitMessage(c.env, sessionKey, message, true);
     const outcome = await awaitOutcome(c.env, message, receipt.seq);
     if (outcome.status === "failed") {
@@ -111,13 +104,9 @@ for (const adapter of PLATFORM_ADAPTERS) {
       reply: message.reply,
       commands: true,
     };
-    const { contextDefaults } = readConfig(env);
-    return withSessionContext(inbound.context, contextDefaults, async () => {
-      const receipt = await submitMessage(c.env, message.sessionKey, inbound, false);
-      if (receipt.notice && !receipt.duplicate) {
-        // A command's answer or a busy notice: one short send, off the acknowledgement's path.
-        c.executionCtx.waitUntil(_sendNotice(adapter, message.reply, receipt.notice, env));
-      }
+    return bindRequest(c, inbound.context, async () => {
+      // A command's answer or a busy notice goes out through the session's outbox, like replies.
+      await submitMessage(c.env, message.sessionKey, inbound, false);
       const ack = ingress.ack ?? { status: 200, body: { ok: true } };
       return c.json(ack.body, ack.status as 200);
     });
@@ -137,14 +126,4 @@ function _parse(
     }
     throw error;
   }
-}
-
-async function _sendNotice(
-  adapter: PlatformAdapter,
-  target: ReplyTarget,
-  text: string,
-  env: PlatformEnv,
-) {
-  const result = await adapter.send(target, text, { index: 0, count: 1 }, env);
-  if (!result.ok) console.error("notice not delivered", adapter.name, result.message);
 }

@@ -3,7 +3,7 @@ import { type ChatModel, echoModel, openAIChatModel } from "./chat_model.ts";
 import type { BatonConfig } from "./config.ts";
 import { createDelegateTaskTool } from "./delegate_task.ts";
 import { runTurn, type ToolEvent } from "./run_turn.ts";
-import type { TurnExecutor } from "./session_sentinel.ts";
+import type { TurnExecutor } from "./session/mod.ts";
 import { bindTurn } from "./session_context.ts";
 import { sessionInfoTool, type Tool, ToolRegistry } from "./tools.ts";
 

@@ -1,6 +1,6 @@
 // Deployment settings read from the Worker's env (vars and secrets); runtime-neutral.
 import { type ContextDefaults, contextDefaultsFromEnv } from "./session_context.ts";
-import type { BusyMode } from "./session_sentinel.ts";
+import type { BusyMode } from "./session/mod.ts";
 
 /** Everything baton reads from its environment. */
 export interface BatonConfig {
@@ -26,8 +26,9 @@ export interface BatonConfig {
   contextDefaults: ContextDefaults;
 }
 
-/** Reads the config; a malformed number falls back to its default. */
-export function readConfig(env: Record<string, unknown>): BatonConfig {
+/** Reads the config from the Worker's env (vars and secrets); a malformed number falls back to its default. */
+export function readConfig(vars: object): BatonConfig {
+  const env = vars as Record<string, unknown>;
   const llmBaseUrl = _string(env.LLM_BASE_URL);
   return {
     llmBaseUrl,

@@ -1,18 +1,18 @@
-// Unit tests for lib/session_sentinel.ts over node:sqlite standing in for Durable Object SQLite; Deno.
+// Unit tests for lib/session/session_sentinel.ts over node:sqlite standing in for Durable Object SQLite; Deno.
 import { DatabaseSync } from "node:sqlite";
 import { assertEquals, assertStrictEquals } from "@std/assert";
-import type { ChatMessage } from "./chat_model.ts";
+import type { ChatMessage } from "../chat_model.ts";
 import {
   type InboundMessage,
   type SentinelOptions,
-  type SentinelStorage,
   SessionSentinel,
+  type SessionStorage,
   type TurnExecutor,
-} from "./session_sentinel.ts";
+} from "./mod.ts";
 
 function sqliteStorage(
   db = new DatabaseSync(":memory:"),
-): SentinelStorage & { db: DatabaseSync; alarms: number[] } {
+): SessionStorage & { db: DatabaseSync; alarms: number[] } {
   const alarms: number[] = [];
   return {
     db,

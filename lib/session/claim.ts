@@ -1,0 +1,103 @@
+// The session's run claim (the one `run` row): who holds the session, its generation, the conversation; runtime-neutral.
+import { num, numOrNull, type SessionDb, type Tx } from "./session_db.ts";
+
+/** The claim as stored. `seq` null: nobody holds the session. */
+export interface ClaimState {
+  generation: number;
+  seq: number | null;
+  conversation: number;
+  startedAt: number | null;
+}
+
+/** A claim as its holder knows it: it still holds the session while both numbers match the row. */
+export interface Claim {
+  seq: number;
+  generation: number;
+  conversation: number;
+}
+
+/** Minimum time between two queued notices of one session. */
+export const NOTICE_INTERVAL_MS = 30_000;
+
+/**
+ * The `run` row: one turn holds the session at a time. Every change of holder bumps the
+ * generation, so a stopped or recovered holder's late writes are recognised and dropped.
+ */
+export class ClaimStore {
+  readonly #db: SessionDb;
+
+  constructor(db: SessionDb) {
+    this.#db = db;
+  }
+
+  /** The claim row now. */
+  state(): ClaimState {
+    const row = this.#db.rows(
+      `SELECT generation, seq, conversation, started_at FROM run WHERE id = 1`,
+    )[0];
+    return {
+      generation: num(row, "generation"),
+      seq: numOrNull(row, "seq"),
+      conversation: num(row, "conversation"),
+      startedAt: numOrNull(row, "started_at"),
+    };
+  }
+
+  /** Whether `claim` still holds the session (no stop, no recovery took over). */
+  holds(claim: Claim): boolean {
+    const state = this.state();
+    return state.generation === claim.generation && state.seq === claim.seq;
+  }
+
+  /** Takes the session for message `seq`; null when somebody holds it already. */
+  take(tx: Tx, seq: number, now: number): Claim | null {
+    const state = this.state();
+    if (state.seq !== null) return null;
+    const generation = state.generation + 1;
+    this.#db.exec(
+      tx,
+      `UPDATE run SET seq = ?, generation = ?, started_at = ? WHERE id = 1`,
+      seq,
+      generation,
+      now,
+    );
+    return { seq, generation, conversation: state.conversation };
+  }
+
+  /** A new holder of the current claim (a recovery resuming its sending): same seq, next generation. */
+  renew(tx: Tx, now: number): Claim | null {
+    const state = this.state();
+    if (state.seq === null) return null;
+    const generation = state.generation + 1;
+    this.#db.exec(
+      tx,
+      `UPDATE run SET generation = ?, started_at = ? WHERE id = 1`,
+      generation,
+      now,
+    );
+    return { seq: state.seq, generation, conversation: state.conversation };
+  }
+
+  /** Frees the session. With `revoke` the generation moves on, so the holder's late end changes nothing. */
+  release(tx: Tx, revoke = false): void {
+    this.#db.exec(
+      tx,
+      revoke
+        ? `UPDATE run SET seq = NULL, started_at = NULL, generation = generation + 1 WHERE id = 1`
+        : `UPDATE run SET seq = NULL, started_at = NULL WHERE id = 1`,
+    );
+  }
+
+  /** Starts a new conversation: later turns see an empty history. */
+  newConversation(tx: Tx): void {
+    this.#db.exec(tx, `UPDATE run SET conversation = conversation + 1 WHERE id = 1`);
+  }
+
+  /** Whether a queued notice may go out now (none in the last 30 s); records it when so. */
+  takeNoticeSlot(tx: Tx, now: number): boolean {
+    const row = this.#db.rows(`SELECT notice_at FROM run WHERE id = 1`)[0];
+    if (now - num(row, "notice_at") < NOTICE_INTERVAL_MS) return false;
+    this.#db.exec(tx, `UPDATE run SET notice_at = ? WHERE id = 1`, now);
+    return true;
+  }
+}

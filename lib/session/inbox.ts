@@ -1,0 +1,174 @@
+// The session's durable inbox: messages in arrival order, deduplicated by delivery key, with their outcomes; runtime-neutral.
+import { json, num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
+import type { InboundMessage, TurnOutcome } from "./types.ts";
+
+/** How long a delivery key is remembered: a repeat within it never starts a second turn. */
+export const DEDUP_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Where an inbox row is: `queued` (waiting), `merged` (folded into a later queued row), `running`,
+ * `delivering` (its reply is being sent), `command` (answered at once), or its outcome's status.
+ */
+export type InboxStatus =
+  | "queued"
+  | "merged"
+  | "running"
+  | "delivering"
+  | "command"
+  | "completed"
+  | "failed";
+
+/** One inbox row. */
+export interface InboxRow {
+  seq: number;
+  status: InboxStatus;
+  message: InboundMessage;
+  attempts: number;
+  outcome: TurnOutcome | null;
+  mergedInto: number | null;
+}
+
+/** The `inbox` table. */
+export class InboxStore {
+  readonly #db: SessionDb;
+
+  constructor(db: SessionDb) {
+    this.#db = db;
+  }
+
+  /** The seq an earlier delivery of `key` got, or null; keys older than `DEDUP_MS` are forgotten first. */
+  seen(tx: Tx, key: string, now: number): number | null {
+    this.#db.exec(
+      tx,
+      `UPDATE inbox SET delivery_key = NULL WHERE delivery_key IS NOT NULL AND received_at < ?`,
+      now - DEDUP_MS,
+    );
+    const row = this.#db.rows(`SELECT seq FROM inbox WHERE delivery_key = ?`, key)[0];
+    return row ? num(row, "seq") : null;
+  }
+
+  /** Stores a message; an `outcome` stores it already finished (a command). Returns its seq. */
+  insert(
+    tx: Tx,
+    message: InboundMessage,
+    now: number,
+    status: "queued" | "merged" | "command",
+    outcome: TurnOutcome | null = null,
+    mergedInto: number | null = null,
+  ): number {
+    const row = this.#db.exec(
+      tx,
+      `INSERT INTO inbox (delivery_key, received_at, message, status, outcome, finished_at, merged_into)
+       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+      message.deliveryKey ?? null,
+      now,
+      JSON.stringify(message),
+      status,
+      outcome ? JSON.stringify(outcome) : null,
+      outcome ? now : null,
+      mergedInto,
+    )[0];
+    return num(row, "seq");
+  }
+
+  /** Row `seq`, or null. */
+  get(seq: number): InboxRow | null {
+    const row = this.#db.rows(
+      `SELECT seq, status, message, attempts, outcome, merged_into FROM inbox WHERE seq = ?`,
+      seq,
+    )[0];
+    return row ? _inboxRow(row) : null;
+  }
+
+  /** Messages waiting (queued or merged). */
+  waitingCount(): number {
+    return num(
+      this.#db.rows(`SELECT count(*) AS n FROM inbox WHERE status IN ('queued', 'merged')`)[0],
+      "n",
+    );
+  }
+
+  /** The seqs of every waiting message, oldest first. */
+  waiting(): number[] {
+    return this.#db.rows(
+      `SELECT seq FROM inbox WHERE status IN ('queued', 'merged') ORDER BY seq`,
+    ).map((row) => num(row, "seq"));
+  }
+
+  /** The oldest queued row (the next turn), or the newest (a merge target). */
+  queued(which: "oldest" | "newest"): { seq: number; message: InboundMessage } | null {
+    const row = this.#db.rows(
+      `SELECT seq, message FROM inbox WHERE status = 'queued' ORDER BY seq ${
+        which === "oldest" ? "ASC" : "DESC"
+      } LIMIT 1`,
+    )[0];
+    return row ? { seq: num(row, "seq"), message: json<InboundMessage>(row, "message")! } : null;
+  }
+
+  /** Replaces a queued row's message (a merge). */
+  replaceMessage(tx: Tx, seq: number, message: InboundMessage): void {
+    this.#db.exec(tx, `UPDATE inbox SET message = ? WHERE seq = ?`, JSON.stringify(message), seq);
+  }
+
+  /** Marks a claimed row running and counts the attempt. */
+  markRunning(tx: Tx, seq: number): void {
+    this.#db.exec(
+      tx,
+      `UPDATE inbox SET status = 'running', attempts = attempts + 1 WHERE seq = ?`,
+      seq,
+    );
+  }
+
+  /** Counts another attempt at a row (a recovery resuming its sending). */
+  countAttempt(tx: Tx, seq: number): void {
+    this.#db.exec(tx, `UPDATE inbox SET attempts = attempts + 1 WHERE seq = ?`, seq);
+  }
+
+  /** Puts a running row back in the queue (its executor died before its end). */
+  requeue(tx: Tx, seq: number): void {
+    this.#db.exec(tx, `UPDATE inbox SET status = 'queued' WHERE seq = ?`, seq);
+  }
+
+  /** Stores a finished turn's outcome while its reply is sent. */
+  markDelivering(tx: Tx, seq: number, outcome: TurnOutcome): void {
+    this.#db.exec(
+      tx,
+      `UPDATE inbox SET status = 'delivering', outcome = ? WHERE seq = ?`,
+      JSON.stringify(outcome),
+      seq,
+    );
+  }
+
+  /** Ends a row with its outcome; returns its message, or null when there is no such row. */
+  finish(tx: Tx, seq: number, outcome: TurnOutcome, now: number): InboundMessage | null {
+    const row = this.#db.exec(
+      tx,
+      `UPDATE inbox SET status = ?, outcome = ?, finished_at = ? WHERE seq = ? RETURNING message`,
+      outcome.status,
+      JSON.stringify(outcome),
+      now,
+      seq,
+    )[0];
+    return row ? json<InboundMessage>(row, "message") : null;
+  }
+
+  /** Deletes rows finished before `cutoff` whose delivery key is forgotten; returns their seqs. */
+  prune(tx: Tx, cutoff: number): number[] {
+    return this.#db.exec(
+      tx,
+      `DELETE FROM inbox WHERE finished_at < ? AND delivery_key IS NULL RETURNING seq`,
+      cutoff,
+    ).map((row) => num(row, "seq"));
+  }
+}
+
+function _inboxRow(row: Record<string, unknown>): InboxRow {
+  return {
+    seq: num(row, "seq"),
+    status: str(row, "status") as InboxStatus,
+    message: json<InboundMessage>(row, "message")!,
+    attempts: num(row, "attempts"),
+    outcome: json<TurnOutcome>(row, "outcome"),
+    mergedInto: numOrNull(row, "merged_into"),
+  };
+}

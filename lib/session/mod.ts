@@ -1,0 +1,5 @@
+// The session core's public surface: the coordinator, its options and shapes, the run events' final set; runtime-neutral.
+export { type SentinelOptions, SessionSentinel } from "./session_sentinel.ts";
+export type { SessionStorage } from "./session_db.ts";
+export { FINAL_RUN_EVENTS } from "./run_events.ts";
+export * from "./types.ts";

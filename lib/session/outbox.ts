@@ -1,0 +1,110 @@
+// The session's outbox: every text a chat user gets (reply parts and notices), with its send record; runtime-neutral.
+import type { ReplyTarget } from "../platform.ts";
+import { json, num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
+
+/** One text to send: a part of a turn's reply, or a notice (a command's answer, queued, queue full). */
+export interface OutboxPart {
+  id: number;
+  /** The message it answers; null for a notice about a message that was not stored (queue full). */
+  seq: number | null;
+  kind: "reply" | "notice";
+  index: number;
+  count: number;
+  text: string;
+  /** Where it goes; null for reply parts stored before schema 2 (their message's reply target). */
+  target: ReplyTarget | null;
+  /** Set once a send of it left; with no `sentAt`, nobody knows whether it arrived. */
+  attemptedAt: number | null;
+}
+
+/** The `outbox` table. A part is sent at most once: `attempted_at` is stored before it leaves. */
+export class OutboxStore {
+  readonly #db: SessionDb;
+
+  constructor(db: SessionDb) {
+    this.#db = db;
+  }
+
+  /** Adds the parts of message `seq`'s reply (again: ignored) or of a notice. */
+  add(
+    tx: Tx,
+    kind: "reply" | "notice",
+    seq: number | null,
+    target: ReplyTarget,
+    parts: string[],
+    now: number,
+  ): void {
+    for (const [index, text] of parts.entries()) {
+      this.#db.exec(
+        tx,
+        `INSERT OR IGNORE INTO outbox (seq, kind, part, count, text, target, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        seq,
+        kind,
+        index,
+        parts.length,
+        text,
+        JSON.stringify(target),
+        now,
+      );
+    }
+  }
+
+  /** The unsent reply parts of message `seq`, in order. */
+  unsentReply(seq: number): OutboxPart[] {
+    return this.#select(
+      `WHERE kind = 'reply' AND seq = ? AND sent_at IS NULL AND error IS NULL ORDER BY part`,
+      seq,
+    );
+  }
+
+  /** Every unsent notice, oldest first. */
+  unsentNotices(): OutboxPart[] {
+    return this.#select(
+      `WHERE kind = 'notice' AND sent_at IS NULL AND error IS NULL ORDER BY id`,
+    );
+  }
+
+  /** Records that a send of part `id` leaves now (`true`), or that an answer said nothing was posted. */
+  markAttempt(tx: Tx, id: number, leaving: boolean, now: number): void {
+    this.#db.exec(tx, `UPDATE outbox SET attempted_at = ? WHERE id = ?`, leaving ? now : null, id);
+  }
+
+  /** Records part `id` as sent, or as given up with `error`. */
+  markDone(tx: Tx, id: number, error: string | null, now: number): void {
+    this.#db.exec(
+      tx,
+      `UPDATE outbox SET sent_at = ?, error = ? WHERE id = ?`,
+      error ? null : now,
+      error,
+      id,
+    );
+  }
+
+  /** Forgets the parts of pruned messages, and notices settled before `cutoff`. */
+  prune(tx: Tx, seqs: number[], cutoff: number): void {
+    for (const seq of seqs) this.#db.exec(tx, `DELETE FROM outbox WHERE seq = ?`, seq);
+    this.#db.exec(
+      tx,
+      `DELETE FROM outbox WHERE kind = 'notice' AND created_at < ?
+       AND (sent_at IS NOT NULL OR error IS NOT NULL)`,
+      cutoff,
+    );
+  }
+
+  #select(where: string, ...bindings: number[]): OutboxPart[] {
+    return this.#db.rows(
+      `SELECT id, seq, kind, part, count, text, target, attempted_at FROM outbox ${where}`,
+      ...bindings,
+    ).map((row) => ({
+      id: num(row, "id"),
+      seq: numOrNull(row, "seq"),
+      kind: str(row, "kind") === "notice" ? "notice" : "reply",
+      index: num(row, "part"),
+      count: num(row, "count"),
+      text: str(row, "text"),
+      target: json<ReplyTarget>(row, "target"),
+      attemptedAt: numOrNull(row, "attempted_at"),
+    }));
+  }
+}

@@ -1,0 +1,119 @@
+// The one way a stored text reaches a chat: send a part once, wait out 429s, record the result; runtime-neutral.
+import type { ReplyChannel, ReplyTarget } from "../platform.ts";
+import { abortable } from "./abortable.ts";
+import type { OutboxPart, OutboxStore } from "./outbox.ts";
+import type { SessionDb } from "./session_db.ts";
+
+/** How one part's send ended. `stopped`: the caller lost interest (a stop) and nothing was recorded. */
+export type PartResult = "sent" | "failed" | "in_doubt" | "stopped";
+
+/** What the sender needs. */
+export interface OutboxSenderOptions {
+  channel: ReplyChannel;
+  /** Longest wait for one part's send, Retry-After included, before giving up on it. */
+  maxSendWaitMs: number;
+  now: () => number;
+}
+
+const _UNCONFIRMED_SEND =
+  "not resent: an earlier send of this part was cut off before its answer was recorded";
+
+/** Sends outbox parts: reply parts for the drain, notices on their own (they never wait for a turn). */
+export class OutboxSender {
+  readonly #db: SessionDb;
+  readonly #outbox: OutboxStore;
+  readonly #options: OutboxSenderOptions;
+  #flushing: Promise<void> | null = null;
+
+  constructor(db: SessionDb, outbox: OutboxStore, options: OutboxSenderOptions) {
+    this.#db = db;
+    this.#outbox = outbox;
+    this.#options = options;
+  }
+
+  /** Splits a text into the parts the target's platform accepts. */
+  split(target: ReplyTarget, text: string): string[] {
+    return this.#options.channel.split(target, text);
+  }
+
+  /**
+   * Sends one stored part unless a send of it already left without an answer (then it is marked
+   * and skipped: a text shown twice is worse than one missing). `owned` is asked before each
+   * record: a holder that lost the session records nothing.
+   */
+  async send(
+    part: OutboxPart,
+    target: ReplyTarget,
+    signal?: AbortSignal,
+    owned: () => boolean = () => true,
+  ): Promise<PartResult> {
+    const label = `${part.kind} part ${part.index + 1}/${part.count}:`;
+    if (part.attemptedAt !== null) {
+      this.#db.transaction((tx) => this.#outbox.markDone(tx, part.id, _UNCONFIRMED_SEND, 0));
+      console.error("reply part not resent", target.platform, label, _UNCONFIRMED_SEND);
+      return "in_doubt";
+    }
+    let error: string | null;
+    try {
+      const sending = this.#attempts(part, target, signal);
+      error = await (signal ? abortable(sending, signal) : sending);
+    } catch {
+      return "stopped";
+    }
+    if (!owned()) return "stopped";
+    this.#db.transaction((tx) => this.#outbox.markDone(tx, part.id, error, this.#options.now()));
+    if (!error) return "sent";
+    console.error("reply not delivered", target.platform, label, error);
+    return "failed";
+  }
+
+  /** Sends every unsent notice, oldest first; one flush at a time per instance. */
+  flushNotices(): Promise<void> {
+    // `finally` runs after this assignment even when there is nothing to send: reactions are async.
+    this.#flushing ??= this.#flush().finally(() => {
+      this.#flushing = null;
+    });
+    return this.#flushing;
+  }
+
+  async #flush(): Promise<void> {
+    for (let parts = this.#outbox.unsentNotices(); parts.length;) {
+      for (const part of parts) if (part.target) await this.send(part, part.target);
+      parts = this.#outbox.unsentNotices();
+    }
+  }
+
+  /**
+   * Tries until sent, a failure that is not a rate limit, or the wait budget is spent. Before
+   * each send `attempted_at` is stored (durable before the request leaves: the output gate holds
+   * it); it is cleared when an answer says nothing was posted, so a crash in between is the only
+   * way a part is left in doubt. Returns the error, or null when sent.
+   */
+  async #attempts(
+    part: OutboxPart,
+    target: ReplyTarget,
+    signal?: AbortSignal,
+  ): Promise<string | null> {
+    const { channel, maxSendWaitMs, now } = this.#options;
+    const mark = (leaving: boolean) =>
+      this.#db.transaction((tx) => this.#outbox.markAttempt(tx, part.id, leaving, now()));
+    let waited = 0;
+    for (let tries = 0;; tries++) {
+      // A stop during a 429 wait: the caller has moved on, and nothing more may leave.
+      if (signal?.aborted) return "stopped";
+      mark(true);
+      let result;
+      try {
+        result = await channel.send(target, part.text, { index: part.index, count: part.count });
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+      if (result.ok) return null;
+      const wait = result.retryAfterMs ?? Math.min(500 * 2 ** tries, 8_000);
+      if (!result.retryable || waited + wait > maxSendWaitMs) return result.message;
+      mark(false);
+      waited += wait;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}

@@ -1,0 +1,58 @@
+// Runs one claimed message through the executor: the abort and timeout, the outcome, the messages to keep; runtime-neutral.
+import { type ChatMessage, ModelError } from "../chat_model.ts";
+import { abortable } from "./abortable.ts";
+import { interruptedTurn } from "./transcript.ts";
+import type { InboundMessage, TurnExecutor, TurnOutcome, TurnProgress } from "./types.ts";
+
+/** What ran: its outcome and the messages to append to the transcript. */
+export interface ClaimedTurnResult {
+  outcome: TurnOutcome;
+  messages: ChatMessage[];
+}
+
+/**
+ * Runs `message` with `history` (or its seed when the conversation is empty). A stop aborts
+ * `controller`: the race frees the caller at once even if the executor ignores its signal. Partial
+ * work is kept (marked) only when the turn timed out; a stop wrote its own record.
+ */
+export async function runClaimedTurn(
+  execute: TurnExecutor,
+  message: InboundMessage,
+  history: ChatMessage[],
+  progress: TurnProgress,
+  controller: AbortController,
+  turnTimeoutMs: number,
+): Promise<ClaimedTurnResult> {
+  const seed = history.length === 0 ? (message.seed ?? []) : [];
+  const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(turnTimeoutMs)]);
+  try {
+    const result = await abortable(
+      execute(message, seed.length ? seed : history, signal, progress),
+      signal,
+    );
+    return {
+      outcome: { status: "completed", reply: result.reply, usage: result.usage },
+      messages: [...seed, ...result.messages],
+    };
+  } catch (error) {
+    const failure = _describeFailure(error, signal);
+    const outcome: TurnOutcome = { status: "failed", error: failure };
+    return {
+      outcome,
+      messages: failure.type === "turn_timeout"
+        ? interruptedTurn(progress.messages, failure.message)
+        : [],
+    };
+  }
+}
+
+function _describeFailure(error: unknown, signal: AbortSignal): { message: string; type: string } {
+  // A stop aborts with Error("turn …"); any other abort is the timeout.
+  if (signal.aborted && !(signal.reason instanceof Error && /^turn /.test(signal.reason.message))) {
+    return { message: "the turn timed out", type: "turn_timeout" };
+  }
+  if (error instanceof ModelError) {
+    return { message: `model call failed: ${error.message}`, type: "model_error" };
+  }
+  return { message: "the turn failed", type: "turn_error" };
+}

@@ -1,0 +1,76 @@
+// A run's durable event log and its live subscribers (replay, then live, then close); runtime-neutral.
+import { type Transport, TransportTee } from "../transport.ts";
+import { json, type SessionDb, str, type Tx } from "./session_db.ts";
+import type { RunEvent } from "./types.ts";
+
+/** Event types that end a run: subscribers are closed after one. Shared with functions/. */
+export const FINAL_RUN_EVENTS: ReadonlySet<string> = new Set([
+  "run.completed",
+  "run.failed",
+  "run.cancelled",
+]);
+
+/**
+ * The `run_events` table, and per run a tee of its live subscribers. The tees live in memory:
+ * lost with the instance, as the subscribers are.
+ */
+export class RunEventStore {
+  readonly #db: SessionDb;
+  readonly #tees = new Map<number, TransportTee<RunEvent>>();
+
+  constructor(db: SessionDb) {
+    this.#db = db;
+  }
+
+  /** Appends an event to run `seq`'s log and to its subscribers; a final event closes them. */
+  emit(tx: Tx, seq: number, type: string, data: Record<string, unknown>): void {
+    this.#db.exec(
+      tx,
+      `INSERT INTO run_events (seq, idx, type, data)
+       VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE seq = ?), ?, ?)`,
+      seq,
+      seq,
+      type,
+      JSON.stringify(data),
+    );
+    const tee = this.#tee(seq);
+    tee.write({ type, data });
+    if (FINAL_RUN_EVENTS.has(type)) {
+      this.#tees.delete(seq);
+      tee.close();
+    }
+  }
+
+  /**
+   * Sends run `seq`'s stored events to `transport`, in order; then closes it when the run has
+   * ended, or keeps it for the live events.
+   */
+  subscribe(seq: number, transport: Transport<RunEvent>): void {
+    const rows = this.#db.rows(`SELECT type, data FROM run_events WHERE seq = ? ORDER BY idx`, seq);
+    for (const row of rows) {
+      if (!transport.write({ type: str(row, "type"), data: json(row, "data")! })) return;
+    }
+    if (rows.some((row) => FINAL_RUN_EVENTS.has(str(row, "type")))) {
+      transport.close();
+      return;
+    }
+    this.#tee(seq).add(transport);
+  }
+
+  /** Forgets the events of pruned runs. */
+  prune(tx: Tx, seqs: number[]): void {
+    for (const seq of seqs) this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ?`, seq);
+  }
+
+  #tee(seq: number): TransportTee<RunEvent> {
+    let tee = this.#tees.get(seq);
+    if (!tee) {
+      tee = new TransportTee<RunEvent>(_LIVE_ONLY);
+      this.#tees.set(seq, tee);
+    }
+    return tee;
+  }
+}
+
+// The tee's primary: the durable log is written by emit() itself, inside its transaction.
+const _LIVE_ONLY = { write: () => true, close: () => {} };

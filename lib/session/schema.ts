@@ -1,0 +1,135 @@
+// Every table of a session object and the migrations between releases, versioned in one row; runtime-neutral.
+import { num, type SessionDb, type Tx } from "./session_db.ts";
+
+/** One step between schema versions: statements, or a function when the step depends on the data. */
+type _Migration = readonly string[] | ((db: SessionDb, tx: Tx) => void);
+
+/**
+ * Migration `i` takes a database from version `i` to `i + 1`. Append only: a deployed object at
+ * version n runs exactly the migrations after n. Version 1 is the schema of the first release
+ * (created with IF NOT EXISTS, so a database that release made passes through unchanged).
+ */
+const _MIGRATIONS: readonly _Migration[] = [
+  [
+    `CREATE TABLE IF NOT EXISTS inbox (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      delivery_key TEXT UNIQUE,
+      received_at INTEGER NOT NULL,
+      message TEXT NOT NULL,
+      status TEXT NOT NULL DEFAULT 'queued',
+      attempts INTEGER NOT NULL DEFAULT 0,
+      outcome TEXT,
+      finished_at INTEGER,
+      merged_into INTEGER
+    )`,
+    `CREATE INDEX IF NOT EXISTS inbox_status ON inbox (status, seq)`,
+    `CREATE INDEX IF NOT EXISTS inbox_received ON inbox (received_at)`,
+    // The prune after every turn seeks finished rows without a delivery key: without this index
+    // SQLite walks every such row through the unique index on delivery_key.
+    `CREATE INDEX IF NOT EXISTS inbox_prune ON inbox (delivery_key, finished_at)`,
+    `CREATE TABLE IF NOT EXISTS run (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      generation INTEGER NOT NULL,
+      seq INTEGER,
+      started_at INTEGER,
+      conversation INTEGER NOT NULL DEFAULT 0,
+      notice_at INTEGER NOT NULL DEFAULT 0
+    )`,
+    `INSERT OR IGNORE INTO run (id, generation, seq, started_at, conversation) VALUES (1, 0, NULL, NULL, 0)`,
+    `CREATE TABLE IF NOT EXISTS transcript (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      conversation INTEGER NOT NULL,
+      seq INTEGER NOT NULL,
+      role TEXT NOT NULL,
+      message TEXT NOT NULL,
+      created_at INTEGER NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS transcript_conversation ON transcript (conversation, id)`,
+    `CREATE TABLE IF NOT EXISTS run_events (
+      seq INTEGER NOT NULL,
+      idx INTEGER NOT NULL,
+      type TEXT NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (seq, idx)
+    )`,
+    `CREATE TABLE IF NOT EXISTS outbox (
+      seq INTEGER NOT NULL,
+      part INTEGER NOT NULL,
+      count INTEGER NOT NULL,
+      text TEXT NOT NULL,
+      sent_at INTEGER,
+      error TEXT,
+      PRIMARY KEY (seq, part)
+    )`,
+  ],
+  // 1 → 2: the outbox holds notices too (a command's answer, the queued and queue-full notices),
+  // each with its own target, so every text a chat user gets goes out one way; attempted_at
+  // records a send that left (a part in doubt is never resent).
+  (db, tx) => {
+    // Builds between the first release and versioning added attempted_at already.
+    if (!_hasColumn(db, "outbox", "attempted_at")) {
+      db.exec(tx, `ALTER TABLE outbox ADD COLUMN attempted_at INTEGER`);
+    }
+    for (const statement of _OUTBOX_V2) db.exec(tx, statement);
+  },
+];
+
+const _OUTBOX_V2 = [
+  `CREATE TABLE outbox_v2 (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      seq INTEGER,
+      kind TEXT NOT NULL DEFAULT 'reply',
+      part INTEGER NOT NULL,
+      count INTEGER NOT NULL,
+      text TEXT NOT NULL,
+      target TEXT,
+      created_at INTEGER NOT NULL DEFAULT 0,
+      attempted_at INTEGER,
+      sent_at INTEGER,
+      error TEXT
+    )`,
+  `INSERT INTO outbox_v2 (seq, kind, part, count, text, attempted_at, sent_at, error)
+     SELECT seq, 'reply', part, count, text, attempted_at, sent_at, error FROM outbox
+     ORDER BY seq, part`,
+  `DROP TABLE outbox`,
+  `ALTER TABLE outbox_v2 RENAME TO outbox`,
+  `CREATE UNIQUE INDEX outbox_reply ON outbox (seq, part) WHERE kind = 'reply'`,
+  `CREATE INDEX outbox_unsent ON outbox (kind, sent_at, error, id)`,
+  `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
+  `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = _MIGRATIONS.length;
+
+/**
+ * Brings the database to `SCHEMA_VERSION`. A database already there costs one read: Durable
+ * Object SQLite refuses `PRAGMA user_version` (SQLITE_AUTH), so the version lives in a one-row
+ * table, and a fresh database (no such table) reads as version 0.
+ */
+export function migrate(db: SessionDb): void {
+  const version = _version(db);
+  if (version === SCHEMA_VERSION) return;
+  if (version > SCHEMA_VERSION) {
+    throw new Error(`session schema ${version} is newer than this build's ${SCHEMA_VERSION}`);
+  }
+  db.transaction((tx) => {
+    for (const migration of _MIGRATIONS.slice(version)) {
+      if (typeof migration === "function") migration(db, tx);
+      else for (const statement of migration) db.exec(tx, statement);
+    }
+    db.exec(tx, `UPDATE schema_version SET version = ? WHERE id = 1`, SCHEMA_VERSION);
+  });
+}
+
+function _version(db: SessionDb): number {
+  try {
+    return num(db.rows(`SELECT version FROM schema_version WHERE id = 1`)[0], "version");
+  } catch {
+    return 0; // no schema_version table: a fresh database, or one from before versioning
+  }
+}
+
+function _hasColumn(db: SessionDb, table: string, column: string): boolean {
+  return db.rows(`SELECT 1 FROM pragma_table_info(?) WHERE name = ?`, table, column).length > 0;
+}

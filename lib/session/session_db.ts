@@ -1,0 +1,108 @@
+// A session's SQLite handle: typed rows, and transactions whose token every store mutation requires; runtime-neutral.
+
+/** The subset of DurableObjectStorage a session uses (node:sqlite stands in for it in unit tests). */
+export interface SessionStorage {
+  sql: {
+    exec(query: string, ...bindings: SqlValue[]): { toArray(): Record<string, unknown>[] };
+  };
+  transactionSync<T>(fn: () => T): T;
+  setAlarm(scheduledTime: number): Promise<void>;
+}
+
+/** A value SQLite takes as a binding. */
+export type SqlValue = string | number | null;
+
+declare const _txBrand: unique symbol;
+
+/**
+ * Proof of being inside `SessionDb.transaction`: every store method that writes takes one, and
+ * only `transaction` makes one. Its callback cannot return a promise (the type checker refuses
+ * it), so a write can never sit on the far side of an await — the claim is always taken, and a
+ * message stored, in one synchronous step.
+ */
+export interface Tx {
+  readonly [_txBrand]: true;
+  /** Runs `fn` once the transaction has committed (never if it rolled back). */
+  onCommit(fn: () => void): void;
+}
+
+/** A callback result that is not a promise: `never` makes an async callback a type error. */
+export type NotPromise<T> = T extends PromiseLike<unknown> ? never : T;
+
+/** One row as read: column name → value. */
+export type Row = Record<string, unknown>;
+
+/** The session's database: reads anywhere, writes only inside `transaction`. */
+export class SessionDb {
+  readonly #storage: SessionStorage;
+  #open: _Tx | null = null;
+
+  constructor(storage: SessionStorage) {
+    this.#storage = storage;
+  }
+
+  /**
+   * Runs `fn` as one synchronous transaction and returns its result; callbacks registered with
+   * `tx.onCommit` run after the commit. Nested calls join the outer transaction.
+   */
+  transaction<T>(fn: (tx: Tx) => NotPromise<T>): T {
+    if (this.#open) return fn(this.#open as unknown as Tx);
+    const tx = new _Tx();
+    this.#open = tx;
+    let result: T;
+    try {
+      result = this.#storage.transactionSync(() => {
+        const out = fn(tx as unknown as Tx);
+        if (out instanceof Promise) throw new TypeError("a session transaction cannot be async");
+        return out;
+      });
+    } finally {
+      this.#open = null;
+    }
+    for (const after of tx.after) after();
+    return result;
+  }
+
+  /** Rows of `query`. Stores only: each owns the SQL of its tables. */
+  rows(query: string, ...bindings: SqlValue[]): Row[] {
+    return this.#storage.sql.exec(query, ...bindings).toArray();
+  }
+
+  /** Runs a statement; inside a transaction only, as the token shows. */
+  exec(_tx: Tx, query: string, ...bindings: SqlValue[]): Row[] {
+    return this.#storage.sql.exec(query, ...bindings).toArray();
+  }
+
+  /** Schedules the object's alarm (the drain, and the watchdog of a running turn). */
+  setAlarm(time: number): Promise<void> {
+    return this.#storage.setAlarm(time);
+  }
+}
+
+class _Tx {
+  readonly after: (() => void)[] = [];
+  onCommit(fn: () => void): void {
+    this.after.push(fn);
+  }
+}
+
+/** `row[column]` as a number. */
+export function num(row: Row, column: string): number {
+  return Number(row[column]);
+}
+
+/** `row[column]` as a number, or null. */
+export function numOrNull(row: Row, column: string): number | null {
+  return row[column] === null || row[column] === undefined ? null : Number(row[column]);
+}
+
+/** `row[column]` as a string. */
+export function str(row: Row, column: string): string {
+  return String(row[column]);
+}
+
+/** `row[column]` parsed as the JSON a store wrote there, or null when it is null. */
+export function json<T>(row: Row, column: string): T | null {
+  const value = row[column];
+  return value === null || value === undefined ? null : JSON.parse(String(value)) as T;
+}

@@ -1,0 +1,326 @@
+// The session coordinator: one turn at a time, messages in order, nothing lost or run twice, over the session's stores; runtime-neutral.
+import type { ReplyChannel } from "../platform.ts";
+import {
+  HELP_TEXT,
+  newConversationText,
+  parseCommand,
+  QUEUE_FULL_NOTICE,
+  QUEUED_NOTICE,
+  type SessionCommand,
+  START_TEXT,
+  statusText,
+  stopText,
+  unknownCommandText,
+} from "../session_commands.ts";
+import type { Transport } from "../transport.ts";
+import { decideBusy } from "./busy_policy.ts";
+import { OutboxSender } from "./outbox_sender.ts";
+import type { SessionStorage, Tx } from "./session_db.ts";
+import { runStateOf, SessionStores } from "./session_stores.ts";
+import { TurnRunner } from "./turn_runner.ts";
+import type {
+  BusyMode,
+  InboundMessage,
+  RunEvent,
+  RunState,
+  SessionSnapshot,
+  SubmitReceipt,
+  TurnExecutor,
+  TurnOutcome,
+} from "./types.ts";
+
+/** Tunables of a sentinel. */
+export interface SentinelOptions {
+  /** Most recent transcript messages a turn sees. */
+  historyWindow: number;
+  /** A turn is aborted and failed after this long. */
+  turnTimeoutMs: number;
+  /** The watchdog alarm fires this long after a claim while a turn runs, to recover a dead executor. */
+  leaseMs: number;
+  /** An interrupted message runs again at most this many times in all. */
+  maxAttempts: number;
+  /** After this long in one alarm, the drain hands over to a fresh alarm. */
+  drainBudgetMs: number;
+  /** Sends replies and notices of messages that carry a reply target. */
+  channel?: ReplyChannel;
+  /** Busy-input policy; default "queue". */
+  busyMode?: BusyMode;
+  /** Most messages waiting per session; one more is refused. Default 32. */
+  maxQueued?: number;
+  /** Whether chat users get the queued notice (at most once per 30 s). Default true. */
+  busyNotice?: boolean;
+  /** Longest wait for one part's send, Retry-After included, before giving up on it. */
+  maxSendWaitMs?: number;
+  /**
+   * Starts `drain()` now, bound as the host binds its entry points. Given, an idle session's turn
+   * starts on submit and the alarm is only the watchdog; without it the alarm starts the drain.
+   */
+  startDrain?: () => void;
+  now?: () => number;
+}
+
+const _ZERO_USAGE = { prompt_tokens: 0, completion_tokens: 0 };
+
+/**
+ * The session's sentinel. The claim is the `run` row, taken inside a synchronous transaction
+ * before any await; the drain (started on submit, or by the alarm) runs the inbox in order.
+ */
+export class SessionSentinel {
+  readonly #stores: SessionStores;
+  readonly #sender: OutboxSender | null;
+  readonly #runner: TurnRunner;
+  readonly #options: SentinelOptions;
+  readonly #now: () => number;
+  /** True while this instance's drain is alive: any other claim found is a dead executor's. */
+  #draining = false;
+
+  constructor(storage: SessionStorage, execute: TurnExecutor, options: SentinelOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#stores = new SessionStores(storage, this.#now);
+    const { db, outbox } = this.#stores;
+    this.#sender = options.channel
+      ? new OutboxSender(db, outbox, {
+        channel: options.channel,
+        maxSendWaitMs: options.maxSendWaitMs ?? 120_000,
+        now: this.#now,
+      })
+      : null;
+    this.#runner = new TurnRunner(this.#stores, {
+      execute,
+      historyWindow: options.historyWindow,
+      turnTimeoutMs: options.turnTimeoutMs,
+      maxAttempts: options.maxAttempts,
+      sender: this.#sender,
+      now: this.#now,
+    });
+  }
+
+  /**
+   * Stores a message durably (or finds its earlier delivery) and makes sure the drain will see it.
+   * Commands are answered at once; a busy session queues, interrupts, merges or refuses by policy.
+   */
+  async submit(message: InboundMessage): Promise<SubmitReceipt> {
+    const now = this.#now();
+    const receipt = this.#stores.db.transaction((tx) => this.#store(tx, message, now));
+    if (receipt.notice !== undefined && !receipt.duplicate) this.#flushNotices();
+    // Also for a duplicate: a sender retrying after a restart wakes the recovery of its message.
+    if (!receipt.refused) await this.#wake(now);
+    return receipt;
+  }
+
+  /** Stops the running turn and drops the waiting messages (`stop`), then starts a new conversation (`reset`). */
+  async control(
+    command: "stop" | "reset",
+  ): Promise<{ reply: string; stopped: boolean; dropped: number }> {
+    const result = this.#stores.db.transaction((tx) => this.#stopAll(tx, command === "reset"));
+    await this.#wake(this.#now());
+    const reply = command === "reset"
+      ? newConversationText(result.stopped)
+      : stopText(result.stopped, result.dropped);
+    return { ...result, reply };
+  }
+
+  /** Resolves with the outcome of message `seq` once its turn has ended. */
+  outcome(seq: number): Promise<TurnOutcome> {
+    const row = this.#stores.inbox.get(seq);
+    if (row?.status === "merged" && row.mergedInto !== null) return this.outcome(row.mergedInto);
+    if (!row) {
+      return Promise.resolve({
+        status: "failed",
+        error: { message: "unknown message", type: "not_found" },
+      });
+    }
+    if (row.outcome && row.status !== "delivering") return Promise.resolve(row.outcome);
+    return this.#stores.waiters.wait(seq);
+  }
+
+  /** A run's state, or null when there is no such message. */
+  runState(seq: number): RunState | null {
+    const row = this.#stores.inbox.get(seq);
+    return row ? runStateOf(row.status, row.outcome) : null;
+  }
+
+  /**
+   * Sends a run's events to `transport`: every stored event first, in order, then the live ones;
+   * closes it after the final event. Returns false when there is no such run.
+   */
+  subscribe(seq: number, transport: Transport<RunEvent>): boolean {
+    if (!this.#stores.inbox.get(seq)?.message.events) return false;
+    this.#stores.events.subscribe(seq, transport);
+    return true;
+  }
+
+  /** Stops one run: the running turn, or a waiting message. Returns false when it had already ended. */
+  cancelRun(seq: number): boolean {
+    return this.#stores.db.transaction((tx) => {
+      if (this.#stores.claims.state().seq === seq) {
+        return this.#runner.endCurrent(tx, "cancelled", "stopped");
+      }
+      if (this.#stores.inbox.get(seq)?.status !== "queued") return false;
+      this.#stores.settle(tx, seq, _cancelled("the run was stopped"));
+      return true;
+    });
+  }
+
+  /** The session's state: whether a turn runs, how many messages wait, the current conversation. */
+  snapshot(): SessionSnapshot {
+    const claim = this.#stores.claims.state();
+    return {
+      running: claim.seq !== null,
+      queued: this.#stores.inbox.waitingCount(),
+      messages: this.#stores.transcript.snapshot(claim.conversation),
+    };
+  }
+
+  /**
+   * Recovers a claim whose executor died, then runs queued messages one at a time in arrival
+   * order. A second drain while one is alive only re-arms the watchdog.
+   */
+  async drain(): Promise<void> {
+    if (this.#draining) return this.#stores.db.setAlarm(this.#now() + this.#options.leaseMs);
+    this.#draining = true;
+    const started = this.#now();
+    try {
+      this.#flushNotices(); // notices a dead instance left unsent
+      const resumed = this.#runner.recoverOrphaned();
+      if (resumed) {
+        await this.#stores.db.setAlarm(this.#now() + this.#options.leaseMs);
+        await this.#runner.deliverAndRelease(resumed.claim, resumed.message);
+      }
+      for (;;) {
+        const next = this.#runner.claimNext();
+        if (!next) break;
+        await this.#stores.db.setAlarm(this.#now() + this.#options.leaseMs);
+        await this.#runner.run(next.claim, next.message);
+        if (this.#now() - started > this.#options.drainBudgetMs) {
+          await this.#stores.db.setAlarm(this.#now());
+          break;
+        }
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  /** submit()'s transaction: dedup, command, or the busy policy's decision. */
+  #store(tx: Tx, message: InboundMessage, now: number): SubmitReceipt {
+    if (message.deliveryKey !== undefined) {
+      const seen = this.#stores.inbox.seen(tx, message.deliveryKey, now);
+      if (seen !== null) return { seq: seen, duplicate: true };
+    }
+    const command = message.commands ? parseCommand(message.text) : null;
+    if (command) {
+      const reply = this.#runCommand(tx, command.command, command.word);
+      const outcome: TurnOutcome = { status: "completed", reply, usage: _ZERO_USAGE };
+      const seq = this.#stores.inbox.insert(tx, message, now, "command", outcome);
+      return this.#withNotice(tx, message, { seq, duplicate: false }, reply, now);
+    }
+    const mode = this.#options.busyMode ?? "queue";
+    const newest = mode === "merge" ? this.#stores.inbox.queued("newest") : null;
+    const decision = decideBusy(
+      {
+        running: this.#stores.claims.state().seq !== null,
+        waiting: this.#stores.inbox.waitingCount(),
+        mergeTarget: newest !== null,
+      },
+      { mode, maxQueued: this.#options.maxQueued ?? 32 },
+      message.events === true,
+    );
+    if (decision.action === "refuse") {
+      const refused: SubmitReceipt = { seq: 0, duplicate: false, refused: "queue_full" };
+      return this.#withNotice(tx, message, refused, QUEUE_FULL_NOTICE, now);
+    }
+    let seq: number;
+    if (decision.action === "merge" && newest) {
+      const text = `${newest.message.text}\n${message.text}`;
+      const deliveryKey = newest.message.deliveryKey;
+      this.#stores.inbox.replaceMessage(tx, newest.seq, { ...message, text, deliveryKey });
+      seq = this.#stores.inbox.insert(tx, message, now, "merged", null, newest.seq);
+    } else {
+      seq = this.#stores.inbox.insert(tx, message, now, "queued");
+      if (message.events) this.#stores.events.emit(tx, seq, "run.queued", {});
+    }
+    if (decision.action === "interrupt") {
+      this.#runner.endCurrent(tx, "interrupted", "interrupted by a newer message");
+    }
+    const notice = decision.notify ? this.#queuedNotice(tx, message, now) : undefined;
+    return this.#withNotice(tx, message, { seq, duplicate: false }, notice, now);
+  }
+
+  /** Adds `notice` to the receipt and, for a chat user, to the outbox. */
+  #withNotice(
+    tx: Tx,
+    message: InboundMessage,
+    receipt: SubmitReceipt,
+    notice: string | undefined,
+    now: number,
+  ): SubmitReceipt {
+    if (notice === undefined) return receipt;
+    if (message.reply && this.#sender) {
+      this.#stores.outbox.add(tx, "notice", receipt.seq || null, message.reply, [notice], now);
+    }
+    return { ...receipt, notice };
+  }
+
+  /** The queued notice for a chat user, at most once per 30 s per session. */
+  #queuedNotice(tx: Tx, message: InboundMessage, now: number): string | undefined {
+    if (!message.reply || this.#options.busyNotice === false) return undefined;
+    return this.#stores.claims.takeNoticeSlot(tx, now) ? QUEUED_NOTICE : undefined;
+  }
+
+  /** A command's answer; /stop and /new change state. */
+  #runCommand(tx: Tx, command: SessionCommand, word: string): string {
+    switch (command) {
+      case "status": {
+        const running = this.#runner.current();
+        return statusText({
+          running: this.#stores.claims.state().seq !== null,
+          runningForMs: running ? this.#now() - running.startedAt : 0,
+          step: running?.step ?? 0,
+          queued: this.#stores.inbox.waitingCount(),
+        });
+      }
+      case "stop": {
+        const { stopped, dropped } = this.#stopAll(tx, false);
+        return stopText(stopped, dropped);
+      }
+      case "new":
+        return newConversationText(this.#stopAll(tx, true).stopped);
+      case "help":
+        return HELP_TEXT;
+      case "start":
+        return START_TEXT;
+      case "unknown":
+        return unknownCommandText(word);
+    }
+  }
+
+  /** Ends the running turn and cancels every waiting message; `fresh` also starts a new conversation. */
+  #stopAll(tx: Tx, fresh: boolean): { stopped: boolean; dropped: number } {
+    const stopped = this.#runner.endCurrent(tx, "cancelled", "stopped");
+    const waiting = this.#stores.inbox.waiting();
+    for (const seq of waiting) this.#stores.settle(tx, seq, _cancelled("cancelled by /stop"));
+    if (fresh) this.#stores.claims.newConversation(tx);
+    return { stopped, dropped: waiting.length };
+  }
+
+  /** Makes sure a drain will run: at once when the host can start one, else by the alarm. */
+  async #wake(now: number): Promise<void> {
+    if (this.#draining) return;
+    if (!this.#options.startDrain) return this.#stores.db.setAlarm(now);
+    const watchdog = this.#stores.db.setAlarm(now + this.#options.leaseMs);
+    this.#options.startDrain();
+    await watchdog;
+  }
+
+  #flushNotices(): void {
+    this.#sender?.flushNotices().catch((error) => {
+      console.error("notices not sent", error instanceof Error ? error.message : "unknown");
+    });
+  }
+}
+
+function _cancelled(message: string): TurnOutcome {
+  return { status: "failed", error: { message, type: "cancelled" } };
+}

@@ -1,0 +1,69 @@
+// A session's stores over one database, and the two steps that span them: settle a message, prune old ones; runtime-neutral.
+import { ClaimStore } from "./claim.ts";
+import { DEDUP_MS, InboxStore } from "./inbox.ts";
+import { OutboxStore } from "./outbox.ts";
+import { OutcomeWaiters } from "./outcome_waiters.ts";
+import { RunEventStore } from "./run_events.ts";
+import { migrate } from "./schema.ts";
+import { SessionDb, type SessionStorage, type Tx } from "./session_db.ts";
+import { TranscriptStore } from "./transcript.ts";
+import type { RunState, TurnOutcome } from "./types.ts";
+
+/** Every store of one session, sharing its database (migrated on construction). */
+export class SessionStores {
+  readonly db: SessionDb;
+  readonly inbox: InboxStore;
+  readonly claims: ClaimStore;
+  readonly transcript: TranscriptStore;
+  readonly outbox: OutboxStore;
+  readonly events: RunEventStore;
+  readonly waiters = new OutcomeWaiters();
+  readonly #now: () => number;
+
+  constructor(storage: SessionStorage, now: () => number) {
+    this.db = new SessionDb(storage);
+    migrate(this.db);
+    this.inbox = new InboxStore(this.db);
+    this.claims = new ClaimStore(this.db);
+    this.transcript = new TranscriptStore(this.db);
+    this.outbox = new OutboxStore(this.db);
+    this.events = new RunEventStore(this.db);
+    this.#now = now;
+  }
+
+  /** Stores message `seq`'s outcome (and its run's final event), told to waiters once committed. */
+  settle(tx: Tx, seq: number, outcome: TurnOutcome): void {
+    const message = this.inbox.finish(tx, seq, outcome, this.#now());
+    this.waiters.settled(tx, seq, outcome);
+    if (!message?.events) return;
+    const state = runStateOf("done", outcome);
+    if (state.status === "completed") {
+      this.events.emit(tx, seq, "run.completed", { output: state.output });
+    } else if (state.status === "cancelled") this.events.emit(tx, seq, "run.cancelled", {});
+    else this.events.emit(tx, seq, "run.failed", { error: state.error });
+  }
+
+  /** Settles the claimed message and frees the session (`revoke`: its holder's late end changes nothing). */
+  release(tx: Tx, seq: number, outcome: TurnOutcome, revoke = false): void {
+    this.claims.release(tx, revoke);
+    this.settle(tx, seq, outcome);
+    this.#prune(tx);
+  }
+
+  /** Forgets messages finished over a day ago whose delivery key is forgotten, with their parts and events. */
+  #prune(tx: Tx): void {
+    const cutoff = this.#now() - DEDUP_MS;
+    const seqs = this.inbox.prune(tx, cutoff);
+    this.outbox.prune(tx, seqs, cutoff);
+    this.events.prune(tx, seqs);
+  }
+}
+
+/** A run's state from its inbox status and outcome ("done": settled now). */
+export function runStateOf(status: string, outcome: TurnOutcome | null): RunState {
+  if (status === "queued" || status === "merged") return { status: "queued" };
+  if (status === "running" || status === "delivering" || !outcome) return { status: "running" };
+  if (outcome.status === "completed") return { status: "completed", output: outcome.reply };
+  const cancelled = outcome.error.type === "cancelled" || outcome.error.type === "interrupted";
+  return { status: cancelled ? "cancelled" : "failed", error: outcome.error };
+}

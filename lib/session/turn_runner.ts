@@ -1,0 +1,218 @@
+// Claims, runs, delivers and ends a session's turns, and recovers a dead executor's claim; runtime-neutral.
+import type { Claim } from "./claim.ts";
+import type { OutboxSender } from "./outbox_sender.ts";
+import { runClaimedTurn } from "./run_claimed_turn.ts";
+import type { Tx } from "./session_db.ts";
+import type { SessionStores } from "./session_stores.ts";
+import {
+  failureNotice,
+  type InboundMessage,
+  type TurnExecutor,
+  type TurnOutcome,
+  type TurnProgress,
+} from "./types.ts";
+
+/** What the runner needs from its sentinel. */
+export interface TurnRunnerOptions {
+  execute: TurnExecutor;
+  historyWindow: number;
+  turnTimeoutMs: number;
+  maxAttempts: number;
+  /** Sends reply parts; without it replies are only collected by callers. */
+  sender: OutboxSender | null;
+  now: () => number;
+}
+
+/** A claim and the message it runs. */
+export interface ClaimedMessage {
+  claim: Claim;
+  message: InboundMessage;
+}
+
+/** The turn this instance runs now: lost with the instance, which is the point. */
+interface _Running extends ClaimedMessage {
+  controller: AbortController;
+  progress: TurnProgress;
+  startedAt: number;
+}
+
+/** Runs one claimed message at a time; the sentinel decides when. */
+export class TurnRunner {
+  readonly #stores: SessionStores;
+  readonly #options: TurnRunnerOptions;
+  #running: _Running | null = null;
+
+  constructor(stores: SessionStores, options: TurnRunnerOptions) {
+    this.#stores = stores;
+    this.#options = options;
+  }
+
+  /** The turn this instance runs, while it still holds the session. */
+  current(): { startedAt: number; step: number } | null {
+    const running = this.#held();
+    return running ? { startedAt: running.startedAt, step: running.progress.step } : null;
+  }
+
+  /** Claims the oldest queued message, or null when the session is held or nothing waits. */
+  claimNext(): ClaimedMessage | null {
+    const { db, inbox, claims, events } = this.#stores;
+    return db.transaction((tx) => {
+      const next = inbox.queued("oldest");
+      if (!next) return null;
+      const claim = claims.take(tx, next.seq, this.#options.now());
+      if (!claim) return null;
+      inbox.markRunning(tx, next.seq);
+      if (next.message.events) events.emit(tx, next.seq, "run.started", {});
+      return { claim, message: next.message };
+    });
+  }
+
+  /**
+   * Only called when no executor of this instance is alive: any claim left is a dead executor's.
+   * A turn that died before its end runs again (up to maxAttempts); one that died while sending
+   * resumes the sending under a renewed claim.
+   */
+  recoverOrphaned(): ClaimedMessage | null {
+    const { db, inbox, claims } = this.#stores;
+    return db.transaction((tx) => {
+      const { seq } = claims.state();
+      if (seq === null) return null;
+      const row = inbox.get(seq);
+      const live = row?.status === "running" || row?.status === "delivering" ? row : null;
+      const retry = live !== null && live.attempts < this.#options.maxAttempts;
+      if (live?.status === "delivering" && retry) {
+        const claim = claims.renew(tx, this.#options.now())!;
+        inbox.countAttempt(tx, seq);
+        return { claim, message: live.message };
+      }
+      if (!live) {
+        claims.release(tx, true);
+      } else if (retry) {
+        claims.release(tx, true);
+        inbox.requeue(tx, seq);
+      } else {
+        const outcome: TurnOutcome = live.status === "delivering" && live.outcome ? live.outcome : {
+          status: "failed",
+          error: {
+            message: `the turn was interrupted ${live.attempts} times; giving up`,
+            type: "turn_interrupted",
+          },
+        };
+        claims.release(tx, true);
+        this.#stores.settle(tx, seq, outcome);
+      }
+      return null;
+    });
+  }
+
+  /** Runs a claimed message, stores what it produced, then sends its reply and frees the session. */
+  async run(claim: Claim, message: InboundMessage): Promise<void> {
+    const { db, claims, transcript, outbox, inbox } = this.#stores;
+    if (!claims.holds(claim)) return; // stopped before it started
+    const history = transcript.window(claim.conversation, this.#options.historyWindow);
+    const progress: TurnProgress = { step: 0, messages: [] };
+    if (message.events) {
+      // Only the current claim may add events: a stopped run's late events go nowhere.
+      progress.emit = (type, data) =>
+        db.transaction((tx) => {
+          if (claims.holds(claim)) this.#stores.events.emit(tx, claim.seq, type, data);
+        });
+    }
+    const running = this.#start(claim, message, progress);
+    const result = await runClaimedTurn(
+      this.#options.execute,
+      message,
+      history,
+      progress,
+      running.controller,
+      this.#options.turnTimeoutMs,
+    );
+    this.#stop(running);
+    const { outcome } = result;
+    const target = this.#options.sender ? message.reply : undefined;
+    const written = db.transaction((tx) => {
+      if (!claims.holds(claim)) return false;
+      const now = this.#options.now();
+      transcript.append(tx, claim.conversation, claim.seq, result.messages, now);
+      if (!target) {
+        this.#stores.release(tx, claim.seq, outcome);
+        return true;
+      }
+      const text = outcome.status === "completed" ? outcome.reply : failureNotice(outcome.error);
+      outbox.add(tx, "reply", claim.seq, target, this.#options.sender!.split(target, text), now);
+      inbox.markDelivering(tx, claim.seq, outcome);
+      return true;
+    });
+    if (written && target) await this.deliverAndRelease(claim, message);
+  }
+
+  /** Sends the unsent parts of a claimed message's reply in order, then frees the session. */
+  async deliverAndRelease(claim: Claim, message: InboundMessage): Promise<void> {
+    const { db, claims, inbox, outbox } = this.#stores;
+    const running = this.#start(claim, message, { step: 0, messages: [] });
+    try {
+      const sender = this.#options.sender;
+      for (const part of outbox.unsentReply(claim.seq)) {
+        const target = part.target ?? message.reply;
+        if (!sender || !target || !claims.holds(claim)) break;
+        const owned = () => claims.holds(claim);
+        const sent = await sender.send(part, target, running.controller.signal, owned);
+        if (sent === "stopped") return;
+        if (sent === "failed") break;
+      }
+    } finally {
+      this.#stop(running);
+    }
+    db.transaction((tx) => {
+      const stored = claims.holds(claim) ? inbox.get(claim.seq)?.outcome : null;
+      if (stored) this.#stores.release(tx, claim.seq, stored);
+    });
+  }
+
+  /**
+   * Ends the claimed turn now: keeps its partial work in the transcript marked, fails its message
+   * with `type` (a reply being sent keeps its outcome), revokes the claim so the holder's late end
+   * changes nothing, and aborts the holder once committed. Returns whether there was one.
+   */
+  endCurrent(tx: Tx, type: "cancelled" | "interrupted", why: string): boolean {
+    const { claims, inbox, transcript } = this.#stores;
+    const claim = claims.state();
+    if (claim.seq === null) return false;
+    const running = this.#held();
+    const row = inbox.get(claim.seq);
+    let outcome: TurnOutcome = {
+      status: "failed",
+      error: { message: `the turn was ${why}`, type },
+    };
+    if (row?.status === "delivering" && row.outcome) {
+      outcome = row.outcome;
+    } else if (running) {
+      const { messages } = running.progress;
+      const now = this.#options.now();
+      transcript.appendInterrupted(tx, claim.conversation, claim.seq, messages, why, now);
+    }
+    this.#stores.release(tx, claim.seq, outcome, true);
+    if (running) tx.onCommit(() => running.controller.abort(new Error(`turn ${why}`)));
+    return true;
+  }
+
+  #held(): _Running | null {
+    return this.#running && this.#stores.claims.holds(this.#running.claim) ? this.#running : null;
+  }
+
+  #start(claim: Claim, message: InboundMessage, progress: TurnProgress): _Running {
+    const running: _Running = {
+      claim,
+      message,
+      controller: new AbortController(),
+      progress,
+      startedAt: this.#options.now(),
+    };
+    this.#running = running;
+    return running;
+  }
+
+  #stop(running: _Running): void {
+    if (this.#running === running) this.#running = null;
+  }
+}

@@ -1,0 +1,100 @@
+// The session core's public shapes: messages in, outcomes and run events out, the executor contract; runtime-neutral.
+import type { ChatMessage } from "../chat_model.ts";
+import type { ReplyTarget } from "../platform.ts";
+import type { ContextFields } from "../session_context.ts";
+
+/** A message handed to a session. */
+export interface InboundMessage {
+  text: string;
+  /** The source's delivery id (webhook-id, update_id, …): a repeat within 24 h never starts a second turn. */
+  deliveryKey?: string;
+  /** The turn context to bind when this message runs. */
+  context: Omit<ContextFields, "async_delivery">;
+  /** Extra system prompt for this turn (e.g. an API caller's system message). */
+  system?: string;
+  /** Earlier messages that seed the conversation when it has no history yet. */
+  seed?: ChatMessage[];
+  /** Where the reply is sent (chat platforms); without it the caller collects the outcome. */
+  reply?: ReplyTarget;
+  /** Whether a text starting with "/" is a command (chat platforms, generic webhook). */
+  commands?: boolean;
+  /** Record the run's events (runs API, streaming completions): kept durably, readable live. */
+  events?: boolean;
+}
+
+/** One event of a run, as stored and streamed. */
+export interface RunEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** A run's state as the runs API reports it. */
+export interface RunState {
+  status: "queued" | "running" | "completed" | "failed" | "cancelled";
+  output?: string;
+  error?: { message: string; type: string };
+}
+
+/** Token counts of a turn. */
+export interface TurnUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** How a message's turn ended. */
+export type TurnOutcome =
+  | { status: "completed"; reply: string; usage: TurnUsage }
+  | { status: "failed"; error: { message: string; type: string } };
+
+/** What `submit` answers once the message is durably stored. */
+export interface SubmitReceipt {
+  seq: number;
+  duplicate: boolean;
+  /** Set when the message was not stored: the session already has `maxQueued` messages waiting. */
+  refused?: "queue_full";
+  /**
+   * A short text for the sender now: a command's answer, the queued notice, the refusal. A chat
+   * user gets it through the session's outbox; it is here for callers that answer it themselves.
+   */
+  notice?: string;
+}
+
+/** What the session does with a message that arrives while a turn runs. */
+export type BusyMode = "queue" | "interrupt" | "merge";
+
+/** A running turn's progress, updated by the executor as it goes. */
+export interface TurnProgress {
+  /** Model calls started so far (0: still starting). */
+  step: number;
+  /** The turn's messages so far (user, assistant, tool), kept if the turn is interrupted. */
+  messages: ChatMessage[];
+  /** Records a run event (message.delta, tool.started, tool.completed) when the message asked for events. */
+  emit?: (type: string, data: Record<string, unknown>) => void;
+}
+
+/** A session's state as the sessions API reports it. */
+export interface SessionSnapshot {
+  running: boolean;
+  queued: number;
+  messages: { role: string; content: string }[];
+}
+
+/** What a turn produced: the reply, the messages to keep, the token counts. */
+export interface TurnResult {
+  reply: string;
+  messages: ChatMessage[];
+  usage: TurnUsage;
+}
+
+/** Runs one claimed message as a turn; throws to fail it. */
+export type TurnExecutor = (
+  message: InboundMessage,
+  history: ChatMessage[],
+  signal: AbortSignal,
+  progress: TurnProgress,
+) => Promise<TurnResult>;
+
+/** The text a chat user gets when their turn failed. */
+export function failureNotice(error: { message: string }): string {
+  return `Sorry, I could not answer that: ${error.message}.`;
+}
