@@ -1,4 +1,5 @@
 // The shape every chat-platform adapter fills (verify, parse, send) and the reply deliverer over them; runtime-neutral.
+import type { z } from "zod";
 import type { ContextFields } from "./session_context.ts";
 import { splitMessage } from "./split_message.ts";
 
@@ -19,22 +20,22 @@ export interface ReplyTarget {
   [key: string]: unknown;
 }
 
-/** A chat message that starts a turn. */
-export interface PlatformMessage {
+/** A chat message that starts a turn; `T` is the adapter's reply target. */
+export interface PlatformMessage<T extends ReplyTarget = ReplyTarget> {
   sessionKey: string;
   /** The platform's delivery id: a repeat never starts a second turn. */
   deliveryKey: string;
   text: string;
   context: Omit<ContextFields, "async_delivery">;
-  reply: ReplyTarget;
+  reply: T;
 }
 
 /** What a verified delivery asks of baton. */
-export type Ingress =
+export type Ingress<T extends ReplyTarget = ReplyTarget> =
   /** Answer at once and start nothing: handshakes, and events not for the bot (200). */
   | { kind: "respond"; status: number; body: unknown }
   /** Store the message, then acknowledge with `ack` (default 200 `{"ok":true}`). */
-  | { kind: "message"; message: PlatformMessage; ack?: { status: number; body: unknown } };
+  | { kind: "message"; message: PlatformMessage<T>; ack?: { status: number; body: unknown } };
 
 /** How one send went. */
 export type SendResult =
@@ -42,8 +43,12 @@ export type SendResult =
   /** `retryAfterMs` when the platform said how long to wait (429); `retryable` only where a resend cannot post twice. */
   | { ok: false; status: number; retryable: boolean; retryAfterMs?: number; message: string };
 
-/** One chat platform: verify a delivery, parse it, send replies. One file per platform in lib/platforms/. */
-export interface PlatformAdapter {
+/**
+ * One chat platform: verify a delivery, parse it, send replies. One file per platform in
+ * lib/platforms/. `T` is its reply target, checked against `replyTarget` by `replyChannel` before
+ * `send` sees it; the table of all adapters is `PlatformAdapter[]` (T = ReplyTarget).
+ */
+export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
   /** Route segment and context platform name: `POST /webhooks/<name>`. */
   readonly name: string;
   /** Env names that must be set; without them the route refuses every request. */
@@ -52,13 +57,15 @@ export interface PlatformAdapter {
   readonly maxMessageChars: number;
   /** Whether the channel could deliver something after a turn has ended (none can in this bundle). */
   readonly asyncDelivery: false;
+  /** The reply target `parse` stores and `send` takes; stored targets are checked against it before each send. */
+  readonly replyTarget: z.ZodType<T>;
   /** Checks the signature or secret over the raw bytes (constant time); a string is the refusal reason (401). */
   verify(request: RawRequest, env: PlatformEnv): Promise<string | null>;
   /** Turns a verified delivery into what to do. Throws `PayloadError` for a malformed payload (400). */
-  parse(request: RawRequest, env: PlatformEnv): Ingress;
-  /** Sends part `index` (of `count`) of a reply. Network errors are returned, never thrown. */
+  parse(request: RawRequest, env: PlatformEnv): Ingress<T>;
+  /** Sends part `index` (of `count`) of a reply to a valid target. Network errors are returned, never thrown. */
   send(
-    target: ReplyTarget,
+    target: T,
     text: string,
     part: { index: number; count: number },
     env: PlatformEnv,
@@ -70,54 +77,13 @@ export class PayloadError extends Error {
   override name = "PayloadError";
 }
 
-/** Parses a verified body as JSON, or throws `PayloadError`. */
+/** Parses a verified body as JSON, or throws `PayloadError`. The codebase's one JSON decoder of bytes. */
 export function parseJsonBody(body: Uint8Array): unknown {
   try {
     return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
   } catch {
     throw new PayloadError("request body is not valid JSON");
   }
-}
-
-/** Sends one HTTP request for an adapter, mapping the outcome to a SendResult (429 → retryAfterMs). */
-export async function sendRequest(
-  url: string,
-  init: RequestInit,
-): Promise<SendResult & { body?: unknown }> {
-  let res: Response;
-  try {
-    res = await fetch(url, init);
-  } catch {
-    // The request may not have left: only idempotent requests may be retried by the caller's rule.
-    return { ok: false, status: 0, retryable: false, message: "could not reach the platform API" };
-  }
-  const text = await res.text();
-  let body: unknown = undefined;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  if (res.ok) return { ok: true, body };
-  const retryAfterMs = _retryAfterMs(res.headers.get("retry-after"), body);
-  return {
-    ok: false,
-    status: res.status,
-    retryable: res.status === 429,
-    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-    message: `the platform API answered ${res.status}`,
-  };
-}
-
-function _retryAfterMs(header: string | null, body: unknown): number | undefined {
-  const fromBody = body as
-    | { parameters?: { retry_after?: unknown }; retry_after?: unknown }
-    | undefined;
-  const seconds = fromBody?.parameters?.retry_after ?? fromBody?.retry_after ??
-    (header ? Number(header) : NaN);
-  return typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0
-    ? Math.ceil(seconds * 1000)
-    : undefined;
 }
 
 /** How the session sends a stored reply back: split into parts, then one send per part. */
@@ -130,16 +96,42 @@ export interface ReplyChannel {
   ): Promise<SendResult>;
 }
 
-/** The reply channel over a table of adapters, by `target.platform`. */
+/**
+ * The reply channel over a table of adapters, by `target.platform`. Each stored target is checked
+ * against its adapter's `replyTarget` here, once, so adapters receive only well-formed targets; a
+ * target that fails the check, or names no adapter, is a final failure, never a throw.
+ */
 export function replyChannel(adapters: readonly PlatformAdapter[], env: PlatformEnv): ReplyChannel {
   const byName = new Map(adapters.map((a) => [a.name, a]));
-  const adapterOf = (target: ReplyTarget) => {
-    const adapter = byName.get(target.platform);
-    if (!adapter) throw new TypeError(`no adapter for platform ${target.platform}`);
-    return adapter;
-  };
   return {
-    split: (target, text) => splitMessage(text, adapterOf(target).maxMessageChars),
-    send: (target, text, part) => adapterOf(target).send(target, text, part, env),
+    // Without an adapter there is no limit to split by; the send below reports the problem.
+    split: (target, text) => {
+      const adapter = byName.get(target.platform);
+      return adapter ? splitMessage(text, adapter.maxMessageChars) : [text];
+    },
+    send: (target, text, part) => {
+      const adapter = byName.get(target.platform);
+      if (!adapter) return _refused(`no adapter for platform ${JSON.stringify(target.platform)}`);
+      const checked = adapter.replyTarget.safeParse(target);
+      if (!checked.success) {
+        return _refused(
+          `the ${adapter.name} reply target is invalid: ${_firstIssue(checked.error)}`,
+        );
+      }
+      return adapter.send(checked.data, text, part, env);
+    },
   };
+}
+
+function _refused(message: string): Promise<SendResult> {
+  // Stored data does not heal by waiting: never retryable.
+  return Promise.resolve({ ok: false, status: 0, retryable: false, message });
+}
+
+// Names the field and the rule, never the value: a target may hold a credential (Discord's token).
+function _firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "rejected";
+  const path = issue.path.map(String).join(".");
+  return path ? `${path}: ${issue.message}` : issue.message;
 }

@@ -6,16 +6,22 @@ import {
   type PlatformAdapter,
   type PlatformEnv,
   type RawRequest,
-  sendRequest,
   type SendResult,
 } from "../platform.ts";
+import {
+  apiRoot,
+  bodyRetryAfter,
+  decodeHex,
+  respond,
+  retryAfterHeader,
+  sendRequest,
+  TIMESTAMP_TOLERANCE_SECONDS,
+  timestampProblem,
+  withPrefix,
+} from "./_kit.ts";
 
 const _API_ROOT = "https://discord.com/api/v10";
-const _TOLERANCE_SECONDS = 300;
 const _USER_AGENT = "DiscordBot (baton, 0.1.0)";
-const _HEX = /^[0-9a-fA-F]*$/;
-const _DIGITS = /^[0-9]+$/;
-const _encoder = new TextEncoder();
 
 /** Interaction types (PING 1, APPLICATION_COMMAND 2, MESSAGE_COMPONENT 3, AUTOCOMPLETE 4, MODAL_SUBMIT 5). */
 const _PING = 1;
@@ -62,23 +68,21 @@ const _command = z.looseObject({
   data: z.looseObject({ options: z.array(_option).optional() }).optional(),
 });
 
-const _target = z.looseObject({
+/** Where a Discord reply goes: the interaction, by its token (valid 15 minutes). */
+const _target = z.object({
   platform: z.literal("discord"),
+  application_id: z.string().min(1).optional(),
   token: z.string().min(1),
 });
 
-let _keyCache: { hex: string; key: Promise<CryptoKey | null> } | undefined;
+/** A Discord reply target, as stored with the message. */
+export type DiscordTarget = z.infer<typeof _target>;
 
-function _hexBytes(hex: string, length: number): Uint8Array<ArrayBuffer> | null {
-  if (hex.length !== length * 2 || !_HEX.test(hex)) return null;
-  const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return bytes;
-}
+let _keyCache: { hex: string; key: Promise<CryptoKey | null> } | undefined;
 
 function _publicKey(hex: string): Promise<CryptoKey | null> {
   if (_keyCache?.hex !== hex) {
-    const raw = _hexBytes(hex, 32);
+    const raw = decodeHex(hex, 32);
     const key = raw
       ? crypto.subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"])
         .catch(() => null)
@@ -94,22 +98,16 @@ async function _verify(request: RawRequest, env: PlatformEnv): Promise<string | 
   if (!signatureHex || !timestamp) {
     return "missing X-Signature-Ed25519 or X-Signature-Timestamp header";
   }
-  const signature = _hexBytes(signatureHex, 64);
+  const signature = decodeHex(signatureHex, 64);
   if (!signature) return "X-Signature-Ed25519 is not a 64-byte hex signature";
-  if (!_DIGITS.test(timestamp)) return "X-Signature-Timestamp is not a number of seconds";
-  const seconds = Number(timestamp);
-  if (
-    !Number.isSafeInteger(seconds) ||
-    Math.abs(request.nowSeconds - seconds) > _TOLERANCE_SECONDS
-  ) {
-    return `X-Signature-Timestamp is outside ±${_TOLERANCE_SECONDS}s of now`;
+  const problem = timestampProblem(timestamp, request.nowSeconds);
+  if (problem === "malformed") return "X-Signature-Timestamp is not a number of seconds";
+  if (problem === "outside") {
+    return `X-Signature-Timestamp is outside ±${TIMESTAMP_TOLERANCE_SECONDS}s of now`;
   }
   const key = await _publicKey(env.DISCORD_PUBLIC_KEY ?? "");
   if (!key) return "DISCORD_PUBLIC_KEY is not a 32-byte hex Ed25519 public key";
-  const prefix = _encoder.encode(timestamp);
-  const data = new Uint8Array(prefix.length + request.body.length);
-  data.set(prefix, 0);
-  data.set(request.body, prefix.length);
+  const data = withPrefix(timestamp, request.body);
   try {
     if (await crypto.subtle.verify("Ed25519", key, signature, data)) return null;
   } catch {
@@ -131,41 +129,37 @@ function _firstText(options: readonly _Option[] | undefined): string | null {
   return null;
 }
 
-function _respond(body: unknown): Ingress {
-  return { kind: "respond", status: 200, body };
+function _notice(content: string): Ingress<DiscordTarget> {
+  return respond({ type: 4, data: { content, flags: _EPHEMERAL } });
 }
 
-function _notice(content: string): Ingress {
-  return _respond({ type: 4, data: { content, flags: _EPHEMERAL } });
-}
-
-function _parse(request: RawRequest, env: PlatformEnv): Ingress {
+function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
   const payload = parseJsonBody(request.body);
   const base = _interaction.safeParse(payload);
   if (!base.success) {
     // App-level Webhook Events (version/event, no id) and anything else not an interaction.
-    return _respond({});
+    return respond({});
   }
   const interaction = base.data;
   switch (interaction.type) {
     case _PING:
-      return _respond({ type: 1 });
+      return respond({ type: 1 });
     case _COMMAND:
       break;
     case _AUTOCOMPLETE:
-      return _respond({ type: 8, data: { choices: [] } });
+      return respond({ type: 8, data: { choices: [] } });
     case _COMPONENT:
     case _MODAL_SUBMIT:
-      return _respond({ type: 6 });
+      return respond({ type: 6 });
     default:
-      return _respond({});
+      return respond({});
   }
   const command = _command.safeParse(payload);
-  if (!command.success) return _respond({});
+  if (!command.success) return respond({});
   const { token, channel_id, channel, member, user, data } = command.data;
   const chatId = channel_id ?? channel?.id;
   const author = member?.user ?? user;
-  if (!chatId || !author) return _respond({});
+  if (!chatId || !author) return respond({});
   if (interaction.application_id !== env.DISCORD_APPLICATION_ID) {
     console.warn("discord: interaction for another application; check DISCORD_APPLICATION_ID");
     return _notice("This bot is misconfigured: DISCORD_APPLICATION_ID does not match.");
@@ -196,8 +190,7 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress {
   };
 }
 
-function _failure(status: number): string {
-  if (status === 0) return "could not reach the Discord API";
+function _describe(status: number): string {
   const hint = status === 401 || status === 404
     ? " (interaction tokens expire 15 minutes after the command)"
     : "";
@@ -205,54 +198,43 @@ function _failure(status: number): string {
 }
 
 async function _send(
-  target: Parameters<PlatformAdapter["send"]>[0],
+  target: DiscordTarget,
   text: string,
   part: { index: number; count: number },
   env: PlatformEnv,
 ): Promise<SendResult> {
-  const parsed = _target.safeParse(target);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      status: 0,
-      retryable: false,
-      message: "the reply target is not a Discord interaction",
-    };
-  }
   const first = part.index === 0;
   // Discord refuses blank content; the deferred placeholder must still be replaced.
   if (!text.trim() && !first) return { ok: true };
-  const root = (env.DISCORD_API_ROOT || _API_ROOT).replace(/\/+$/, "");
+  const root = apiRoot(env, "DISCORD_API_ROOT", _API_ROOT);
   const hook = `${root}/webhooks/${encodeURIComponent(env.DISCORD_APPLICATION_ID ?? "")}/${
-    encodeURIComponent(parsed.data.token)
+    encodeURIComponent(target.token)
   }`;
-  const result = await sendRequest(first ? `${hook}/messages/@original` : hook, {
+  return await sendRequest(first ? `${hook}/messages/@original` : hook, {
     method: first ? "PATCH" : "POST",
     headers: { "content-type": "application/json", "user-agent": _USER_AGENT },
     body: JSON.stringify({
       content: text.trim() ? text : "(empty reply)",
       allowed_mentions: { parse: [] },
     }),
+  }, {
+    api: "Discord API",
+    // The interaction token is in the URL.
+    secrets: [target.token],
+    // Editing @original is idempotent, so a lost or failed edit may be repeated; a follow-up may not.
+    idempotent: first,
+    waitFrom: [bodyRetryAfter, retryAfterHeader],
+    describe: ({ status }) => _describe(status),
   });
-  if (result.ok) return { ok: true };
-  // Editing @original is idempotent, so a lost or failed edit may be repeated; a follow-up may not.
-  const retryable = result.status === 429 ||
-    (first && (result.status === 0 || result.status >= 500));
-  return {
-    ok: false,
-    status: result.status,
-    retryable,
-    ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
-    message: _failure(result.status),
-  };
 }
 
 /** Discord HTTP interactions in (slash commands start turns), deferred interaction replies out. */
-export const discordAdapter: PlatformAdapter = {
+export const discordAdapter: PlatformAdapter<DiscordTarget> = {
   name: "discord",
   requiredEnv: ["DISCORD_PUBLIC_KEY", "DISCORD_APPLICATION_ID"],
   maxMessageChars: 2000,
   asyncDelivery: false,
+  replyTarget: _target,
   verify: _verify,
   parse: _parse,
   send: _send,

@@ -1,7 +1,7 @@
 // Unit tests for lib/platforms/discord.ts over signed fixtures and a stubbed fetch; Deno.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { discordTestKeys, signDiscordRequest } from "../../test/_support/discord_signer.ts";
-import type { Ingress, PlatformMessage, RawRequest } from "../platform.ts";
+import { type Ingress, type PlatformMessage, type RawRequest, replyChannel } from "../platform.ts";
 import { DISCORD_NO_TEXT_NOTICE, discordAdapter } from "./discord.ts";
 
 const NOW = 1_767_000_000;
@@ -315,7 +315,7 @@ async function withFetch(
   }
 }
 
-const TARGET = { platform: "discord", application_id: APP_ID, token: TOKEN };
+const TARGET = { platform: "discord", application_id: APP_ID, token: TOKEN } as const;
 const SEND_ENV = { ...ENV, DISCORD_API_ROOT: "http://discord.test/api/" };
 
 Deno.test("discordAdapter.send() edits @original for part 0 and posts follow-ups after", async () => {
@@ -416,12 +416,13 @@ Deno.test("discordAdapter.send() replaces a blank first part and skips blank fol
   });
 });
 
-Deno.test("discordAdapter.send() refuses a target without a token", async () => {
-  const result = await discordAdapter.send(
-    { platform: "discord" },
-    "x",
-    { index: 0, count: 1 },
-    SEND_ENV,
-  );
-  assertEquals(result.ok === false && result.retryable, false);
+Deno.test("discordAdapter.replyTarget refuses a target without a token before any send", async () => {
+  // Targets are checked once, where replies are sent: replyChannel() over the adapter's schema.
+  await withFetch(() => Response.json({}), async (calls) => {
+    const channel = replyChannel([discordAdapter], SEND_ENV);
+    const result = await channel.send({ platform: "discord" }, "x", { index: 0, count: 1 });
+    assertEquals(result.ok === false && result.retryable, false);
+    assertStrictEquals(result.ok, false);
+    assertStrictEquals(calls.length, 0);
+  });
 });

@@ -1,25 +1,26 @@
 // Slack Events API adapter: v0 signature check, event parsing, chat.postMessage replies; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
+import { type Ingress, parseJsonBody, type PlatformAdapter, type RawRequest } from "../platform.ts";
 import {
-  type Ingress,
-  parseJsonBody,
-  type PlatformAdapter,
-  type PlatformEnv,
-  type RawRequest,
-  type ReplyTarget,
+  apiRoot,
+  decodeHex,
+  encodeHex,
+  formField,
+  hmacSign,
+  hmacVerify,
+  ignore,
+  isFormBody,
+  jsonField,
+  respond,
   sendRequest,
-  type SendResult,
-} from "../platform.ts";
+  TIMESTAMP_TOLERANCE_SECONDS,
+  timestampProblem,
+  withPrefix,
+} from "./_kit.ts";
 
-const _TOLERANCE_SECONDS = 300;
 const _DEFAULT_API_ROOT = "https://slack.com/api";
-const _HMAC = { name: "HMAC", hash: "SHA-256" };
-const _DIGITS = /^[0-9]{1,15}$/;
-const _HEX = /^(?:[0-9a-fA-F]{2})+$/;
 const _ERROR_CODE = /^[a-z0-9_]{1,64}$/;
 const _LEADING_MENTION = /^\s*<@([A-Z0-9]+)(?:\|[^>]*)?>\s*/i;
-const _encoder = new TextEncoder();
-const _IGNORED: Ingress = { kind: "respond", status: 200, body: { ok: true } };
 
 const _envelope = z.looseObject({ type: z.string() });
 
@@ -53,45 +54,23 @@ const _messageEvent = z.looseObject({
 
 type _MessageEvent = z.infer<typeof _messageEvent>;
 
-// Where a Slack reply goes: the channel, and the thread for threaded conversations.
-interface _SlackTarget extends ReplyTarget {
-  platform: "slack";
-  channel: string;
-  thread_ts?: string;
-}
+/** Where a Slack reply goes: the channel, and the thread for threaded conversations. */
+const _target = z.object({
+  platform: z.literal("slack"),
+  channel: _id,
+  thread_ts: _ts.optional(),
+});
+
+/** A Slack reply target, as stored with the message. */
+export type SlackTarget = z.infer<typeof _target>;
 
 function _signedContent(timestamp: string, body: Uint8Array): Uint8Array<ArrayBuffer> {
-  const prefix = _encoder.encode(`v0:${timestamp}:`);
-  const data = new Uint8Array(prefix.length + body.length);
-  data.set(prefix, 0);
-  data.set(body, prefix.length);
-  return data;
-}
-
-function _decodeHex(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!_HEX.test(text)) return null;
-  const bytes = new Uint8Array(text.length / 2);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(text.slice(i * 2, i * 2 + 2), 16);
-  return bytes;
-}
-
-function _encodeHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function _importKey(secret: string, usage: "sign" | "verify"): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", _encoder.encode(secret), _HMAC, false, [usage]);
-}
-
-function _isFormBody(request: RawRequest): boolean {
-  const type = request.headers.get("content-type") ?? "";
-  return type.toLowerCase().startsWith("application/x-www-form-urlencoded");
+  return withPrefix(`v0:${timestamp}:`, body);
 }
 
 // A form-encoded `ssl_check=1` probe (slash-command setups): it carries nothing and starts nothing.
 function _isSslCheck(request: RawRequest): boolean {
-  if (!_isFormBody(request)) return false;
-  return new URLSearchParams(new TextDecoder().decode(request.body)).get("ssl_check") === "1";
+  return isFormBody(request.headers) && formField(request.body, "ssl_check") === "1";
 }
 
 function _isDirect(event: _MessageEvent): boolean {
@@ -114,27 +93,27 @@ function _logRetry(headers: Headers): void {
   console.log(`slack: redelivery ${num.slice(0, 4)} (${reason || "no reason"})`);
 }
 
-function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress {
+function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarget> {
   const kind = payload.event.type;
-  if (kind !== "app_mention" && kind !== "message") return _IGNORED;
+  if (kind !== "app_mention" && kind !== "message") return ignore();
   const parsed = _messageEvent.safeParse(payload.event);
-  if (!parsed.success) return _IGNORED;
+  if (!parsed.success) return ignore();
   const event = parsed.data;
-  if (event.bot_id != null || event.subtype != null) return _IGNORED;
+  if (event.bot_id != null || event.subtype != null) return ignore();
   const botUserId = payload.authorizations?.[0]?.user_id;
-  if (botUserId && event.user === botUserId) return _IGNORED;
+  if (botUserId && event.user === botUserId) return ignore();
   const direct = _isDirect(event);
-  if (event.type === "message" && !direct) return _IGNORED;
+  if (event.type === "message" && !direct) return ignore();
   const team = payload.team_id ?? event.team;
-  if (!team) return _IGNORED;
+  if (!team) return ignore();
   const text = _stripMention(event.text, botUserId, event.type === "app_mention").trim();
-  if (!text) return _IGNORED;
+  if (!text) return ignore();
 
   const thread = direct ? event.thread_ts : (event.thread_ts ?? event.ts);
   const sessionKey = thread
     ? `slack:${team}:${event.channel}:${thread}`
     : `slack:${team}:${event.channel}`;
-  const reply: _SlackTarget = {
+  const reply: SlackTarget = {
     platform: "slack",
     channel: event.channel,
     ...(thread ? { thread_ts: thread } : {}),
@@ -164,20 +143,21 @@ export async function signSlackRequest(opts: {
   timestamp: number;
   body: Uint8Array | string;
 }): Promise<string> {
-  const key = await _importKey(opts.secret, "sign");
-  const body = typeof opts.body === "string" ? _encoder.encode(opts.body) : opts.body;
-  const sig = await crypto.subtle.sign("HMAC", key, _signedContent(String(opts.timestamp), body));
-  return `v0=${_encodeHex(new Uint8Array(sig))}`;
+  const body = typeof opts.body === "string" ? new TextEncoder().encode(opts.body) : opts.body;
+  return `v0=${
+    encodeHex(await hmacSign(opts.secret, _signedContent(String(opts.timestamp), body)))
+  }`;
 }
 
 /** Slack Events API deliveries in (app mentions and direct messages), chat.postMessage replies out. */
-export const slackAdapter: PlatformAdapter = {
+export const slackAdapter: PlatformAdapter<SlackTarget> = {
   name: "slack",
   requiredEnv: ["SLACK_SIGNING_SECRET", "SLACK_BOT_TOKEN"],
   maxMessageChars: 40000,
   asyncDelivery: false,
+  replyTarget: _target,
 
-  async verify(request: RawRequest, env: PlatformEnv): Promise<string | null> {
+  async verify(request, env) {
     // Answered unverified, as Bolt does: the probe starts nothing and the answer reveals nothing.
     if (_isSslCheck(request)) return null;
     const signature = request.headers.get("x-slack-signature");
@@ -185,79 +165,60 @@ export const slackAdapter: PlatformAdapter = {
     if (!signature || !timestamp) {
       return "missing X-Slack-Signature or X-Slack-Request-Timestamp header";
     }
-    if (!_DIGITS.test(timestamp)) {
+    const problem = timestampProblem(timestamp, request.nowSeconds);
+    if (problem === "malformed") {
       return "X-Slack-Request-Timestamp is not an integer number of seconds";
     }
-    if (Math.abs(request.nowSeconds - Number(timestamp)) > _TOLERANCE_SECONDS) {
-      return `X-Slack-Request-Timestamp is outside ±${_TOLERANCE_SECONDS}s of now`;
+    if (problem === "outside") {
+      return `X-Slack-Request-Timestamp is outside ±${TIMESTAMP_TOLERANCE_SECONDS}s of now`;
     }
-    const sig = signature.startsWith("v0=") ? _decodeHex(signature.slice(3)) : null;
+    const sig = signature.startsWith("v0=") ? decodeHex(signature.slice(3)) : null;
     if (!sig) return "X-Slack-Signature is not of the form v0=<hex>";
-    const key = await _importKey(env.SLACK_SIGNING_SECRET ?? "", "verify");
-    const valid = await crypto.subtle.verify(
-      "HMAC",
-      key,
-      sig,
-      _signedContent(timestamp, request.body),
-    );
+    const secret = env.SLACK_SIGNING_SECRET ?? "";
+    const valid = await hmacVerify(secret, sig, _signedContent(timestamp, request.body));
     return valid ? null : "X-Slack-Signature does not match the request";
   },
 
-  parse(request: RawRequest): Ingress {
-    if (_isSslCheck(request)) return { kind: "respond", status: 200, body: {} };
+  parse(request) {
+    if (_isSslCheck(request)) return respond({});
     // Slash commands and interactivity (form bodies) are not served here.
-    if (_isFormBody(request)) return _IGNORED;
+    if (isFormBody(request.headers)) return ignore();
     const payload = parseJsonBody(request.body);
     _logRetry(request.headers);
     const envelope = _envelope.safeParse(payload);
-    if (!envelope.success) return _IGNORED;
+    if (!envelope.success) return ignore();
     if (envelope.data.type === "url_verification") {
       const handshake = _urlVerification.safeParse(payload);
-      return handshake.success
-        ? { kind: "respond", status: 200, body: { challenge: handshake.data.challenge } }
-        : _IGNORED;
+      return handshake.success ? respond({ challenge: handshake.data.challenge }) : ignore();
     }
     const callback = _eventCallback.safeParse(payload);
-    return callback.success ? _parseEvent(callback.data) : _IGNORED;
+    return callback.success ? _parseEvent(callback.data) : ignore();
   },
 
-  async send(
-    target: ReplyTarget,
-    text: string,
-    _part: { index: number; count: number },
-    env: PlatformEnv,
-  ): Promise<SendResult> {
-    const { channel, thread_ts } = target as _SlackTarget;
-    const root = (env.SLACK_API_ROOT || _DEFAULT_API_ROOT).replace(/\/+$/, "");
-    const result = await sendRequest(`${root}/chat.postMessage`, {
+  send(target, text, _part, env) {
+    const { channel, thread_ts } = target;
+    const token = env.SLACK_BOT_TOKEN ?? "";
+    return sendRequest(`${apiRoot(env, "SLACK_API_ROOT", _DEFAULT_API_ROOT)}/chat.postMessage`, {
       method: "POST",
       headers: {
-        authorization: `Bearer ${env.SLACK_BOT_TOKEN ?? ""}`,
+        authorization: `Bearer ${token}`,
         "content-type": "application/json; charset=utf-8",
       },
       body: JSON.stringify({ channel, text, ...(thread_ts ? { thread_ts } : {}) }),
+    }, {
+      api: "Slack API",
+      secrets: [token],
+      // Slack answers most failures 200 {"ok": false, "error": "<code>"}.
+      refused: ({ body }) => jsonField(body, "ok") !== true,
+      describe: ({ status, body }, kind) =>
+        kind === "refused"
+          ? `Slack chat.postMessage failed: ${_errorCode(jsonField(body, "error"))}`
+          : `Slack chat.postMessage answered HTTP ${status}`,
     });
-    if (!result.ok) {
-      return {
-        ok: false,
-        status: result.status,
-        retryable: result.retryable,
-        ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
-        message: result.status === 0
-          ? "could not reach the Slack API"
-          : `Slack chat.postMessage answered HTTP ${result.status}`,
-      };
-    }
-    const body = result.body as { ok?: unknown; error?: unknown } | undefined;
-    if (body?.ok === true) return { ok: true };
-    const code = typeof body?.error === "string" && _ERROR_CODE.test(body.error)
-      ? body.error
-      : "unknown_error";
-    return {
-      ok: false,
-      status: 200,
-      retryable: false,
-      message: `Slack chat.postMessage failed: ${code}`,
-    };
   },
 };
+
+// Only a well-formed code is quoted: the field is the API's free text otherwise.
+function _errorCode(error: unknown): string {
+  return typeof error === "string" && _ERROR_CODE.test(error) ? error : "unknown_error";
+}

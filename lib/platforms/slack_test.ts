@@ -354,7 +354,7 @@ const PART = { index: 0, count: 1 };
 Deno.test("slackAdapter.send() posts to chat.postMessage with the bot token, threaded when the target has a thread", async () => {
   await withFetch(() => Response.json({ ok: true, ts: "1.2" }), async (requests) => {
     const env = { ...ENV, SLACK_API_ROOT: "http://slack.test/api/" };
-    const threaded = { platform: "slack", channel: "C1", thread_ts: "1.1" };
+    const threaded = { platform: "slack", channel: "C1", thread_ts: "1.1" } as const;
     assertEquals(await slackAdapter.send(threaded, "hello", PART, env), { ok: true });
     assertEquals(await slackAdapter.send({ platform: "slack", channel: "D1" }, "dm", PART, env), {
       ok: true,

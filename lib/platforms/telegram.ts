@@ -6,14 +6,22 @@ import {
   type PlatformAdapter,
   type PlatformEnv,
   type RawRequest,
-  type ReplyTarget,
   type SendResult,
 } from "../platform.ts";
+import {
+  apiRoot,
+  constantTimeEquals,
+  detail,
+  ignore,
+  jsonField,
+  parametersRetryAfter,
+  retryAfterHeader,
+  sendRequest,
+} from "./_kit.ts";
 
 const _HEADER = "X-Telegram-Bot-Api-Secret-Token";
 const _DEFAULT_API_ROOT = "https://api.telegram.org";
 const _TOKEN = /^[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/;
-const _encoder = new TextEncoder();
 
 const _user = z.looseObject({
   id: z.number().int(),
@@ -43,54 +51,37 @@ const _message = z.looseObject({
 
 const _update = z.looseObject({ update_id: z.number().int() });
 
-const _sendAnswer = z.looseObject({
-  ok: z.boolean().optional(),
-  description: z.string().optional(),
-  parameters: z.looseObject({ retry_after: z.number().optional() }).optional(),
+/** Where a Telegram reply goes: the chat (id or @username), the topic (forums only) and the message answered. */
+const _target = z.object({
+  platform: z.literal("telegram"),
+  chat_id: z.union([z.number().int(), z.string().min(1)]),
+  message_id: z.number().int().optional(),
+  message_thread_id: z.number().int().optional(),
 });
 
-// Where a Telegram reply goes: the chat, the topic (forums only) and the message answered.
-interface _TelegramTarget extends ReplyTarget {
-  platform: "telegram";
-  chat_id: number;
-  message_id: number;
-  message_thread_id?: number;
-}
-
-const _ignored: Ingress = { kind: "respond", status: 200, body: { ok: true } };
-
-async function _digest(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", _encoder.encode(text)));
-}
-
-// Equal-length SHA-256 digests compared with a full XOR loop: no early exit, no length leak.
-async function _secretEquals(given: string, expected: string): Promise<boolean> {
-  const [a, b] = await Promise.all([_digest(given), _digest(expected)]);
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i];
-  return diff === 0;
-}
+/** A Telegram reply target, as stored with the message. */
+export type TelegramTarget = z.infer<typeof _target>;
 
 function _displayName(chat: z.infer<typeof _chat>): string {
   return chat.title ?? chat.username ?? chat.first_name ?? "";
 }
 
-function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress {
+function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress<TelegramTarget> {
   const update = _update.safeParse(parseJsonBody(request.body));
-  if (!update.success) return _ignored;
+  if (!update.success) return ignore();
   // edited_message, channel_post, my_chat_member, callback_query, …: acknowledged, no turn.
-  if (!("message" in update.data)) return _ignored;
+  if (!("message" in update.data)) return ignore();
   const parsed = _message.safeParse(update.data.message);
-  if (!parsed.success) return _ignored;
+  if (!parsed.success) return ignore();
   const message = parsed.data;
-  if (message.is_automatic_forward) return _ignored;
+  if (message.is_automatic_forward) return ignore();
   const text = message.text || message.caption;
-  if (!text) return _ignored; // Service messages (joins, pins, titles) and media without a caption.
+  if (!text) return ignore(); // Service messages (joins, pins, titles) and media without a caption.
 
   const { chat } = message;
   // An anonymous group admin posts as the group itself, with the placeholder bot in `from`.
   const anonymousAdmin = message.sender_chat !== undefined && message.sender_chat.id === chat.id;
-  if (!anonymousAdmin && (!message.from || message.from.is_bot)) return _ignored;
+  if (!anonymousAdmin && (!message.from || message.from.is_bot)) return ignore();
   const sender = anonymousAdmin
     ? { id: chat.id, name: _displayName(chat) }
     : { id: message.from!.id, name: message.from!.username ?? message.from!.first_name ?? "" };
@@ -98,7 +89,7 @@ function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress {
   const topic = message.is_topic_message === true ? message.message_thread_id : undefined;
   const sessionKey = topic === undefined ? `telegram:${chat.id}` : `telegram:${chat.id}:${topic}`;
   const botId = _botId(env);
-  const reply: _TelegramTarget = {
+  const reply: TelegramTarget = {
     platform: "telegram",
     chat_id: chat.id,
     message_id: message.message_id,
@@ -129,26 +120,18 @@ function _botId(env: PlatformEnv): string {
   return _TOKEN.test(token) ? token.slice(0, token.indexOf(":")) : "";
 }
 
-function _failure(status: number, message: string): SendResult {
-  return { ok: false, status, retryable: false, message };
-}
-
 async function _sendMessage(
-  target: ReplyTarget,
+  target: TelegramTarget,
   text: string,
   part: { index: number; count: number },
   env: PlatformEnv,
 ): Promise<SendResult> {
   const token = env.TELEGRAM_BOT_TOKEN ?? "";
   if (!_TOKEN.test(token)) {
-    return _failure(0, "TELEGRAM_BOT_TOKEN is not a bot token of the form <id>:<secret>");
+    const message = "TELEGRAM_BOT_TOKEN is not a bot token of the form <id>:<secret>";
+    return { ok: false, status: 0, retryable: false, message };
   }
-  const chatId = target.chat_id;
-  if (typeof chatId !== "number" && typeof chatId !== "string") {
-    return _failure(0, "the Telegram reply target has no chat_id");
-  }
-  const root = (env.TELEGRAM_API_ROOT || _DEFAULT_API_ROOT).replace(/\/+$/, "");
-  const payload: Record<string, unknown> = { chat_id: chatId, text };
+  const payload: Record<string, unknown> = { chat_id: target.chat_id, text };
   if (target.message_thread_id !== undefined) payload.message_thread_id = target.message_thread_id;
   if (part.index === 0 && target.message_id !== undefined) {
     payload.reply_parameters = {
@@ -156,54 +139,34 @@ async function _sendMessage(
       allow_sending_without_reply: true,
     };
   }
-  let res: Response;
-  try {
-    res = await fetch(`${root}/bot${token}/sendMessage`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(payload),
-    });
-  } catch {
-    // The error would carry the URL, hence the token: never pass it on. Not retried either:
-    // a connection lost after the request went out may still have posted the message.
-    return _failure(0, "could not reach the Telegram Bot API");
-  }
-  let body: unknown = undefined;
-  try {
-    body = await res.json();
-  } catch {
-    body = undefined;
-  }
-  const answer = _sendAnswer.safeParse(body);
-  const data = answer.success ? answer.data : {};
-  if (res.ok && data.ok !== false) return { ok: true };
-  const detail = data.description
-    ? `: ${data.description.split(token).join("<token>").slice(0, 200)}`
-    : "";
-  const message = `Telegram sendMessage answered ${res.status}${detail}`;
-  if (res.status !== 429) return _failure(res.status, message);
-  const seconds = data.parameters?.retry_after ?? Number(res.headers.get("retry-after") ?? NaN);
-  return {
-    ok: false,
-    status: 429,
-    retryable: true,
-    ...(Number.isFinite(seconds) && seconds >= 0
-      ? { retryAfterMs: Math.ceil(seconds * 1000) }
-      : {}),
-    message,
-  };
+  const url = `${apiRoot(env, "TELEGRAM_API_ROOT", _DEFAULT_API_ROOT)}/bot${token}/sendMessage`;
+  return await sendRequest(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(payload),
+  }, {
+    api: "Telegram Bot API",
+    // The token is in the URL: kept out of every message, whole or just its secret half.
+    secrets: [token, token.slice(token.indexOf(":") + 1)],
+    // The Bot API can answer 200 with {"ok": false}.
+    refused: ({ body }) => jsonField(body, "ok") === false,
+    waitFrom: [parametersRetryAfter, retryAfterHeader],
+    describe: ({ status, body }) =>
+      `Telegram sendMessage answered ${status}${detail(jsonField(body, "description"))}`,
+  });
 }
 
 /** Telegram webhooks in (secret-token header, `message` updates with text or caption), sendMessage replies out. */
-export const telegramAdapter: PlatformAdapter = {
+export const telegramAdapter: PlatformAdapter<TelegramTarget> = {
   name: "telegram",
   requiredEnv: ["TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_BOT_TOKEN"],
   maxMessageChars: 4096,
   asyncDelivery: false,
+  replyTarget: _target,
   async verify(request, env) {
     const given = request.headers.get(_HEADER);
     if (given === null || given === "") return `missing ${_HEADER} header`;
-    const ok = await _secretEquals(given, env.TELEGRAM_WEBHOOK_SECRET ?? "");
+    const ok = await constantTimeEquals(given, env.TELEGRAM_WEBHOOK_SECRET ?? "");
     return ok ? null : `${_HEADER} does not match the configured secret`;
   },
   parse: _parseUpdate,

@@ -200,7 +200,12 @@ async function _withFetch(
 }
 
 const _ok = () => Response.json({ ok: true, result: { message_id: 1 } });
-const _topicTarget = { platform: "telegram", chat_id: -100, message_id: 7, message_thread_id: 55 };
+const _topicTarget = {
+  platform: "telegram",
+  chat_id: -100,
+  message_id: 7,
+  message_thread_id: 55,
+} as const;
 
 function _assertNoToken(result: SendResult): void {
   assert(!JSON.stringify(result).includes(TOKEN.split(":")[1]), "the token stays out");
@@ -233,7 +238,7 @@ Deno.test("telegramAdapter.send() posts sendMessage replying to the message on t
 
 Deno.test("telegramAdapter.send() uses api.telegram.org without TELEGRAM_API_ROOT", async () => {
   await _withFetch(_ok, async (seen) => {
-    const target = { platform: "telegram", chat_id: 42, message_id: 7 };
+    const target = { platform: "telegram", chat_id: 42, message_id: 7 } as const;
     await telegramAdapter.send(target, "hi", { index: 0, count: 1 }, ENV);
     assertEquals(seen[0].url, `https://api.telegram.org/bot${TOKEN}/sendMessage`);
     assertEquals(seen[0].body.message_thread_id, undefined);

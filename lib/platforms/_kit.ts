@@ -1,0 +1,279 @@
+// The jobs every chat-platform adapter shares: bytes, signatures, time windows, answers and sending; runtime-neutral (fetch, Web Crypto).
+import { type Ingress, parseJsonBody, type PlatformEnv, type SendResult } from "../platform.ts";
+
+const _encoder = new TextEncoder();
+const _HEX = /^(?:[0-9a-fA-F]{2})+$/;
+const _DIGITS = /^[0-9]+$/;
+const _HMAC = { name: "HMAC", hash: "SHA-256" };
+/** What a secret becomes in a message. */
+const _REDACTED = "<token>";
+/** How deep an error body is read; platform errors are shallow, and deeper data is dropped, not walked. */
+const _MAX_DEPTH = 16;
+
+// ── bytes ───────────────────────────────────────────────────────────────────────────────────────
+
+/** Lower-case hex of `bytes`. */
+export function encodeHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The bytes of non-empty hex (either case), or null; with `length`, also null unless that many bytes. */
+export function decodeHex(text: string, length?: number): Uint8Array<ArrayBuffer> | null {
+  if (!_HEX.test(text) || (length !== undefined && text.length !== length * 2)) return null;
+  const bytes = new Uint8Array(text.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(text.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+/** `prefix` (UTF-8) followed by `body`: the signed content of Slack and Discord requests. */
+export function withPrefix(prefix: string, body: Uint8Array): Uint8Array<ArrayBuffer> {
+  const head = _encoder.encode(prefix);
+  const data = new Uint8Array(head.length + body.length);
+  data.set(head, 0);
+  data.set(body, head.length);
+  return data;
+}
+
+// ── signatures ──────────────────────────────────────────────────────────────────────────────────
+
+function _hmacKey(secret: string, usage: "sign" | "verify"): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", _encoder.encode(secret), _HMAC, false, [usage]);
+}
+
+/** HMAC-SHA256 of `data` (text as UTF-8) under `secret`. */
+export async function hmacSign(secret: string, data: string | Uint8Array): Promise<Uint8Array> {
+  // A copy: Web Crypto takes only ArrayBuffer-backed views, and a caller's view may not be one.
+  const bytes = typeof data === "string" ? _encoder.encode(data) : new Uint8Array(data);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", await _hmacKey(secret, "sign"), bytes));
+}
+
+/** Whether `signature` is the HMAC-SHA256 of `data` under `secret`; Web Crypto compares in constant time. */
+export async function hmacVerify(
+  secret: string,
+  signature: Uint8Array<ArrayBuffer>,
+  data: Uint8Array,
+): Promise<boolean> {
+  const key = await _hmacKey(secret, "verify");
+  return crypto.subtle.verify("HMAC", key, signature, new Uint8Array(data));
+}
+
+/**
+ * Whether two secrets are equal, in time that depends on neither: both are hashed to equal-length
+ * SHA-256 digests and every byte pair is compared (no early exit, no length leak).
+ */
+export async function constantTimeEquals(a: string, b: string): Promise<boolean> {
+  const digest = async (text: string) =>
+    new Uint8Array(await crypto.subtle.digest("SHA-256", _encoder.encode(text)));
+  const [x, y] = await Promise.all([digest(a), digest(b)]);
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
+  return diff === 0;
+}
+
+/** How far a signed timestamp may be from now, either way (Slack's and Discord's rule). */
+export const TIMESTAMP_TOLERANCE_SECONDS = 300;
+
+/**
+ * Checks a signed request's timestamp header (seconds since the epoch): "malformed" unless
+ * decimal digits, "outside" unless a safe integer within ±300 s of `nowSeconds`, else null.
+ */
+export function timestampProblem(
+  value: string,
+  nowSeconds: number,
+): "malformed" | "outside" | null {
+  if (!_DIGITS.test(value)) return "malformed";
+  const seconds = Number(value);
+  // Past 2^53 a number no longer names one second: a huge value could round into the window.
+  if (!Number.isSafeInteger(seconds)) return "outside";
+  return Math.abs(nowSeconds - seconds) > TIMESTAMP_TOLERANCE_SECONDS ? "outside" : null;
+}
+
+// ── deliveries ──────────────────────────────────────────────────────────────────────────────────
+
+type _Respond = Extract<Ingress, { kind: "respond" }>;
+
+/** Answer a delivery at once, starting nothing: a handshake or a platform's protocol answer. */
+export function respond(body: unknown, status = 200): _Respond {
+  return { kind: "respond", status, body };
+}
+
+/** Acknowledge a delivery that is not for the bot: 200 `{"ok":true}`, naming why when `reason` is given. */
+export function ignore(reason?: string): _Respond {
+  return respond(reason === undefined ? { ok: true } : { ok: true, ignored: reason });
+}
+
+/** Whether the body is form-encoded (`application/x-www-form-urlencoded`) rather than JSON. */
+export function isFormBody(headers: Headers): boolean {
+  return /^application\/x-www-form-urlencoded\b/i.test(headers.get("content-type") ?? "");
+}
+
+/** One field of a form-encoded body, or null when absent or the body is not UTF-8. */
+export function formField(body: Uint8Array, name: string): string | null {
+  try {
+    const form = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body);
+    return new URLSearchParams(form).get(name);
+  } catch {
+    return null;
+  }
+}
+
+/** The value at `path` in parsed JSON, or undefined where any step is not an object holding that key. */
+export function jsonField(value: unknown, ...path: string[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (typeof at !== "object" || at === null || Array.isArray(at) || !Object.hasOwn(at, key)) {
+      return undefined;
+    }
+    at = Reflect.get(at, key);
+  }
+  return at;
+}
+
+// ── sending ─────────────────────────────────────────────────────────────────────────────────────
+
+/** The API root from `env[name]`, else `fallback`, without trailing slashes (paths are appended). */
+export function apiRoot(env: PlatformEnv, name: string, fallback: string): string {
+  return (env[name] || fallback).replace(/\/+$/, "");
+}
+
+/** Every occurrence of each secret in `text` replaced by `<token>`, longest secret first. */
+export function redact(text: string, secrets: readonly string[]): string {
+  const sorted = secrets.filter((s) => s !== "").sort((a, b) => b.length - a.length);
+  return sorted.reduce((out, secret) => out.split(secret).join(_REDACTED), text);
+}
+
+/** A platform's own error text as a message suffix: ": <text>", cut to 200 characters; "" when none. */
+export function detail(text: unknown): string {
+  return typeof text === "string" && text !== "" ? `: ${text.slice(0, 200)}` : "";
+}
+
+/** An API's answer as `SendOptions` callbacks see it. */
+export interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The JSON body with every secret redacted; undefined when empty or not JSON. */
+  readonly body: unknown;
+}
+
+/** Where a rate-limited answer states its wait, in seconds (anything else is passed over). */
+export type WaitSource = (answer: Answer) => unknown;
+
+/** The `Retry-After` header, in seconds (an HTTP date is passed over). */
+export const retryAfterHeader: WaitSource = ({ headers }) => {
+  const value = headers.get("retry-after")?.trim();
+  return value ? Number(value) : undefined;
+};
+
+/** A JSON body's `retry_after` (Discord). */
+export const bodyRetryAfter: WaitSource = ({ body }) => jsonField(body, "retry_after");
+
+/** A JSON body's `parameters.retry_after` (Telegram). */
+export const parametersRetryAfter: WaitSource = ({ body }) =>
+  jsonField(body, "parameters", "retry_after");
+
+/** What `sendRequest` needs to know about one platform's API. */
+export interface SendOptions {
+  /** The API as messages name it: "could not reach the <api>", "the <api> answered 500". */
+  readonly api: string;
+  /** Credentials that must never reach a message, e.g. a token in the URL; empty strings are skipped. */
+  readonly secrets?: readonly string[];
+  /**
+   * Whether repeating the request cannot post twice (an edit): then a lost request and a 5xx are
+   * retryable too. Otherwise only a rate limit is, since the request may have been carried out.
+   */
+  readonly idempotent?: boolean;
+  /** Whether a failed answer is a rate limit (retryable after its wait); default: status 429. */
+  readonly rateLimited?: (answer: Answer) => boolean;
+  /** Where a rate limit's wait is read, first usable source wins; default: the Retry-After header. */
+  readonly waitFrom?: readonly WaitSource[];
+  /** The wait when a rate limit states none; default: none (the caller backs off). */
+  readonly defaultWaitMs?: number;
+  /** Whether a 2xx answer still says the call failed (Telegram's and Slack's `"ok": false`). */
+  readonly refused?: (answer: Answer) => boolean;
+  /** Words a failure; default "the <api> answered <status>". Secrets are redacted afterwards too. */
+  readonly describe?: (answer: Answer, kind: "refused" | "rate-limited" | "error") => string;
+}
+
+/**
+ * Sends one request to a platform API and maps the answer to a SendResult: a 2xx is sent (unless
+ * `refused`), a rate limit is retryable with its wait, anything else is final unless the request is
+ * idempotent. Network errors are returned, never thrown, and no message carries a secret.
+ */
+export async function sendRequest(
+  url: string,
+  init: RequestInit,
+  options: SendOptions,
+): Promise<SendResult> {
+  const secrets = options.secrets ?? [];
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch {
+    // The runtime's error may quote the URL, hence a token: none of it is passed on. The request
+    // may have left before the connection failed, so only an idempotent one may be repeated.
+    const message = redact(`could not reach the ${options.api}`, secrets);
+    return { ok: false, status: 0, retryable: options.idempotent === true, message };
+  }
+  const answer: Answer = {
+    status: res.status,
+    headers: res.headers,
+    body: _redactJson(await _jsonBody(res), secrets, 0),
+  };
+  if (res.ok && !options.refused?.(answer)) return { ok: true };
+  const rateLimited = !res.ok && (options.rateLimited ?? _is429)(answer);
+  const kind = res.ok ? "refused" : rateLimited ? "rate-limited" : "error";
+  const describe = options.describe ?? ((a: Answer) => `the ${options.api} answered ${a.status}`);
+  const message = redact(describe(answer, kind), secrets);
+  if (rateLimited) {
+    const retryAfterMs = _waitMs(answer, options.waitFrom ?? [retryAfterHeader]) ??
+      options.defaultWaitMs;
+    return {
+      ok: false,
+      status: res.status,
+      retryable: true,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      message,
+    };
+  }
+  const retryable = kind === "error" && options.idempotent === true && res.status >= 500;
+  return { ok: false, status: res.status, retryable, message };
+}
+
+function _is429(answer: Answer): boolean {
+  return answer.status === 429;
+}
+
+// The whole body is read either way, which also frees the connection.
+async function _jsonBody(res: Response): Promise<unknown> {
+  try {
+    return parseJsonBody(new Uint8Array(await res.arrayBuffer()));
+  } catch {
+    return undefined; // no body, not JSON, or cut off: the status speaks alone
+  }
+}
+
+function _waitMs(answer: Answer, sources: readonly WaitSource[]): number | undefined {
+  for (const source of sources) {
+    const seconds = source(answer);
+    if (typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0) {
+      return Math.ceil(seconds * 1000);
+    }
+  }
+  return undefined;
+}
+
+// Redacted before any callback reads it, so text cut to length can never keep half a token.
+function _redactJson(value: unknown, secrets: readonly string[], depth: number): unknown {
+  if (secrets.length === 0) return value;
+  if (depth > _MAX_DEPTH) return undefined;
+  if (typeof value === "string") return redact(value, secrets);
+  if (Array.isArray(value)) return value.map((item) => _redactJson(item, secrets, depth + 1));
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(
+      Object.entries(value).map((
+        [key, item],
+      ) => [redact(key, secrets), _redactJson(item, secrets, depth + 1)]),
+    );
+  }
+  return value;
+}
