@@ -1,45 +1,13 @@
 // Unit tests for lib/session/session_sentinel.ts over node:sqlite standing in for Durable Object SQLite; Deno.
-import { DatabaseSync } from "node:sqlite";
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import type { ChatMessage } from "../chat_model.ts";
 import {
   type InboundMessage,
   type SentinelOptions,
   SessionSentinel,
-  type SessionStorage,
   type TurnExecutor,
 } from "./mod.ts";
-
-function sqliteStorage(
-  db = new DatabaseSync(":memory:"),
-): SessionStorage & { db: DatabaseSync; alarms: number[] } {
-  const alarms: number[] = [];
-  return {
-    db,
-    alarms,
-    sql: {
-      exec: (query, ...bindings) => {
-        const rows = db.prepare(query).all(...bindings) as Record<string, unknown>[];
-        return { toArray: () => rows };
-      },
-    },
-    transactionSync<T>(fn: () => T): T {
-      db.exec("BEGIN");
-      try {
-        const out = fn();
-        db.exec("COMMIT");
-        return out;
-      } catch (e) {
-        db.exec("ROLLBACK");
-        throw e;
-      }
-    },
-    setAlarm(time) {
-      alarms.push(time);
-      return Promise.resolve();
-    },
-  };
-}
+import { sqliteStorage } from "./_sqlite_storage.ts";
 
 const options: SentinelOptions = {
   historyWindow: 40,
@@ -378,4 +346,42 @@ Deno.test("SessionSentinel adds columns a database from an older release lacks",
   new SessionSentinel(storage, recordingExecutor().execute, options); // and only once
   const columns = storage.db.prepare(`SELECT name FROM pragma_table_info('outbox')`).all();
   assertEquals(columns.map((c) => c.name).includes("attempted_at"), true);
+});
+
+Deno.test("SessionSentinel.submit() sends a chat user's command answer through the outbox once, never for a repeat", async () => {
+  const sent: string[] = [];
+  const storage = sqliteStorage();
+  const sentinel = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    channel: {
+      split: (_target, text) => [text],
+      send: (_target, text) => {
+        sent.push(text);
+        return Promise.resolve({ ok: true });
+      },
+    },
+  });
+  const help = { ...msg("/help", "d-help"), commands: true, reply: { platform: "telegram" } };
+  await sentinel.submit(help);
+  await sentinel.submit(help);
+  await new Promise((r) => setTimeout(r, 5));
+  assertEquals(sent.length, 1);
+  assertStrictEquals(sent[0].startsWith("Commands:"), true);
+  const rows = storage.db.prepare(`SELECT kind, sent_at IS NOT NULL AS sent FROM outbox`).all();
+  assertEquals(rows.map((r) => ({ ...r })), [{ kind: "notice", sent: 1 }], "recorded as sent");
+});
+
+Deno.test("SessionSentinel with startDrain starts an idle session's turn on submit, the alarm only a watchdog", async () => {
+  const storage = sqliteStorage();
+  const now = 7_000_000;
+  const exec = recordingExecutor();
+  const sentinel: SessionSentinel = new SessionSentinel(storage, exec.execute, {
+    ...options,
+    now: () => now,
+    startDrain: () => void sentinel.drain(),
+  });
+  const receipt = await sentinel.submit(msg("at once"));
+  assertEquals(exec.state.order, ["at once"], "running before submit returned");
+  assertEquals((await sentinel.outcome(receipt.seq)).status, "completed");
+  assertEquals(storage.alarms[0], now + options.leaseMs);
 });
