@@ -1,10 +1,10 @@
 // Shared HTTP pieces of the route handlers: the app's types, JSON errors, body and parameter reading, API-key auth; Workers.
 import type { Context, MiddlewareHandler } from "hono";
-import { timingSafeEqual } from "hono/utils/buffer";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import type { BatonConfig } from "../lib/config.ts";
 import { parseJsonBody, PayloadError } from "../lib/platform.ts";
+import { constantTimeEquals } from "../lib/platforms/_kit.ts";
 import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
 import type { Env } from "./env.ts";
 
@@ -78,7 +78,7 @@ export const requireApiKey: MiddlewareHandler<App> = async (c, next) => {
   }
   const header = c.req.header("authorization") ?? "";
   const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match || !(await timingSafeEqual(match[1].trim(), key))) {
+  if (!match || !(await constantTimeEquals(match[1].trim(), key))) {
     return jsonError(c, 401, "missing or invalid API key", "invalid_api_key");
   }
   await next();

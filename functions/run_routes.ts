@@ -1,7 +1,7 @@
 // The runs API: start a turn, read its state, follow its events live, stop it; Workers.
 import { Hono } from "hono";
 import { z } from "zod";
-import { SESSION_ID } from "../lib/openai_api.ts";
+import { SESSION_ID, sessionIdField } from "../lib/openai_api.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import type { InboundMessage } from "../lib/session/mod.ts";
 import { type App, bindRequest, parseJson, RequestError, requireApiKey } from "./_http.ts";
@@ -10,7 +10,7 @@ import { relayRunEvents } from "./_run_events.ts";
 
 const _runRequest = z.object({
   input: z.string().min(1).max(100_000),
-  session: z.string().regex(SESSION_ID, "1-128 characters of [A-Za-z0-9._:-]").optional(),
+  session: sessionIdField.optional(),
 });
 
 /** Routes under /v1/runs, each behind the API key. */

@@ -1,7 +1,7 @@
 // Signed inbound webhooks: the generic Standard Webhooks route and one route per chat platform adapter; Workers.
 import { Hono } from "hono";
 import { z } from "zod";
-import { SESSION_ID } from "../lib/openai_api.ts";
+import { sessionIdField } from "../lib/openai_api.ts";
 import { PayloadError, type PlatformAdapter, type PlatformEnv } from "../lib/platform.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import type { InboundMessage } from "../lib/session/mod.ts";
@@ -17,7 +17,7 @@ import {
 import { awaitOutcome, submitMessage } from "./session_client.ts";
 
 const _genericBody = z.object({
-  session: z.string().regex(SESSION_ID, "1-128 characters of [A-Za-z0-9._:-]"),
+  session: sessionIdField,
   text: z.string().min(1).max(100_000),
   user: z.string().max(256).optional(),
 });

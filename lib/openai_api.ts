@@ -23,6 +23,9 @@ export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
 /** Session ids accepted from callers: 1–128 of [A-Za-z0-9._:-]. */
 export const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** A caller's session id in a request body: `SESSION_ID`, with the rule in the error. */
+export const sessionIdField = z.string().regex(SESSION_ID, "1-128 characters of [A-Za-z0-9._:-]");
+
 /** The parts of a request a turn needs. */
 export interface ChatTurnInput {
   input: string;
