@@ -1,6 +1,15 @@
 // Busy sessions in workerd: queue, interrupt and merge modes, the queue cap, and commands that always answer; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { API_KEY, json, sendWebhook, sessionState, until, withBaton } from "./_support/clients.ts";
+import {
+  API_KEY,
+  json,
+  sendWebhook,
+  sessionState,
+  until,
+  untilQueued,
+  withBaton,
+} from "./_support/clients.ts";
+import { holdOn } from "./_support/fake_llm_scripts.ts";
 
 const hook = (worker: Parameters<typeof sendWebhook>[0], session: string, text: string) =>
   sendWebhook(worker, { session, text }).then(async (res) => ({
@@ -10,20 +19,13 @@ const hook = (worker: Parameters<typeof sendWebhook>[0], session: string, text: 
 
 Deno.test("BUSY_INPUT_MODE=queue runs three messages sent during a slow turn as three turns in order", async () => {
   await withBaton(async (worker, fake) => {
-    fake.script((req) =>
-      req.lastUserText === "slow"
-        ? { kind: "hold" }
-        : { kind: "text", text: `re ${req.lastUserText}` }
-    );
+    fake.script(holdOn("slow", "re "));
     const first = hook(worker, "q", "slow");
     await fake.waitForRequests(1);
     const later = [];
     for (const [i, text] of ["one", "two", "three"].entries()) {
       later.push(hook(worker, "q", text));
-      await until(
-        async () => (await sessionState(worker, "webhook:q")).queued === i + 1,
-        `${text} queued`,
-      );
+      await untilQueued(worker, "webhook:q", i + 1);
     }
     fake.release();
     assertEquals((await first).body.reply, "slow");
@@ -78,20 +80,13 @@ Deno.test("BUSY_INPUT_MODE=interrupt aborts the running turn, keeps its partial 
 
 Deno.test("BUSY_INPUT_MODE=merge answers messages sent during a turn once, joined in arrival order", async () => {
   await withBaton(async (worker, fake) => {
-    fake.script((req) =>
-      req.lastUserText === "slow"
-        ? { kind: "hold" }
-        : { kind: "text", text: `re ${req.lastUserText}` }
-    );
+    fake.script(holdOn("slow", "re "));
     const first = hook(worker, "m", "slow");
     await fake.waitForRequests(1);
     const later = [];
     for (const [i, text] of ["one", "two", "three"].entries()) {
       later.push(hook(worker, "m", text));
-      await until(
-        async () => (await sessionState(worker, "webhook:m")).queued === i + 1,
-        `${text} stored`,
-      );
+      await untilQueued(worker, "webhook:m", i + 1);
     }
     fake.release();
     await first;
@@ -103,16 +98,11 @@ Deno.test("BUSY_INPUT_MODE=merge answers messages sent during a turn once, joine
 
 Deno.test("MAX_QUEUED refuses the 33rd waiting message with 429 and drops nothing else", async () => {
   await withBaton(async (worker, fake) => {
-    fake.script((req) =>
-      req.lastUserText === "slow" ? { kind: "hold" } : { kind: "text", text: req.lastUserText }
-    );
+    fake.script(holdOn("slow"));
     const first = hook(worker, "cap", "slow");
     await fake.waitForRequests(1);
     const waiting = Array.from({ length: 32 }, (_, i) => hook(worker, "cap", `m${i}`));
-    await until(
-      async () => (await sessionState(worker, "webhook:cap")).queued === 32,
-      "32 waiting",
-    );
+    await untilQueued(worker, "webhook:cap", 32);
     const refused = await hook(worker, "cap", "one too many");
     assertStrictEquals(refused.status, 429);
     assertEquals(refused.body.error.type, "queue_full");
@@ -126,15 +116,11 @@ Deno.test("MAX_QUEUED refuses the 33rd waiting message with 429 and drops nothin
 
 Deno.test("/stop during a turn answers at once, cancels the turn and the queue, and unlocks the session", async () => {
   await withBaton(async (worker, fake) => {
-    fake.script((req) =>
-      req.lastUserText === "slow"
-        ? { kind: "hold" }
-        : { kind: "text", text: `re ${req.lastUserText}` }
-    );
+    fake.script(holdOn("slow", "re "));
     const first = hook(worker, "s", "slow");
     await fake.waitForRequests(1);
     const queued = hook(worker, "s", "queued behind");
-    await until(async () => (await sessionState(worker, "webhook:s")).queued === 1, "queued");
+    await untilQueued(worker, "webhook:s", 1);
     const stop = await hook(worker, "s", "/stop");
     assertEquals(stop.status, 200);
     assertMatch(stop.body.reply, /Stopped.*Dropped 1 waiting message/);

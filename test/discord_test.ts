@@ -1,9 +1,9 @@
 // POST /webhooks/discord end to end: Ed25519-signed interactions into baton in workerd, replies to a fake Discord API; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { json, sessionState, until, withBaton } from "./_support/clients.ts";
+import { json, sessionState, settled, untilQueued } from "./_support/clients.ts";
 import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
-import type { FakeLlm } from "./_support/fake_llm.ts";
-import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
+import { echoSessionInfo, holdOn } from "./_support/fake_llm_scripts.ts";
+import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const APP_ID = "1100000000000000001";
@@ -11,6 +11,7 @@ const CHANNEL = "1300000000000000001";
 
 const keys = await discordTestKeys();
 const PUBLIC_KEY = keys.publicKeyHex;
+const VARS = { DISCORD_PUBLIC_KEY: PUBLIC_KEY, DISCORD_APPLICATION_ID: APP_ID };
 
 let _ids = 0;
 
@@ -59,42 +60,17 @@ async function interact(
   });
 }
 
-async function withDiscord(
-  fn: (worker: TestWorker, fake: FakeLlm, discord: FakePlatform) => Promise<void>,
-  vars: Record<string, string> = {},
-): Promise<void> {
-  const discord = await startFakePlatform();
-  try {
-    await withBaton((worker, fake) => fn(worker, fake, discord), {
-      vars: {
-        DISCORD_PUBLIC_KEY: PUBLIC_KEY,
-        DISCORD_APPLICATION_ID: APP_ID,
-        DISCORD_API_ROOT: discord.url,
-        ...vars,
-      },
-    });
-  } finally {
-    await discord.close();
-  }
-}
-
 function editPath(token: string): string {
   return `/webhooks/${APP_ID}/${token}/messages/@original`;
 }
 
-/** Lets any wrongly started turn reach the model before asserting there was none. */
-function settle(): Promise<void> {
-  return new Promise((r) => setTimeout(r, 300));
-}
-
 Deno.test("POST /webhooks/discord runs one turn and edits the deferred reply of the interaction", async () => {
-  await withDiscord(async (worker, fake, discord) => {
+  await withPlatform(VARS, async (worker, fake, discord) => {
     const payload = command("hello discord");
     const res = await interact(worker, payload);
-    assertStrictEquals(res.status, 200);
-    assertEquals(await json(res), { type: 5 });
+    await expectOk(res, { type: 5 });
     await discord.waitForCalls(1);
-    await settle();
+    await pause(300);
     assertStrictEquals(fake.requests.length, 1);
     assertStrictEquals(fake.requests[0].lastUserText, "hello discord");
     assertStrictEquals(discord.calls.length, 1);
@@ -108,22 +84,21 @@ Deno.test("POST /webhooks/discord runs one turn and edits the deferred reply of 
 });
 
 Deno.test("POST /webhooks/discord answers a signed PING with PONG and no turn", async () => {
-  await withDiscord(async (worker, fake, discord) => {
+  await withPlatform(VARS, async (worker, fake, discord) => {
     const ping = { id: "1", type: 1, application_id: APP_ID, token: "ping-token", version: 1 };
     const res = await interact(worker, ping);
-    assertStrictEquals(res.status, 200);
-    assertEquals(await json(res), { type: 1 });
+    await expectOk(res, { type: 1 });
     const unsigned = await interact(worker, ping, { signature: "00".repeat(64) });
     assertStrictEquals(unsigned.status, 401);
     await unsigned.body?.cancel();
-    await settle();
+    await pause(300);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(discord.calls.length, 0);
   });
 });
 
 Deno.test("POST /webhooks/discord refuses wrong, malformed and missing signatures with 401 and no turn", async () => {
-  await withDiscord(async (worker, fake, discord) => {
+  await withPlatform(VARS, async (worker, fake, discord) => {
     const payload = command("never run");
     const good = await signDiscordRequest({
       privateKey: keys.privateKey,
@@ -143,60 +118,58 @@ Deno.test("POST /webhooks/discord refuses wrong, malformed and missing signature
       const body = await json(res);
       assertStrictEquals(body.error.type, "invalid_signature");
     }
-    await settle();
+    await pause(300);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(discord.calls.length, 0);
   });
 });
 
 Deno.test("POST /webhooks/discord refuses a timestamp more than 5 minutes off with 401", async () => {
-  await withDiscord(async (worker, fake) => {
+  await withPlatform(VARS, async (worker, fake) => {
     const now = Math.floor(Date.now() / 1000);
     for (const timestamp of [now - 600, now + 600]) {
       const res = await interact(worker, command("stale"), { timestamp });
       assertStrictEquals(res.status, 401);
       await res.body?.cancel();
     }
-    await settle();
+    await pause(300);
     assertStrictEquals(fake.requests.length, 0);
   });
 });
 
 Deno.test("POST /webhooks/discord is refused with 403 and no turn while DISCORD_PUBLIC_KEY is unset", async () => {
-  await withDiscord(async (worker, fake, discord) => {
+  await withPlatform({ ...VARS, DISCORD_PUBLIC_KEY: "" }, async (worker, fake, discord) => {
     const res = await interact(worker, command("nobody home"));
     assertStrictEquals(res.status, 403);
     const body = await json(res);
     assertStrictEquals(body.error.type, "not_configured");
     assert(body.error.message.includes("DISCORD_PUBLIC_KEY"));
-    await settle();
+    await pause(300);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(discord.calls.length, 0);
-  }, { DISCORD_PUBLIC_KEY: "" });
+  });
 });
 
 Deno.test("POST /webhooks/discord runs a replayed interaction id once and replies once", async () => {
-  await withDiscord(async (worker, fake, discord) => {
+  await withPlatform(VARS, async (worker, fake, discord) => {
     const payload = command("only once");
     assertEquals(await json(await interact(worker, payload)), { type: 5 });
     await discord.waitForCalls(1);
     const again = await interact(worker, payload);
-    assertStrictEquals(again.status, 200);
-    assertEquals(await json(again), { type: 5 });
-    await settle();
+    await expectOk(again, { type: 5 });
+    await pause(300);
     assertStrictEquals(fake.requests.length, 1);
     assertStrictEquals(discord.calls.length, 1);
   });
 });
 
 Deno.test("POST /webhooks/discord acknowledges while the model call is still running", async () => {
-  await withDiscord(async (worker, fake, discord) => {
+  await withPlatform(VARS, async (worker, fake, discord) => {
     fake.script(() => ({ kind: "hold" }));
     const payload = command("slow answer");
     const res = await interact(worker, payload);
     await fake.waitForRequests(1);
-    assertStrictEquals(res.status, 200);
-    assertEquals(await json(res), { type: 5 });
+    await expectOk(res, { type: 5 });
     assertStrictEquals(fake.inFlight, 1);
     assertStrictEquals(discord.calls.length, 0);
     fake.release();
@@ -207,38 +180,32 @@ Deno.test("POST /webhooks/discord acknowledges while the model call is still run
 });
 
 Deno.test("POST /webhooks/discord runs one turn for the same interaction sent five times during a slow turn", async () => {
-  await withDiscord(async (worker, fake, discord) => {
+  await withPlatform(VARS, async (worker, fake, discord) => {
     fake.script(() => ({ kind: "hold" }));
     const payload = command("retry storm");
     assertStrictEquals((await interact(worker, payload)).status, 200);
     await fake.waitForRequests(1);
     const retries = await Promise.all(Array.from({ length: 5 }, () => interact(worker, payload)));
     for (const res of retries) {
-      assertStrictEquals(res.status, 200);
-      assertEquals(await json(res), { type: 5 });
+      await expectOk(res, { type: 5 });
     }
     fake.release();
     await discord.waitForCalls(1);
-    await settle();
+    await pause(300);
     assertStrictEquals(fake.requests.length, 1);
     assertStrictEquals(discord.calls.length, 1);
   });
 });
 
 Deno.test("POST /webhooks/discord runs two commands in one channel as two turns in order", async () => {
-  await withDiscord(async (worker, fake, discord) => {
-    fake.script((req) =>
-      req.lastUserText === "first" ? { kind: "hold" } : { kind: "text", text: req.lastUserText }
-    );
+  await withPlatform(VARS, async (worker, fake, discord) => {
+    fake.script(holdOn("first"));
     const first = command("first");
     const second = command("second");
     assertStrictEquals((await interact(worker, first)).status, 200);
     await fake.waitForRequests(1);
     assertStrictEquals((await interact(worker, second)).status, 200);
-    await until(
-      async () => (await sessionState(worker, `discord:${CHANNEL}`)).queued === 1,
-      "second queued",
-    );
+    await untilQueued(worker, `discord:${CHANNEL}`, 1);
     await discord.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
     await discord.waitForCalls(3);
@@ -252,7 +219,7 @@ Deno.test("POST /webhooks/discord runs two commands in one channel as two turns 
 });
 
 Deno.test("POST /webhooks/discord sends a long reply as ordered parts within 2000 characters", async () => {
-  await withDiscord(async (worker, fake, discord) => {
+  await withPlatform(VARS, async (worker, fake, discord) => {
     const words = Array.from({ length: 1800 }, (_, i) => `word${i}`);
     const long = words.join(" ") + "\n\n" + "y".repeat(4500);
     fake.script(() => ({ kind: "text", text: long }));
@@ -260,10 +227,7 @@ Deno.test("POST /webhooks/discord sends a long reply as ordered parts within 200
     assertStrictEquals((await interact(worker, payload)).status, 200);
     const parts = Math.ceil(long.length / 2000);
     await discord.waitForCalls(parts);
-    await until(
-      async () => !(await sessionState(worker, `discord:${CHANNEL}`)).running,
-      "turn finished",
-    );
+    await settled(worker, `discord:${CHANNEL}`);
     const calls = discord.calls;
     assert(calls.length >= parts);
     assertEquals(calls[0].method, "PATCH");
@@ -277,7 +241,7 @@ Deno.test("POST /webhooks/discord sends a long reply as ordered parts within 200
 });
 
 Deno.test("POST /webhooks/discord waits out a 429 retry_after and then delivers exactly once", async () => {
-  await withDiscord(async (worker, _fake, discord) => {
+  await withPlatform(VARS, async (worker, _fake, discord) => {
     const at: number[] = [];
     discord.respond((_call, index) => {
       at.push(Date.now());
@@ -292,7 +256,7 @@ Deno.test("POST /webhooks/discord waits out a 429 retry_after and then delivers 
     const payload = command("rate limited");
     assertStrictEquals((await interact(worker, payload)).status, 200);
     await discord.waitForCalls(2);
-    await settle();
+    await pause(300);
     assertStrictEquals(discord.calls.length, 2);
     for (const call of discord.calls) {
       assertEquals([call.method, call.path], ["PATCH", editPath(payload.token)]);
@@ -303,7 +267,7 @@ Deno.test("POST /webhooks/discord waits out a 429 retry_after and then delivers 
 });
 
 Deno.test("POST /webhooks/discord ignores components, modals, autocomplete and text-less commands", async () => {
-  await withDiscord(async (worker, fake, discord) => {
+  await withPlatform(VARS, async (worker, fake, discord) => {
     const base = { application_id: APP_ID, channel_id: CHANNEL, token: "t" };
     const cases: [unknown, unknown][] = [
       [{ ...base, id: "2001", type: 3, data: { custom_id: "b", component_type: 2 } }, { type: 6 }],
@@ -323,10 +287,9 @@ Deno.test("POST /webhooks/discord ignores components, modals, autocomplete and t
     ];
     for (const [payload, expected] of cases) {
       const res = await interact(worker, payload);
-      assertStrictEquals(res.status, 200);
-      assertEquals(await json(res), expected);
+      await expectOk(res, expected);
     }
-    await settle();
+    await pause(300);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(discord.calls.length, 0);
     assertStrictEquals((await sessionState(worker, `discord:${CHANNEL}`)).messages.length, 0);
@@ -334,13 +297,8 @@ Deno.test("POST /webhooks/discord ignores components, modals, autocomplete and t
 });
 
 Deno.test("POST /webhooks/discord binds the interaction's context (session_info)", async () => {
-  await withDiscord(async (worker, fake, discord) => {
-    fake.script((req) => {
-      const tool = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
-      return tool
-        ? { kind: "text", text: tool.content }
-        : { kind: "tool_call", name: "session_info", args: {} };
-    });
+  await withPlatform(VARS, async (worker, fake, discord) => {
+    fake.script(echoSessionInfo());
     const payload = command("who am i");
     assertStrictEquals((await interact(worker, payload)).status, 200);
     await discord.waitForCalls(1);

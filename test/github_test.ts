@@ -1,9 +1,11 @@
 // POST /webhooks/github end to end: signed issue comments in, issue comments out via a fake GitHub REST API; Deno + Miniflare.
 import { signGithubPayload } from "../lib/platforms/github.ts";
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { json, sessionState, until, withBaton } from "./_support/clients.ts";
+import { json, sessionState, untilQueued } from "./_support/clients.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
-import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
+import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
+import type { FakePlatform } from "./_support/fake_platform.ts";
+import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const SECRET = "github-test-webhook-secret";
@@ -60,28 +62,17 @@ async function deliver(
   });
 }
 
-/** Runs `fn` against baton wired to a fake model and a fake GitHub REST API. */
-async function withGithub(
+const VARS = { GITHUB_WEBHOOK_SECRET: SECRET, GITHUB_TOKEN: TOKEN, GITHUB_BOT_LOGIN: BOT };
+
+/** withPlatform with GitHub's answer to a created comment (201) as the fake's default. */
+function withGithub(
+  vars: Record<string, string | undefined>,
   fn: (worker: TestWorker, fake: FakeLlm, github: FakePlatform) => Promise<void>,
-  vars: Record<string, string | undefined> = {},
 ): Promise<void> {
-  const github = await startFakePlatform();
-  github.respond(() => ({ status: 201, body: { id: 1 } }));
-  const all: Record<string, string | undefined> = {
-    GITHUB_WEBHOOK_SECRET: SECRET,
-    GITHUB_TOKEN: TOKEN,
-    GITHUB_BOT_LOGIN: BOT,
-    GITHUB_API_ROOT: github.url,
-    ...vars,
-  };
-  const set = Object.fromEntries(
-    Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined),
-  );
-  try {
-    await withBaton((worker, fake) => fn(worker, fake, github), { vars: set });
-  } finally {
-    await github.close();
-  }
+  return withPlatform(vars, (worker, fake, github) => {
+    github.respond(() => ({ status: 201, body: { id: 1 } }));
+    return fn(worker, fake, github);
+  });
 }
 
 async function assertNoTurn(worker: TestWorker, fake: FakeLlm, github: FakePlatform) {
@@ -95,15 +86,10 @@ async function assertNoTurn(worker: TestWorker, fake: FakeLlm, github: FakePlatf
   assertStrictEquals(github.calls.length, 0);
 }
 
-function settle(ms = 300): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 Deno.test("POST /webhooks/github runs one turn for a comment mentioning the bot and comments back on its issue", async () => {
-  await withGithub(async (worker, fake, github) => {
+  await withGithub(VARS, async (worker, fake, github) => {
     const res = await deliver(worker, comment("@batonbot why is CI red?"));
-    assertStrictEquals(res.status, 200);
-    assertEquals(await json(res), { ok: true });
+    await expectOk(res);
     await github.waitForCalls(1);
     const [call] = github.calls;
     assertStrictEquals(call.method, "POST");
@@ -114,7 +100,7 @@ Deno.test("POST /webhooks/github runs one turn for a comment mentioning the bot 
     assertStrictEquals(call.headers.get("user-agent"), "baton");
     assertEquals(call.body, { body: "@batonbot why is CI red?" });
     assertStrictEquals(fake.requests.length, 1);
-    await settle();
+    await pause(300);
     assertStrictEquals(github.calls.length, 1);
     const state = await sessionState(worker, SESSION);
     assertEquals(state.messages, [
@@ -125,7 +111,7 @@ Deno.test("POST /webhooks/github runs one turn for a comment mentioning the bot 
 });
 
 Deno.test("POST /webhooks/github refuses a wrong or malformed signature with 401 and runs no turn", async () => {
-  await withGithub(async (worker, fake, github) => {
+  await withGithub(VARS, async (worker, fake, github) => {
     const payload = comment("@batonbot hello");
     const good = await sign(JSON.stringify(payload));
     for (
@@ -144,7 +130,7 @@ Deno.test("POST /webhooks/github refuses a wrong or malformed signature with 401
       assertStrictEquals(body.error.type, "invalid_signature");
       assert(!JSON.stringify(body).includes(SECRET));
     }
-    await settle();
+    await pause(300);
     await assertNoTurn(worker, fake, github);
   });
 });
@@ -152,15 +138,14 @@ Deno.test("POST /webhooks/github refuses a wrong or malformed signature with 401
 // Stale timestamp: does not apply; GitHub sends no timestamp (X-GitHub-Delivery dedup is the replay defence).
 
 Deno.test("POST /webhooks/github runs a replayed delivery (same X-GitHub-Delivery) once and comments once", async () => {
-  await withGithub(async (worker, fake, github) => {
+  await withGithub(VARS, async (worker, fake, github) => {
     const payload = comment("@batonbot once please");
     const delivery = crypto.randomUUID();
     assertStrictEquals((await deliver(worker, payload, { delivery })).status, 200);
     await github.waitForCalls(1);
     const again = await deliver(worker, payload, { delivery });
-    assertStrictEquals(again.status, 200);
-    assertEquals(await json(again), { ok: true });
-    await settle();
+    await expectOk(again);
+    await pause(300);
     assertStrictEquals(fake.requests.length, 1);
     assertStrictEquals(github.calls.length, 1);
     assertStrictEquals((await sessionState(worker, SESSION)).messages.length, 2);
@@ -168,11 +153,10 @@ Deno.test("POST /webhooks/github runs a replayed delivery (same X-GitHub-Deliver
 });
 
 Deno.test("POST /webhooks/github answers a signed ping with its zen and refuses an unsigned one", async () => {
-  await withGithub(async (worker, fake, github) => {
+  await withGithub(VARS, async (worker, fake, github) => {
     const ping = { zen: "Design for failure.", hook_id: 292430182, hook: { type: "Repository" } };
     const res = await deliver(worker, ping, { event: "ping" });
-    assertStrictEquals(res.status, 200);
-    assertEquals(await json(res), { ok: true, zen: "Design for failure." });
+    await expectOk(res, { ok: true, zen: "Design for failure." });
     const unsigned = await deliver(worker, ping, { event: "ping", signature: null });
     assertStrictEquals(unsigned.status, 401);
     await unsigned.body?.cancel();
@@ -184,13 +168,12 @@ Deno.test("POST /webhooks/github answers a signed ping with its zen and refuses 
 });
 
 Deno.test("POST /webhooks/github acknowledges while the model call is still running", async () => {
-  await withGithub(async (worker, fake, github) => {
+  await withGithub(VARS, async (worker, fake, github) => {
     fake.script(() => ({ kind: "hold" }));
     const res = await deliver(worker, comment("@batonbot take your time"));
-    assertStrictEquals(res.status, 200);
-    assertEquals(await json(res), { ok: true });
+    await expectOk(res);
     await fake.waitForRequests(1);
-    await settle(100);
+    await pause(100);
     assertStrictEquals(fake.inFlight, 1, "the model call is still held");
     assertStrictEquals(github.calls.length, 0);
     fake.release();
@@ -200,7 +183,7 @@ Deno.test("POST /webhooks/github acknowledges while the model call is still runn
 });
 
 Deno.test("POST /webhooks/github runs one turn for the same delivery sent five times during a slow turn", async () => {
-  await withGithub(async (worker, fake, github) => {
+  await withGithub(VARS, async (worker, fake, github) => {
     fake.script(() => ({ kind: "hold" }));
     const payload = comment("@batonbot slow one");
     const delivery = crypto.randomUUID();
@@ -210,12 +193,11 @@ Deno.test("POST /webhooks/github runs one turn for the same delivery sent five t
       Array.from({ length: 5 }, () => deliver(worker, payload, { delivery })),
     );
     for (const res of retries) {
-      assertStrictEquals(res.status, 200);
-      assertEquals(await json(res), { ok: true });
+      await expectOk(res);
     }
     fake.release();
     await github.waitForCalls(1);
-    await settle();
+    await pause(300);
     assertStrictEquals(fake.requests.length, 1);
     assertStrictEquals(github.calls.length, 1);
     assertStrictEquals((await sessionState(worker, SESSION)).messages.length, 2);
@@ -223,14 +205,14 @@ Deno.test("POST /webhooks/github runs one turn for the same delivery sent five t
 });
 
 Deno.test("POST /webhooks/github runs two comments on one issue as two turns in order", async () => {
-  await withGithub(async (worker, fake, github) => {
+  await withGithub(VARS, async (worker, fake, github) => {
     fake.script((req) =>
       req.lastUserText.includes("first") ? { kind: "hold" } : { kind: "text", text: "re: second" }
     );
     assertStrictEquals((await deliver(worker, comment("@batonbot first"))).status, 200);
     await fake.waitForRequests(1);
     assertStrictEquals((await deliver(worker, comment("@batonbot second"))).status, 200);
-    await until(async () => (await sessionState(worker, SESSION)).queued === 1, "second queued");
+    await untilQueued(worker, SESSION, 1);
     await github.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
     await github.waitForCalls(3);
@@ -248,14 +230,14 @@ Deno.test("POST /webhooks/github runs two comments on one issue as two turns in 
 });
 
 Deno.test("POST /webhooks/github splits a reply over 65,536 characters into ordered comments within the limit", async () => {
-  await withGithub(async (worker, fake, github) => {
+  await withGithub(VARS, async (worker, fake, github) => {
     const paragraph = (i: number) => `Paragraph ${i}: ` + "lorem ipsum dolor sit amet ".repeat(40);
     const long = Array.from({ length: 130 }, (_, i) => paragraph(i)).join("\n\n");
     assert(long.length > 140_000);
     fake.script(() => ({ kind: "text", text: long }));
     assertStrictEquals((await deliver(worker, comment("@batonbot write a lot"))).status, 200);
     await github.waitForCalls(3);
-    await settle();
+    await pause(300);
     const parts: string[] = github.calls.map((c) => c.body.body);
     assertStrictEquals(parts.length, 3);
     for (const part of parts) assert(part.length > 0 && part.length <= 65_536, `${part.length}`);
@@ -265,7 +247,7 @@ Deno.test("POST /webhooks/github splits a reply over 65,536 characters into orde
 });
 
 Deno.test("POST /webhooks/github waits out a 429's Retry-After, then comments exactly once", async () => {
-  await withGithub(async (worker, _fake, github) => {
+  await withGithub(VARS, async (worker, _fake, github) => {
     const at: number[] = [];
     github.respond((_call, index) => {
       at.push(Date.now());
@@ -276,14 +258,14 @@ Deno.test("POST /webhooks/github waits out a 429's Retry-After, then comments ex
     assertStrictEquals((await deliver(worker, comment("@batonbot limited"))).status, 200);
     await github.waitForCalls(2);
     assert(at[1] - at[0] >= 900, `waited ${at[1] - at[0]} ms`);
-    await settle(500);
+    await pause(500);
     assertStrictEquals(github.calls.length, 2);
     assertEquals(github.calls[1].body, { body: "@batonbot limited" });
   });
 });
 
 Deno.test("POST /webhooks/github retries a secondary-limit 403 but never a plain 403", async () => {
-  await withGithub(async (worker, _fake, github) => {
+  await withGithub(VARS, async (worker, _fake, github) => {
     github.respond((call) => {
       if (call.body.body.includes("secondary") && github.calls.length === 1) {
         return {
@@ -311,27 +293,27 @@ Deno.test("POST /webhooks/github retries a secondary-limit 403 but never a plain
       200,
     );
     await github.waitForCalls(3);
-    await settle(1500);
+    await pause(1500);
     assertStrictEquals(github.calls.length, 3);
   });
 });
 
 Deno.test("POST /webhooks/github refuses with 403 and runs no turn while a required secret is missing", async () => {
   for (const missing of ["GITHUB_WEBHOOK_SECRET", "GITHUB_TOKEN", "GITHUB_BOT_LOGIN"]) {
-    await withGithub(async (worker, fake, github) => {
+    await withGithub({ ...VARS, [missing]: undefined }, async (worker, fake, github) => {
       const res = await deliver(worker, comment("@batonbot anyone?"));
       assertStrictEquals(res.status, 403);
       const body = await json(res);
       assertStrictEquals(body.error.type, "not_configured");
       assert(body.error.message.includes(missing), body.error.message);
-      await settle();
+      await pause(300);
       await assertNoTurn(worker, fake, github);
-    }, { [missing]: undefined });
+    });
   }
 });
 
 Deno.test("POST /webhooks/github ignores the bot's own comments, other bots, edits, deletions, other events and unmentioned comments", async () => {
-  await withGithub(async (worker, fake, github) => {
+  await withGithub(VARS, async (worker, fake, github) => {
     const cases: [string, unknown][] = [
       ["issue_comment", comment("@batonbot talking to myself", { login: "BatonBot" })],
       ["issue_comment", comment("@batonbot bump deps", { login: "renovate[bot]", type: "Bot" })],
@@ -352,19 +334,14 @@ Deno.test("POST /webhooks/github ignores the bot's own comments, other bots, edi
       assertStrictEquals(body.ok, true);
       assertStrictEquals(typeof body.ignored, "string");
     }
-    await settle();
+    await pause(300);
     await assertNoTurn(worker, fake, github);
   });
 });
 
 Deno.test("POST /webhooks/github binds the repository, issue and commenter as the turn context (session_info)", async () => {
-  await withGithub(async (worker, fake, github) => {
-    fake.script((req) => {
-      const tool = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
-      return tool
-        ? { kind: "text", text: tool.content }
-        : { kind: "tool_call", name: "session_info", args: {} };
-    });
+  await withGithub(VARS, async (worker, fake, github) => {
+    fake.script(echoSessionInfo());
     const payload = comment("@BatonBot who am I talking to?", { issue: 7, pr: true });
     assertStrictEquals((await deliver(worker, payload)).status, 200);
     await github.waitForCalls(1);

@@ -7,8 +7,10 @@ import {
   sendWebhook,
   sessionState,
   until,
+  untilQueued,
   withBaton,
 } from "./_support/clients.ts";
+import { echoSessionInfo, holdOn } from "./_support/fake_llm_scripts.ts";
 import { tempPersistDir } from "./_support/worker.ts";
 
 Deno.test("SessionDO runs concurrent messages of one session one at a time, each caller getting its own reply", async () => {
@@ -58,16 +60,7 @@ Deno.test("SessionDO runs different sessions in parallel", async () => {
 
 Deno.test("SessionDO binds each turn's own context across 100 concurrent sessions (session_info)", async () => {
   await withBaton(async (worker, fake) => {
-    fake.script((req) => {
-      const tool = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
-      if (tool) return { kind: "text", text: tool.content };
-      return {
-        kind: "tool_call",
-        name: "session_info",
-        args: {},
-        delayMs: Math.floor(Math.random() * 20),
-      };
-    });
+    fake.script(echoSessionInfo(() => Math.floor(Math.random() * 20)));
     const ids = Array.from({ length: 100 }, (_, i) => `iso-${i}`);
     const infos = await Promise.all(
       ids.map(async (id) =>
@@ -93,12 +86,7 @@ Deno.test("SessionDO binds each turn's own context across 100 concurrent session
 
 Deno.test("SessionDO falls back to configured defaults only for fields a turn never bound", async () => {
   await withBaton(async (worker, fake) => {
-    fake.script((req) => {
-      const tool = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
-      return tool
-        ? { kind: "text", text: tool.content }
-        : { kind: "tool_call", name: "session_info", args: {} };
-    });
+    fake.script(echoSessionInfo());
     const info = JSON.parse(await chatReply(await chat(worker, "who", { session: "defaults" })));
     assertEquals(info.thread_id, "default-thread", "never bound: configured default");
     assertEquals(info.user_id, "", 'bound to "" (no user field): no fallback');
@@ -110,17 +98,12 @@ Deno.test("SessionDO falls back to configured defaults only for fields a turn ne
 
 Deno.test("SessionDO runs webhook messages of one session in arrival order", async () => {
   await withBaton(async (worker, fake) => {
-    fake.script((req) =>
-      req.lastUserText === "first" ? { kind: "hold" } : { kind: "text", text: req.lastUserText }
-    );
+    fake.script(holdOn("first"));
     const pending = [sendWebhook(worker, { session: "fifo", text: "first" })];
     await fake.waitForRequests(1);
     for (const [i, text] of ["second", "third", "fourth"].entries()) {
       pending.push(sendWebhook(worker, { session: "fifo", text }));
-      await until(
-        async () => (await sessionState(worker, "webhook:fifo")).queued === i + 1,
-        `${text} queued`,
-      );
+      await untilQueued(worker, "webhook:fifo", i + 1);
     }
     fake.release();
     const replies = await Promise.all(pending.map(async (r) => json(await r)));
@@ -182,10 +165,7 @@ Deno.test("SessionDO reruns a turn whose executor died, losing and doubling noth
         id: "msg_after",
       })
         .then((r) => r.body?.cancel(), () => undefined);
-      await until(
-        async () => (await sessionState(worker, "webhook:crash")).queued === 1,
-        "second queued",
-      );
+      await untilQueued(worker, "webhook:crash", 1);
       firstRunSeen = true;
       void doomed;
       void queued;

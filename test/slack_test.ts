@@ -1,34 +1,16 @@
 // POST /webhooks/slack end to end: signed Events API deliveries, turns and chat.postMessage replies in workerd; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { signSlackRequest } from "../lib/platforms/slack.ts";
-import { json, sessionState, until, withBaton } from "./_support/clients.ts";
-import type { FakeLlm } from "./_support/fake_llm.ts";
-import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
+import { json, sessionState, settled, untilQueued } from "./_support/clients.ts";
+import { echoSessionInfo, holdOn } from "./_support/fake_llm_scripts.ts";
+import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const SECRET = "slack-test-signing-secret-0123456789";
 const TOKEN = "xoxb-test-bot-token";
 const BOT = "UBATON";
 const TEAM = "T0TEST";
-
-async function withSlack(
-  fn: (worker: TestWorker, fake: FakeLlm, slack: FakePlatform) => Promise<void>,
-  vars: Record<string, string> = {},
-): Promise<void> {
-  const slack = await startFakePlatform();
-  try {
-    await withBaton((worker, fake) => fn(worker, fake, slack), {
-      vars: {
-        SLACK_SIGNING_SECRET: SECRET,
-        SLACK_BOT_TOKEN: TOKEN,
-        SLACK_API_ROOT: `${slack.url}/api`,
-        ...vars,
-      },
-    });
-  } finally {
-    await slack.close();
-  }
-}
+const VARS = { SLACK_SIGNING_SECRET: SECRET, SLACK_BOT_TOKEN: TOKEN };
 
 /** POST /webhooks/slack signed like Slack does (override any part to break it). */
 async function sendSlack(
@@ -103,15 +85,10 @@ function dm(text: string, extra: Record<string, unknown> = {}) {
   };
 }
 
-async function assertOk(res: Response): Promise<void> {
-  assertStrictEquals(res.status, 200);
-  assertEquals(await json(res), { ok: true });
-}
-
 Deno.test("POST /webhooks/slack runs an app_mention as one turn and replies in its thread", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform(VARS, async (worker, fake, slack) => {
     const event = mention("hello there");
-    await assertOk(await sendSlack(worker, callback(event)));
+    await expectOk(await sendSlack(worker, callback(event)));
     await slack.waitForCalls(1);
     assertStrictEquals(fake.requests.length, 1);
     assertEquals(fake.requests[0].lastUserText, "hello there");
@@ -129,8 +106,8 @@ Deno.test("POST /webhooks/slack runs an app_mention as one turn and replies in i
 });
 
 Deno.test("POST /webhooks/slack runs a direct message and replies unthreaded in the DM", async () => {
-  await withSlack(async (worker, _fake, slack) => {
-    await assertOk(await sendSlack(worker, callback(dm("just us"))));
+  await withPlatform(VARS, async (worker, _fake, slack) => {
+    await expectOk(await sendSlack(worker, callback(dm("just us"))));
     await slack.waitForCalls(1);
     assertEquals(slack.calls[0].path, "/api/chat.postMessage");
     assertEquals(slack.calls[0].body, { channel: "D1", text: "just us" });
@@ -139,7 +116,7 @@ Deno.test("POST /webhooks/slack runs a direct message and replies unthreaded in 
 });
 
 Deno.test("POST /webhooks/slack refuses a wrong signature with 401 and starts no turn", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform(VARS, async (worker, fake, slack) => {
     const payload = callback(mention("forged"));
     const responses = [
       await sendSlack(worker, payload, { secret: "not-the-secret" }),
@@ -154,7 +131,7 @@ Deno.test("POST /webhooks/slack refuses a wrong signature with 401 and starts no
       assert(!JSON.stringify(body).includes(SECRET));
     }
     const signed = await sendSlack(worker, callback(dm("after the forgeries")));
-    await assertOk(signed);
+    await expectOk(signed);
     await slack.waitForCalls(1);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["after the forgeries"]);
     assertEquals(slack.calls.length, 1);
@@ -162,7 +139,7 @@ Deno.test("POST /webhooks/slack refuses a wrong signature with 401 and starts no
 });
 
 Deno.test("POST /webhooks/slack refuses a stale or future timestamp with 401", async () => {
-  await withSlack(async (worker, fake) => {
+  await withPlatform(VARS, async (worker, fake) => {
     const now = Math.floor(Date.now() / 1000);
     for (const timestamp of [now - 360, now + 360]) {
       const res = await sendSlack(worker, callback(mention("replayed later")), { timestamp });
@@ -177,19 +154,19 @@ Deno.test("POST /webhooks/slack refuses a stale or future timestamp with 401", a
 });
 
 Deno.test("POST /webhooks/slack runs a replayed delivery once with one reply", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform(VARS, async (worker, fake, slack) => {
     const payload = callback(mention("only once"));
-    await assertOk(await sendSlack(worker, payload));
+    await expectOk(await sendSlack(worker, payload));
     await slack.waitForCalls(1);
     for (const n of [1, 2, 3]) {
-      await assertOk(
+      await expectOk(
         await sendSlack(worker, payload, {
           headers: { "x-slack-retry-num": String(n), "x-slack-retry-reason": "http_timeout" },
         }),
       );
     }
     const marker = callback(mention("marker", { channel: "C1", thread_ts: payload.event.ts }));
-    await assertOk(await sendSlack(worker, marker));
+    await expectOk(await sendSlack(worker, marker));
     await slack.waitForCalls(2);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["only once", "marker"]);
     assertEquals(slack.calls.map((c) => c.body.text), ["only once", "marker"]);
@@ -197,20 +174,20 @@ Deno.test("POST /webhooks/slack runs a replayed delivery once with one reply", a
 });
 
 Deno.test("POST /webhooks/slack makes one turn of an app_mention and its message twin", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform(VARS, async (worker, fake, slack) => {
     // In a channel the twin is a channel message, which is not a turn; in a DM both keys agree.
     const channel = mention("channel twin");
     const channelTwin = { ...channel, type: "message", channel_type: "channel" };
     delete (channelTwin as { event_ts?: string }).event_ts;
-    await assertOk(await sendSlack(worker, callback(channel)));
-    await assertOk(await sendSlack(worker, callback(channelTwin)));
+    await expectOk(await sendSlack(worker, callback(channel)));
+    await expectOk(await sendSlack(worker, callback(channelTwin)));
     const direct = mention("dm twin", { channel: "D1" });
     const directTwin = { ...direct, type: "message", channel_type: "im" };
-    await assertOk(await sendSlack(worker, callback(directTwin)));
-    await assertOk(await sendSlack(worker, callback(direct)));
+    await expectOk(await sendSlack(worker, callback(directTwin)));
+    await expectOk(await sendSlack(worker, callback(direct)));
     await slack.waitForCalls(2);
     const marker = dm("marker");
-    await assertOk(await sendSlack(worker, callback(marker)));
+    await expectOk(await sendSlack(worker, callback(marker)));
     await slack.waitForCalls(3);
     const texts = fake.requests.map((r) => r.lastUserText);
     assertEquals([...texts.slice(0, 2).sort(), texts[2]], ["channel twin", "dm twin", "marker"]);
@@ -219,7 +196,7 @@ Deno.test("POST /webhooks/slack makes one turn of an app_mention and its message
 });
 
 Deno.test("POST /webhooks/slack answers url_verification with its challenge once the signature checks", async () => {
-  await withSlack(async (worker, fake) => {
+  await withPlatform(VARS, async (worker, fake) => {
     const payload = {
       token: "legacy",
       challenge: "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmd",
@@ -236,7 +213,7 @@ Deno.test("POST /webhooks/slack answers url_verification with its challenge once
 });
 
 Deno.test("POST /webhooks/slack answers an ssl_check probe with 200 {} and starts nothing", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform(VARS, async (worker, fake, slack) => {
     const res = await worker.fetch("/webhooks/slack", {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -250,10 +227,10 @@ Deno.test("POST /webhooks/slack answers an ssl_check probe with 200 {} and start
 });
 
 Deno.test("POST /webhooks/slack acknowledges while the model call is still running", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform(VARS, async (worker, fake, slack) => {
     fake.script(() => ({ kind: "hold" }));
     const res = await sendSlack(worker, callback(dm("slow thought")));
-    await assertOk(res);
+    await expectOk(res);
     await fake.waitForRequests(1);
     assertStrictEquals(fake.inFlight, 1);
     assertStrictEquals(slack.calls.length, 0);
@@ -266,10 +243,10 @@ Deno.test("POST /webhooks/slack acknowledges while the model call is still runni
 });
 
 Deno.test("POST /webhooks/slack runs one turn for the same delivery sent five times during a slow turn", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform(VARS, async (worker, fake, slack) => {
     fake.script(() => ({ kind: "hold" }));
     const payload = callback(dm("slow and retried"));
-    await assertOk(await sendSlack(worker, payload));
+    await expectOk(await sendSlack(worker, payload));
     await fake.waitForRequests(1);
     const retries = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
@@ -277,31 +254,23 @@ Deno.test("POST /webhooks/slack runs one turn for the same delivery sent five ti
           headers: { "x-slack-retry-num": String(i + 1), "x-slack-retry-reason": "http_timeout" },
         })),
     );
-    for (const res of retries) await assertOk(res);
+    for (const res of retries) await expectOk(res);
     assertStrictEquals((await sessionState(worker, `slack:${TEAM}:D1`)).queued, 0);
     fake.release();
     await slack.waitForCalls(1);
-    await until(
-      async () => !(await sessionState(worker, `slack:${TEAM}:D1`)).running,
-      "turn finished",
-    );
+    await settled(worker, `slack:${TEAM}:D1`);
     assertStrictEquals(fake.requests.length, 1);
     assertStrictEquals(slack.calls.length, 1);
   });
 });
 
 Deno.test("POST /webhooks/slack runs two messages of one chat as two turns in order", async () => {
-  await withSlack(async (worker, fake, slack) => {
-    fake.script((req) =>
-      req.lastUserText === "first" ? { kind: "hold" } : { kind: "text", text: req.lastUserText }
-    );
-    await assertOk(await sendSlack(worker, callback(dm("first"))));
+  await withPlatform(VARS, async (worker, fake, slack) => {
+    fake.script(holdOn("first"));
+    await expectOk(await sendSlack(worker, callback(dm("first"))));
     await fake.waitForRequests(1);
-    await assertOk(await sendSlack(worker, callback(dm("second"))));
-    await until(
-      async () => (await sessionState(worker, `slack:${TEAM}:D1`)).queued === 1,
-      "second queued",
-    );
+    await expectOk(await sendSlack(worker, callback(dm("second"))));
+    await untilQueued(worker, `slack:${TEAM}:D1`, 1);
     await slack.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
     await slack.waitForCalls(3);
@@ -317,16 +286,13 @@ Deno.test("POST /webhooks/slack runs two messages of one chat as two turns in or
 });
 
 Deno.test("POST /webhooks/slack sends a long reply as ordered parts within 40000 characters", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform(VARS, async (worker, fake, slack) => {
     const long = Array.from({ length: 2500 }, (_, i) => `line ${i} ${"x".repeat(40)}`).join("\n");
     fake.script(() => ({ kind: "text", text: long }));
     const event = mention("write a lot");
-    await assertOk(await sendSlack(worker, callback(event)));
+    await expectOk(await sendSlack(worker, callback(event)));
     await slack.waitForCalls(4);
-    await until(
-      async () => !(await sessionState(worker, `slack:${TEAM}:C1:${event.ts}`)).running,
-      "turn finished",
-    );
+    await settled(worker, `slack:${TEAM}:C1:${event.ts}`);
     assert(slack.calls.length >= 4, `${slack.calls.length} parts`);
     for (const call of slack.calls) {
       assertEquals(call.path, "/api/chat.postMessage");
@@ -338,7 +304,7 @@ Deno.test("POST /webhooks/slack sends a long reply as ordered parts within 40000
 });
 
 Deno.test("POST /webhooks/slack waits out a 429's Retry-After, then delivers exactly once", async () => {
-  await withSlack(async (worker, _fake, slack) => {
+  await withPlatform(VARS, async (worker, _fake, slack) => {
     const at: number[] = [];
     slack.respond((_call, i) => {
       at.push(Date.now());
@@ -350,9 +316,9 @@ Deno.test("POST /webhooks/slack waits out a 429's Retry-After, then delivers exa
         }
         : { status: 200, body: { ok: true, channel: "D1", ts: "1700000001.000001" } };
     });
-    await assertOk(await sendSlack(worker, callback(dm("rate me"))));
+    await expectOk(await sendSlack(worker, callback(dm("rate me"))));
     await slack.waitForCalls(2);
-    await until(async () => !(await sessionState(worker, `slack:${TEAM}:D1`)).running, "done");
+    await settled(worker, `slack:${TEAM}:D1`);
     assertEquals(slack.calls.map((c) => c.body), [
       { channel: "D1", text: "rate me" },
       { channel: "D1", text: "rate me" },
@@ -362,18 +328,18 @@ Deno.test("POST /webhooks/slack waits out a 429's Retry-After, then delivers exa
 });
 
 Deno.test("POST /webhooks/slack does not resend a reply Slack refused with ok:false", async () => {
-  await withSlack(async (worker, _fake, slack) => {
+  await withPlatform(VARS, async (worker, _fake, slack) => {
     slack.respond(() => ({ status: 200, body: { ok: false, error: "not_in_channel" } }));
-    await assertOk(await sendSlack(worker, callback(dm("refused"))));
+    await expectOk(await sendSlack(worker, callback(dm("refused"))));
     await slack.waitForCalls(1);
-    await until(async () => !(await sessionState(worker, `slack:${TEAM}:D1`)).running, "done");
-    await new Promise((r) => setTimeout(r, 700));
+    await settled(worker, `slack:${TEAM}:D1`);
+    await pause(700);
     assertStrictEquals(slack.calls.length, 1);
   });
 });
 
 Deno.test("POST /webhooks/slack refuses with 403 and starts no turn when a secret is missing", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform({ ...VARS, SLACK_SIGNING_SECRET: "" }, async (worker, fake, slack) => {
     const res = await sendSlack(worker, callback(dm("no secret")));
     assertStrictEquals(res.status, 403);
     const body = await json(res);
@@ -381,11 +347,11 @@ Deno.test("POST /webhooks/slack refuses with 403 and starts no turn when a secre
     assert(body.error.message.includes("SLACK_SIGNING_SECRET"), body.error.message);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(slack.calls.length, 0);
-  }, { SLACK_SIGNING_SECRET: "" });
+  });
 });
 
 Deno.test("POST /webhooks/slack acknowledges bot messages, edits, joins, non-text and other events without a turn", async () => {
-  await withSlack(async (worker, fake, slack) => {
+  await withPlatform(VARS, async (worker, fake, slack) => {
     const ignored = [
       dm("my own reply", { bot_id: "B0BATON", user: BOT }),
       dm("another bot", { subtype: "bot_message", bot_id: "B0OTHER" }),
@@ -411,9 +377,9 @@ Deno.test("POST /webhooks/slack acknowledges bot messages, edits, joins, non-tex
       },
       { type: "app_home_opened", user: "U1", channel: "D1", tab: "home" },
     ];
-    for (const event of ignored) await assertOk(await sendSlack(worker, callback(event)));
-    await assertOk(await sendSlack(worker, { type: "app_rate_limited", team_id: TEAM }));
-    await assertOk(await sendSlack(worker, callback(dm("marker"))));
+    for (const event of ignored) await expectOk(await sendSlack(worker, callback(event)));
+    await expectOk(await sendSlack(worker, { type: "app_rate_limited", team_id: TEAM }));
+    await expectOk(await sendSlack(worker, callback(dm("marker"))));
     await slack.waitForCalls(1);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["marker"]);
     assertEquals(slack.calls.length, 1);
@@ -421,7 +387,7 @@ Deno.test("POST /webhooks/slack acknowledges bot messages, edits, joins, non-tex
 });
 
 Deno.test("POST /webhooks/slack answers a signed body that is not JSON with 400", async () => {
-  await withSlack(async (worker, fake) => {
+  await withPlatform(VARS, async (worker, fake) => {
     const res = await sendSlack(worker, undefined, { rawBody: "{not json" });
     assertStrictEquals(res.status, 400);
     assertStrictEquals(fake.requests.length, 0);
@@ -429,18 +395,13 @@ Deno.test("POST /webhooks/slack answers a signed body that is not JSON with 400"
 });
 
 Deno.test("POST /webhooks/slack binds the message's context for session_info", async () => {
-  await withSlack(async (worker, fake, slack) => {
-    fake.script((req) => {
-      const tool = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
-      return tool
-        ? { kind: "text", text: tool.content }
-        : { kind: "tool_call", name: "session_info", args: {} };
-    });
+  await withPlatform(VARS, async (worker, fake, slack) => {
+    fake.script(echoSessionInfo());
     const root = nextTs();
     const event = mention("who am I", { user: "U7", thread_ts: root });
-    await assertOk(await sendSlack(worker, callback(event)));
+    await expectOk(await sendSlack(worker, callback(event)));
     const direct = dm("and here?", { user: "U8", channel: "D9" });
-    await assertOk(await sendSlack(worker, callback(direct)));
+    await expectOk(await sendSlack(worker, callback(direct)));
     await slack.waitForCalls(2);
     const byChannel = new Map(slack.calls.map((c) => [c.body.channel, c.body]));
     assertEquals(byChannel.get("C1").thread_ts, root);

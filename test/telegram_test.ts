@@ -1,13 +1,14 @@
 // POST /webhooks/telegram end to end: workerd, a fake model and a fake Telegram Bot API on loopback; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { json, sessionState, until, withBaton } from "./_support/clients.ts";
-import type { FakeLlm } from "./_support/fake_llm.ts";
-import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
+import { json, sessionState, settled, untilQueued } from "./_support/clients.ts";
+import { echoSessionInfo, holdOn } from "./_support/fake_llm_scripts.ts";
+import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const SECRET = "tg-webhook-secret_42";
 const TOKEN = "123456789:AAH-test_bot_token_value";
 const SEND_PATH = `/bot${TOKEN}/sendMessage`;
+const VARS = { TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN };
 
 const _alice = { id: 42, is_bot: false, first_name: "Alice", username: "alice" };
 const _private = { id: 42, type: "private", first_name: "Alice", username: "alice" };
@@ -50,43 +51,8 @@ function sendUpdate(
   });
 }
 
-/** Runs `fn` against baton wired to a fresh fake Telegram Bot API. */
-async function withTelegram(
-  fn: (worker: TestWorker, fake: FakeLlm, telegram: FakePlatform) => Promise<void>,
-  vars: Record<string, string> = {
-    TELEGRAM_WEBHOOK_SECRET: SECRET,
-    TELEGRAM_BOT_TOKEN: TOKEN,
-  },
-): Promise<void> {
-  const telegram = await startFakePlatform();
-  try {
-    await withBaton(
-      (worker, fake) => fn(worker, fake, telegram),
-      { vars: { TELEGRAM_API_ROOT: telegram.url, ...vars } },
-    );
-  } finally {
-    await telegram.close();
-  }
-}
-
-/** Waits until the session has no turn running or queued (its replies all sent). */
-async function settled(worker: TestWorker, key: string): Promise<void> {
-  await until(async () => {
-    const state = await sessionState(worker, key);
-    return !state.running && state.queued === 0;
-  }, `${key} settled`);
-}
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function expectOk(res: Response): Promise<void> {
-  const body = await json(res);
-  assertStrictEquals(res.status, 200, JSON.stringify(body));
-  assertEquals(body, { ok: true });
-}
-
 Deno.test("POST /webhooks/telegram runs one turn and replies with sendMessage to the message", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
+  await withPlatform(VARS, async (worker, fake, telegram) => {
     const delivery = update({ text: "hello bot" });
     await expectOk(await sendUpdate(worker, delivery));
     await telegram.waitForCalls(1);
@@ -112,7 +78,7 @@ Deno.test("POST /webhooks/telegram runs one turn and replies with sendMessage to
 });
 
 Deno.test("POST /webhooks/telegram keeps a forum topic in its own session and replies into the topic", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
+  await withPlatform(VARS, async (worker, fake, telegram) => {
     const inTopic = update({
       chat: _forum,
       message_thread_id: 77,
@@ -146,7 +112,7 @@ Deno.test("POST /webhooks/telegram keeps a forum topic in its own session and re
 });
 
 Deno.test("POST /webhooks/telegram refuses a wrong or missing secret token with 401 and no turn", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
+  await withPlatform(VARS, async (worker, fake, telegram) => {
     for (const secret of ["wrong-secret", SECRET + "x", "", null]) {
       const res = await sendUpdate(worker, update({ text: "intruder" }), { secret });
       const body = await json(res);
@@ -161,7 +127,7 @@ Deno.test("POST /webhooks/telegram refuses a wrong or missing secret token with 
 });
 
 Deno.test("POST /webhooks/telegram answers 400 to a body that is not JSON after a valid secret", async () => {
-  await withTelegram(async (worker, fake) => {
+  await withPlatform(VARS, async (worker, fake) => {
     const res = await sendUpdate(worker, null, { rawBody: "{not json" });
     assertStrictEquals(res.status, 400);
     assertStrictEquals(fake.requests.length, 0);
@@ -174,7 +140,7 @@ Deno.test("POST /webhooks/telegram refuses with 403 and starts nothing while a s
     { TELEGRAM_WEBHOOK_SECRET: SECRET },
   ];
   for (const vars of partial) {
-    await withTelegram(async (worker, fake, telegram) => {
+    await withPlatform(vars, async (worker, fake, telegram) => {
       const res = await sendUpdate(worker, update({ text: "anyone?" }));
       const body = await json(res);
       assertStrictEquals(res.status, 403, JSON.stringify(body));
@@ -183,12 +149,12 @@ Deno.test("POST /webhooks/telegram refuses with 403 and starts nothing while a s
       await pause(200);
       assertStrictEquals(fake.requests.length, 0);
       assertStrictEquals(telegram.calls.length, 0);
-    }, vars);
+    });
   }
 });
 
 Deno.test("POST /webhooks/telegram runs a replayed update_id once and replies once", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
+  await withPlatform(VARS, async (worker, fake, telegram) => {
     const delivery = update({ text: "only once" });
     await expectOk(await sendUpdate(worker, delivery));
     await telegram.waitForCalls(1);
@@ -203,7 +169,7 @@ Deno.test("POST /webhooks/telegram runs a replayed update_id once and replies on
 });
 
 Deno.test("POST /webhooks/telegram acknowledges while the model call is still running", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
+  await withPlatform(VARS, async (worker, fake, telegram) => {
     fake.script(() => ({ kind: "hold" }));
     const res = await sendUpdate(worker, update({ text: "think hard" }));
     await fake.waitForRequests(1);
@@ -217,7 +183,7 @@ Deno.test("POST /webhooks/telegram acknowledges while the model call is still ru
 });
 
 Deno.test("POST /webhooks/telegram runs one turn for the same update sent five times during a slow turn", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
+  await withPlatform(VARS, async (worker, fake, telegram) => {
     fake.script(() => ({ kind: "hold" }));
     const delivery = update({ text: "slow one" });
     await expectOk(await sendUpdate(worker, delivery));
@@ -240,14 +206,12 @@ Deno.test("POST /webhooks/telegram runs one turn for the same update sent five t
 });
 
 Deno.test("POST /webhooks/telegram runs two messages of one chat as two turns in order", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
-    fake.script((req) =>
-      req.lastUserText === "first" ? { kind: "hold" } : { kind: "text", text: req.lastUserText }
-    );
+  await withPlatform(VARS, async (worker, fake, telegram) => {
+    fake.script(holdOn("first"));
     await expectOk(await sendUpdate(worker, update({ text: "first" })));
     await fake.waitForRequests(1);
     await expectOk(await sendUpdate(worker, update({ text: "second" })));
-    await until(async () => (await sessionState(worker, "telegram:42")).queued === 1, "queued");
+    await untilQueued(worker, "telegram:42", 1);
     assertStrictEquals(fake.requests.length, 1, "the second waits for the first");
     await telegram.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
@@ -262,7 +226,7 @@ Deno.test("POST /webhooks/telegram runs two messages of one chat as two turns in
 });
 
 Deno.test("POST /webhooks/telegram sends a 9,000-character reply as ordered parts of at most 4,096", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
+  await withPlatform(VARS, async (worker, fake, telegram) => {
     const words = Array.from({ length: 1500 }, (_, i) => `w${i}`);
     let long = "";
     for (let i = 0; long.length < 9000; i++) {
@@ -291,7 +255,7 @@ Deno.test("POST /webhooks/telegram sends a 9,000-character reply as ordered part
 });
 
 Deno.test("POST /webhooks/telegram waits out a 429 retry_after, then delivers exactly once", async () => {
-  await withTelegram(async (worker, _fake, telegram) => {
+  await withPlatform(VARS, async (worker, _fake, telegram) => {
     const at: number[] = [];
     telegram.respond((_, index) => {
       at.push(Date.now());
@@ -319,7 +283,7 @@ Deno.test("POST /webhooks/telegram waits out a 429 retry_after, then delivers ex
 });
 
 Deno.test("POST /webhooks/telegram never resends a reply Telegram refused, and the chat stays usable", async () => {
-  await withTelegram(async (worker, _fake, telegram) => {
+  await withPlatform(VARS, async (worker, _fake, telegram) => {
     telegram.respond((_, index) =>
       index === 0
         ? {
@@ -340,7 +304,7 @@ Deno.test("POST /webhooks/telegram never resends a reply Telegram refused, and t
 });
 
 Deno.test("POST /webhooks/telegram acknowledges edits, bots, joins, media and other updates with no turn", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
+  await withPlatform(VARS, async (worker, fake, telegram) => {
     const message = update({ text: "edited" }).message;
     const ignored: unknown[] = [
       { update_id: _nextUpdate++, edited_message: message },
@@ -374,13 +338,8 @@ Deno.test("POST /webhooks/telegram acknowledges edits, bots, joins, media and ot
 });
 
 Deno.test("POST /webhooks/telegram binds the message's context for session_info", async () => {
-  await withTelegram(async (worker, fake, telegram) => {
-    fake.script((req) => {
-      const tool = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
-      return tool
-        ? { kind: "text", text: tool.content }
-        : { kind: "tool_call", name: "session_info", args: {} };
-    });
+  await withPlatform(VARS, async (worker, fake, telegram) => {
+    fake.script(echoSessionInfo());
     const delivery = update({
       chat: _forum,
       from: { id: 314, is_bot: false, first_name: "Bob", username: "bobby" },

@@ -94,6 +94,19 @@ export async function until(
   }
 }
 
+/** Waits until session `key` has no turn running or queued (its replies all sent). */
+export async function settled(worker: TestWorker, key: string): Promise<void> {
+  await until(async () => {
+    const state = await sessionState(worker, key);
+    return !state.running && state.queued === 0;
+  }, `${key} settled`);
+}
+
+/** Waits until exactly `n` messages wait in session `key` behind its running turn. */
+export async function untilQueued(worker: TestWorker, key: string, n: number): Promise<void> {
+  await until(async () => (await sessionState(worker, key)).queued === n, `${n} queued in ${key}`);
+}
+
 /** Runs `fn` against baton in workerd wired to a fresh fake model; everything is disposed after. */
 export async function withBaton(
   fn: (worker: TestWorker, fake: FakeLlm) => Promise<void>,

@@ -1,0 +1,373 @@
+// The fuzzer's API routes (chat, models, sessions, runs) and the random method-and-path route; Deno.
+import fc from "fast-check";
+import { API_KEY } from "./clients.ts";
+import {
+  bodyArb,
+  type Built,
+  contentType,
+  extraHeaders,
+  headerValue,
+  latin1,
+  MARK,
+  renderBody,
+  type RouteFuzz,
+} from "./_fuzz_gen.ts";
+
+/** Authorization header specs: the right bearer key mostly, near misses, junk, none (null). */
+const _authArb = fc.oneof(
+  { weight: 12, arbitrary: fc.constant<string | null>(`Bearer ${API_KEY}`) },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom<string | null>(
+      null,
+      `bearer ${API_KEY}`,
+      `Bearer   ${API_KEY}   `,
+      `Bearer ${API_KEY}x`,
+      `Bearer ${API_KEY.slice(0, -1)}`,
+      `Basic ${btoa(`user:${API_KEY}`)}`,
+      `Token ${API_KEY}`,
+      API_KEY,
+      "Bearer ",
+      "",
+    ),
+  },
+  { weight: 2, arbitrary: headerValue.map((v) => `Bearer ${v}`) },
+  { weight: 1, arbitrary: headerValue },
+);
+
+/** X-Session-Id values: valid mostly, sometimes junk or one character too long. */
+const _sessionIdArb = fc.oneof(
+  { weight: 6, arbitrary: fc.stringMatching(/^fz[A-Za-z0-9._:-]{1,20}$/) },
+  { weight: 1, arbitrary: latin1(20) },
+  { weight: 1, arbitrary: fc.constant("s".repeat(129)) },
+);
+
+/** A valid chat completion request; text fields carry MARK. */
+const _chatBase: fc.Arbitrary<unknown> = fc.record({
+  stream: fc.boolean(),
+  system: fc.boolean(),
+  parts: fc.boolean(),
+  history: fc.boolean(),
+  user: fc.option(fc.string({ maxLength: 10 }), { nil: undefined }),
+}).map((r) => ({
+  model: "any",
+  messages: [
+    ...(r.system ? [{ role: "system", content: "be brief" }] : []),
+    ...(r.history
+      ? [{ role: "user", content: `${MARK} earlier` }, { role: "assistant", content: "ok" }]
+      : []),
+    { role: "user", content: r.parts ? [{ type: "text", text: MARK }] : MARK },
+  ],
+  stream: r.stream,
+  ...(r.user === undefined ? {} : { user: r.user }),
+}));
+
+/** A valid POST /v1/runs body. */
+const _runBase: fc.Arbitrary<unknown> = fc.record({
+  session: fc.option(fc.stringMatching(/^fzrun[A-Za-z0-9._:-]{1,12}$/), { nil: undefined }),
+}).map((r) => ({ input: MARK, ...(r.session === undefined ? {} : { session: r.session }) }));
+
+/** A body that would be valid on most routes, for the random route. */
+const _universalBase: fc.Arbitrary<unknown> = fc.constant({
+  model: "any",
+  messages: [{ role: "user", content: MARK }],
+  input: MARK,
+  text: MARK,
+  session: "fzrandom",
+});
+
+/** Session keys in URLs: valid, Latin-1, binary, over-long, and path/percent-encoding traps. */
+const _keyArb = fc.oneof(
+  { weight: 4, arbitrary: fc.stringMatching(/^[A-Za-z0-9._:-]{1,40}$/) },
+  { weight: 4, arbitrary: latin1(60) },
+  { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 30 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 500, max: 900 }).map((n) => "k".repeat(n)) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      "",
+      ".",
+      "..",
+      "%",
+      "%zz",
+      "%00",
+      "a/b",
+      "a%2Fb",
+      "?x",
+      "#",
+      "api:x",
+      "webhook:x",
+      "%E0%A4%A",
+      "%C0%AF",
+      "%ff%fe",
+    ),
+  },
+);
+const _keyEncoding = fc.constantFrom<"component" | "raw" | "uri">("component", "raw", "uri");
+
+function _keyPath(key: string, how: "component" | "raw" | "uri"): string {
+  if (how === "component") return encodeURIComponent(key);
+  if (how === "uri") return encodeURI(key);
+  return key;
+}
+
+const _b64url = (s: string) => btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+/** Run ids: real ones (an index into those seen), well-formed unknown ones, junk. */
+const _runIdArb = fc.oneof(
+  { weight: 3, arbitrary: fc.nat().map((i) => ({ real: i })) },
+  {
+    weight: 6,
+    arbitrary: fc.tuple(
+      fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{1,30}$/), latin1(20)),
+      fc.oneof(
+        fc.integer({ min: 1, max: 1000 }).map(String),
+        fc.constantFrom("0", "01", "-1", "1.5", "9".repeat(17), "99999999999999999999", ""),
+      ),
+    ).map(([session, seq]) => ({ id: `run_${_b64url(session)}_${seq}` })),
+  },
+  { weight: 3, arbitrary: latin1(60).map((id) => ({ id })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "run_",
+      "run__1",
+      "run_%%%_1",
+      "run_" + "A".repeat(200) + "_1",
+      "run_AAAA_1",
+      "run_=_1",
+    ).map((id) => ({ id })),
+  },
+);
+
+/** Path segments near baton's routes. */
+const _segment = fc.oneof(
+  fc.stringMatching(/^[A-Za-z0-9._~%:-]{0,12}$/),
+  fc.constantFrom(
+    "..",
+    ".",
+    "%2e",
+    "%2F",
+    "completions",
+    "generic",
+    "telegram",
+    "slack",
+    "stop",
+    "reset",
+    "events",
+    "run_ZnoxMjM_1",
+    "models",
+    "sessions",
+    "runs",
+  ),
+  latin1(8),
+);
+
+/** Methods workerd's HTTP server (kj) knows beyond the usual ones. */
+const _KJ_METHODS = [
+  "PURGE",
+  "COPY",
+  "LOCK",
+  "MKCOL",
+  "MOVE",
+  "PROPFIND",
+  "PROPPATCH",
+  "SEARCH",
+  "UNLOCK",
+  "ACL",
+  "REPORT",
+  "MKACTIVITY",
+  "CHECKOUT",
+  "MERGE",
+  "MSEARCH",
+  "NOTIFY",
+  "SUBSCRIBE",
+  "UNSUBSCRIBE",
+];
+
+/** run ids returned by POST /v1/runs, reused by GET /v1/runs/{id}. */
+const _runIds: string[] = [];
+
+/** A route whose case type is inferred from its arbitrary. */
+function _route<C>(
+  name: string,
+  arb: fc.Arbitrary<C>,
+  build: (c: C, marker: string) => Built,
+  seen?: (res: Response, text: string) => void,
+): RouteFuzz<C> {
+  return { name, arb, build: (c, marker) => Promise.resolve(build(c, marker)), seen };
+}
+
+/** The authorization header of a case, none when its spec is null. */
+function _auth(auth: string | null): [string, string][] {
+  return auth === null ? [] : [["authorization", auth]];
+}
+
+function _sseIfStreaming(body: Uint8Array): boolean {
+  try {
+    return JSON.parse(new TextDecoder().decode(body))?.stream === true;
+  } catch {
+    return false;
+  }
+}
+
+/** The API routes, in the order (and so with the seeds) the fuzzer has always used. */
+export const API_ROUTES: RouteFuzz<never>[] = [
+  _route(
+    "POST /v1/chat/completions",
+    fc.record({
+      auth: _authArb,
+      body: bodyArb(_chatBase),
+      session: fc.option(_sessionIdArb, { freq: 3 }),
+      type: contentType,
+      extra: extraHeaders,
+    }),
+    (c, marker) => {
+      const body = renderBody(c.body, marker);
+      return {
+        method: "POST",
+        path: "/v1/chat/completions",
+        headers: [
+          ..._auth(c.auth),
+          ["content-type", c.type],
+          ...(c.session === null ? [] : [["x-session-id", c.session] as [string, string]]),
+          ...c.extra,
+        ],
+        body,
+        sseAllowed: _sseIfStreaming(body),
+      };
+    },
+  ),
+  _route(
+    "GET /v1/models",
+    fc.record({
+      auth: _authArb,
+      method: fc.constantFrom("GET", "GET", "GET", "HEAD"),
+      suffix: fc.oneof(
+        { weight: 5, arbitrary: fc.constant("") },
+        { weight: 1, arbitrary: fc.constantFrom("/", "?x=1", "?", "%20", "/extra") },
+        { weight: 1, arbitrary: fc.webQueryParameters().map((q) => `?${q}`) },
+      ),
+      extra: extraHeaders,
+    }),
+    (c) => ({
+      method: c.method,
+      path: `/v1/models${c.suffix}`,
+      headers: [..._auth(c.auth), ...c.extra],
+    }),
+  ),
+  _route(
+    "GET /v1/sessions/{key}",
+    fc.record({ auth: _authArb, key: _keyArb, how: _keyEncoding, extra: extraHeaders }),
+    (c) => ({
+      method: "GET",
+      path: `/v1/sessions/${_keyPath(c.key, c.how)}`,
+      headers: [..._auth(c.auth), ...c.extra],
+    }),
+  ),
+  _route(
+    "POST /v1/sessions/{key}/stop",
+    fc.record({
+      auth: _authArb,
+      key: _keyArb,
+      how: _keyEncoding,
+      body: fc.option(bodyArb(_runBase), { freq: 2 }),
+      extra: extraHeaders,
+    }),
+    (c, marker) => ({
+      method: "POST",
+      path: `/v1/sessions/${_keyPath(c.key, c.how)}/stop`,
+      headers: [..._auth(c.auth), ...c.extra],
+      ...(c.body ? { body: renderBody(c.body, marker) } : {}),
+    }),
+  ),
+  _route(
+    "POST /v1/runs",
+    fc.record({ auth: _authArb, body: bodyArb(_runBase), type: contentType, extra: extraHeaders }),
+    (c, marker) => ({
+      method: "POST",
+      path: "/v1/runs",
+      headers: [..._auth(c.auth), ["content-type", c.type], ...c.extra],
+      body: renderBody(c.body, marker),
+    }),
+    (res, text) => {
+      if (res.status === 202) _runIds.push(JSON.parse(text).run_id);
+    },
+  ),
+  _route(
+    "GET /v1/runs/{id}",
+    fc.record({ auth: _authArb, run: _runIdArb, how: _keyEncoding, extra: extraHeaders }),
+    (c) => {
+      const id = "real" in c.run
+        ? (_runIds.length ? _runIds[c.run.real % _runIds.length] : "run_ZnpfMQ_1")
+        : c.run.id;
+      return {
+        method: "GET",
+        path: `/v1/runs/${_keyPath(id, c.how)}`,
+        headers: [..._auth(c.auth), ...c.extra],
+      };
+    },
+  ),
+] as unknown as RouteFuzz<never>[];
+
+/** Any method on any path (mostly near real routes): whatever it is, a 2xx/4xx JSON answer. */
+export const RANDOM_ROUTE: RouteFuzz<never> = _route(
+  "random method and path",
+  fc.record({
+    method: fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"),
+      },
+      // workerd's HTTP server knows only these methods (others get its own 501 text/plain, before
+      // any Worker code runs; so does "M-SEARCH", which it spells MSEARCH); fetch normalises the lowercase ones and refuses TRACE/CONNECT.
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom(..._KJ_METHODS),
+      },
+      { weight: 1, arbitrary: fc.constantFrom("get", "post", "put", "TRACE", "CONNECT") },
+    ),
+    path: fc.oneof(
+      { weight: 2, arbitrary: fc.webPath() },
+      {
+        weight: 5,
+        arbitrary: fc.tuple(
+          fc.constantFrom(
+            "",
+            "/v1",
+            "/v1/runs",
+            "/v1/sessions",
+            "/v1/chat",
+            "/v1/chat/completions",
+            "/v1/models",
+            "/webhooks",
+            "/webhooks/generic",
+            "/healthz",
+          ),
+          fc.array(_segment, { maxLength: 3 }),
+          fc.boolean(),
+        ).map(([prefix, segs, slash]) =>
+          [prefix, ...segs].join("/").replace(/^(?!\/)/, "/") + (slash ? "/" : "")
+        ),
+      },
+    ),
+    query: fc.option(fc.webQueryParameters()),
+    auth: _authArb,
+    body: fc.option(bodyArb(_universalBase)),
+    extra: extraHeaders,
+  }),
+  (c, marker) => {
+    const bodyless = ["GET", "HEAD"].includes(c.method.toUpperCase());
+    const path = (c.path.startsWith("/") ? c.path : `/${c.path}`) +
+      (c.query === null ? "" : `?${c.query}`);
+    return {
+      method: c.method,
+      path,
+      headers: [..._auth(c.auth), ...c.extra],
+      ...(c.body && !bodyless ? { body: renderBody(c.body, marker) } : {}),
+      sseAllowed: /^\/v1\/runs\/[^/]+\/events\/?$/.test(path) ||
+        (/^\/v1\/chat\/completions\/?$/.test(path) && c.body !== null && !bodyless &&
+          _sseIfStreaming(renderBody(c.body, marker))),
+    };
+  },
+) as unknown as RouteFuzz<never>;

@@ -1,0 +1,49 @@
+// One rig for chat-platform tests: baton in workerd, a fake model and a fake platform API on loopback; Deno.
+import { assertEquals, assertStrictEquals } from "@std/assert";
+import { json, withBaton } from "./clients.ts";
+import type { FakeLlm } from "./fake_llm.ts";
+import { type FakePlatform, startFakePlatform } from "./fake_platform.ts";
+import type { TestWorker } from "./worker.ts";
+
+/**
+ * Runs `fn` against baton wired to a fresh fake model and a fresh fake platform API, which
+ * stands in for every platform's API root (Telegram, Slack, Discord, GitHub), so `vars` need
+ * only the secrets. A var set to `undefined` is left out (a missing secret); everything is
+ * disposed after.
+ */
+export async function withPlatform(
+  vars: Record<string, string | undefined>,
+  fn: (worker: TestWorker, fake: FakeLlm, platform: FakePlatform) => Promise<void>,
+): Promise<void> {
+  const platform = await startFakePlatform();
+  try {
+    const all = {
+      TELEGRAM_API_ROOT: platform.url,
+      SLACK_API_ROOT: `${platform.url}/api`,
+      DISCORD_API_ROOT: platform.url,
+      GITHUB_API_ROOT: platform.url,
+      ...vars,
+    };
+    const set = Object.fromEntries(
+      Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined),
+    );
+    await withBaton((worker, fake) => fn(worker, fake, platform), { vars: set });
+  } finally {
+    await platform.close();
+  }
+}
+
+/** Asserts a 200 whose JSON body is `body` (a webhook's acknowledgement, `{ok: true}` unless given). */
+export async function expectOk(res: Response, body: unknown = { ok: true }): Promise<void> {
+  const got = await json(res);
+  assertStrictEquals(res.status, 200, JSON.stringify(got));
+  assertEquals(got, body);
+}
+
+/**
+ * Waits `ms`: lets a wrongly started turn reach the model, or a wrong second reply reach the
+ * platform, before asserting there was none.
+ */
+export function pause(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
