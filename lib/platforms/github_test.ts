@@ -2,6 +2,7 @@
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
 import { type Ingress, PayloadError, type PlatformEnv, type SendResult } from "../platform.ts";
 import { githubAdapter, signGithubPayload } from "./github.ts";
+import { withFetch } from "./_fetch_stub.ts";
 
 const SECRET = "test-github-webhook-secret";
 const ENV: PlatformEnv = {
@@ -219,21 +220,6 @@ Deno.test("githubAdapter.parse() reads a hook configured with the form-encoded c
   if (ingress.kind === "message") assertStrictEquals(ingress.message.deliveryKey, "github:d-2");
 });
 
-async function withFetch(
-  answer: (url: string, init: RequestInit) => Response | Promise<Response>,
-  fn: () => Promise<void>,
-): Promise<void> {
-  const original = globalThis.fetch;
-  globalThis.fetch =
-    ((input: string | URL | Request, init?: RequestInit) =>
-      Promise.resolve(answer(String(input), init ?? {}))) as typeof fetch;
-  try {
-    await fn();
-  } finally {
-    globalThis.fetch = original;
-  }
-}
-
 function send(text = "hello"): Promise<SendResult> {
   return githubAdapter.send(
     { platform: "github", repo: "octo-org/hello-world", issue: 42 },
@@ -245,7 +231,7 @@ function send(text = "hello"): Promise<SendResult> {
 
 Deno.test("githubAdapter.send() posts one issue comment with GitHub's headers", async () => {
   const seen: { url: string; init: RequestInit }[] = [];
-  await withFetch((url, init) => {
+  await withFetch(({ url, init }) => {
     seen.push({ url, init });
     return Response.json({ id: 1 }, { status: 201 });
   }, async () => {

@@ -2,6 +2,7 @@
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
 import { type Ingress, PayloadError, type RawRequest, type SendResult } from "../platform.ts";
 import { telegramAdapter } from "./telegram.ts";
+import { withFetch } from "./_fetch_stub.ts";
 
 const SECRET = "tg-secret_0123456789";
 const TOKEN = "123456789:AAE-secret_token_part";
@@ -175,30 +176,6 @@ Deno.test("telegramAdapter.parse() throws PayloadError for a body that is not JS
   assert(error instanceof PayloadError);
 });
 
-interface _Seen {
-  url: string;
-  // deno-lint-ignore no-explicit-any
-  body: any;
-}
-
-async function _withFetch(
-  answer: (seen: _Seen) => Response | Promise<Response>,
-  fn: (seen: _Seen[]) => Promise<void>,
-): Promise<void> {
-  const original = globalThis.fetch;
-  const seen: _Seen[] = [];
-  globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    const call = { url: String(input), body: JSON.parse(String(init?.body)) };
-    seen.push(call);
-    return await answer(call);
-  }) as typeof fetch;
-  try {
-    await fn(seen);
-  } finally {
-    globalThis.fetch = original;
-  }
-}
-
 const _ok = () => Response.json({ ok: true, result: { message_id: 1 } });
 const _topicTarget = {
   platform: "telegram",
@@ -212,7 +189,7 @@ function _assertNoToken(result: SendResult): void {
 }
 
 Deno.test("telegramAdapter.send() posts sendMessage replying to the message on the first part only", async () => {
-  await _withFetch(_ok, async (seen) => {
+  await withFetch(_ok, async (seen) => {
     const env = { ...ENV, TELEGRAM_API_ROOT: "http://127.0.0.1:9/" };
     assertEquals(
       await telegramAdapter.send(_topicTarget, "one", { index: 0, count: 2 }, env),
@@ -237,7 +214,7 @@ Deno.test("telegramAdapter.send() posts sendMessage replying to the message on t
 });
 
 Deno.test("telegramAdapter.send() uses api.telegram.org without TELEGRAM_API_ROOT", async () => {
-  await _withFetch(_ok, async (seen) => {
+  await withFetch(_ok, async (seen) => {
     const target = { platform: "telegram", chat_id: 42, message_id: 7 } as const;
     await telegramAdapter.send(target, "hi", { index: 0, count: 1 }, ENV);
     assertEquals(seen[0].url, `https://api.telegram.org/bot${TOKEN}/sendMessage`);
@@ -253,7 +230,7 @@ Deno.test("telegramAdapter.send() maps a 429 to retryable with retry_after in mi
       description: "Too Many Requests: retry after 3",
       parameters: { retry_after: 3 },
     }, { status: 429 });
-  await _withFetch(answer, async () => {
+  await withFetch(answer, async () => {
     const result = await telegramAdapter.send(_topicTarget, "x", { index: 0, count: 1 }, ENV);
     assertEquals(result, {
       ok: false,
@@ -267,7 +244,7 @@ Deno.test("telegramAdapter.send() maps a 429 to retryable with retry_after in mi
 
 Deno.test("telegramAdapter.send() falls back to a Retry-After header on a 429", async () => {
   const answer = () => new Response("", { status: 429, headers: { "retry-after": "2" } });
-  await _withFetch(answer, async () => {
+  await withFetch(answer, async () => {
     const result = await telegramAdapter.send(_topicTarget, "x", { index: 0, count: 1 }, ENV);
     assert(!result.ok);
     assertEquals([result.retryable, result.retryAfterMs], [true, 2000]);
@@ -289,7 +266,7 @@ Deno.test("telegramAdapter.send() never retries other failures and keeps the tok
     },
   ];
   for (const answer of answers) {
-    await _withFetch(answer, async () => {
+    await withFetch(answer, async () => {
       const result = await telegramAdapter.send(_topicTarget, "x", { index: 0, count: 1 }, ENV);
       assert(!result.ok);
       assertStrictEquals(result.retryable, false);
@@ -299,7 +276,7 @@ Deno.test("telegramAdapter.send() never retries other failures and keeps the tok
 });
 
 Deno.test("telegramAdapter.send() refuses a malformed token without calling out or echoing it", async () => {
-  await _withFetch(_ok, async (seen) => {
+  await withFetch(_ok, async (seen) => {
     const env = { ...ENV, TELEGRAM_BOT_TOKEN: "12:abc/../x?y" };
     const result = await telegramAdapter.send(_topicTarget, "x", { index: 0, count: 1 }, env);
     assert(!result.ok);

@@ -1,0 +1,45 @@
+// Test support: a global fetch stub that records every platform API call and answers it; Deno (tests only).
+
+/** One request an adapter made through the stubbed fetch. */
+export interface FetchCall {
+  /** The request method, "GET" when none was given. */
+  method: string;
+  /** The URL exactly as the adapter passed it. */
+  url: string;
+  /** The request's headers. */
+  headers: Headers;
+  /** The request body parsed as JSON (every adapter sends JSON text); null when there is none. */
+  // deno-lint-ignore no-explicit-any
+  body: any;
+  /** The init the adapter passed, as given (an empty object when none). */
+  init: RequestInit;
+}
+
+/**
+ * Runs `fn` with `globalThis.fetch` replaced by a stub that records each call and returns
+ * `answer(call, index)` (a throw or rejection there is a network error), then restores the real
+ * fetch. `fn` receives the calls recorded so far, oldest first.
+ */
+export async function withFetch(
+  answer: (call: FetchCall, index: number) => Response | Promise<Response>,
+  fn: (calls: FetchCall[]) => Promise<void>,
+): Promise<void> {
+  const original = globalThis.fetch;
+  const calls: FetchCall[] = [];
+  globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+    const call: FetchCall = {
+      method: init?.method ?? "GET",
+      url: String(input),
+      headers: new Headers(init?.headers),
+      body: JSON.parse(String(init?.body ?? "null")),
+      init: init ?? {},
+    };
+    const index = calls.push(call) - 1;
+    return await answer(call, index);
+  }) as typeof fetch;
+  try {
+    await fn(calls);
+  } finally {
+    globalThis.fetch = original;
+  }
+}
