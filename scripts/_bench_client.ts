@@ -1,12 +1,11 @@
-// Bench HTTP client: timed chat completions (JSON and SSE) that check the echoed reply, stats; Deno.
-
-/** Every request that was not a 200 echoing its input: status and body, in order. */
-export const failures: string[] = [];
+// Bench HTTP client: timed chat completions (JSON and SSE) that check the echoed reply, and stats; Deno.
 
 /** One request's result: wall time, and whether it was a 200 whose reply echoed the input. */
 export interface Sample {
   ms: number;
   ok: boolean;
+  /** What went wrong (status and body), when not ok. */
+  error?: string;
 }
 
 /** A streamed request's result; `firstChunkMs` is the time to the first non-empty content delta. */
@@ -28,10 +27,6 @@ function _body(text: string, stream: boolean): string {
   });
 }
 
-function _fail(detail: string): void {
-  if (failures.push(detail) === 1) console.error(`  first failed request: ${detail.slice(0, 300)}`);
-}
-
 /** POSTs a one-message chat completion to `url` and checks that the reply echoes `text`. */
 export async function postChat(
   url: string,
@@ -44,11 +39,9 @@ export async function postChat(
     const body = await res.json().catch(() => null) as _Completion | null;
     const ms = performance.now() - t0;
     const ok = res.status === 200 && body?.choices?.[0]?.message?.content === text;
-    if (!ok) _fail(`${res.status} ${JSON.stringify(body)}`);
-    return { ms, ok };
+    return ok ? { ms, ok } : { ms, ok, error: `${res.status} ${JSON.stringify(body)}` };
   } catch (error) {
-    _fail(`fetch failed: ${error}`);
-    return { ms: performance.now() - t0, ok: false };
+    return { ms: performance.now() - t0, ok: false, error: `fetch failed: ${error}` };
   }
 }
 
@@ -93,8 +86,10 @@ export async function postChatStream(
     error ||= String(e);
   }
   const ok = status === 200 && done && !error && content === text;
-  if (!ok) _fail(`stream ${status}, done ${done}, content ${JSON.stringify(content)} ${error}`);
-  return { ms: performance.now() - t0, ok, firstChunkMs };
+  const ms = performance.now() - t0;
+  if (ok) return { ms, ok, firstChunkMs };
+  error = `stream ${status}, done ${done}, content ${JSON.stringify(content)} ${error}`;
+  return { ms, ok, firstChunkMs, error };
 }
 
 /** Nearest-rank percentile of `values` (p in 0..1). */

@@ -1,13 +1,9 @@
 // Bench floor: a Worker that only forwards the chat completion to the model and returns its JSON or relays its SSE; workerd.
-import { DurableObject } from "cloudflare:workers";
 
 interface Env {
   LLM_BASE_URL: string;
   LLM_API_KEY?: string;
 }
-
-/** Unused: the bench harness always binds SESSIONS to a SessionDO class; without one workerd warns. */
-export class SessionDO extends DurableObject {}
 
 export default {
   async fetch(req: Request, env: Env): Promise<Response> {
