@@ -20,7 +20,7 @@ import {
   requireApiKey,
   sessionKeyParam,
 } from "./_http.ts";
-import { awaitOutcome, sessionStub, submitMessage } from "./session_client.ts";
+import { runMessage, sessionStub, submitMessage } from "./session_client.ts";
 
 /** Routes under /v1, each behind the API key. */
 export const apiRoutes = new Hono<App>();
@@ -94,8 +94,7 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
       }
       return relay;
     }
-    const receipt = await submitMessage(c.env, sessionKey, message, true);
-    const result = await awaitOutcome(c.env, message, receipt.seq);
+    const result = await runMessage(c.env, sessionKey, message);
     if (result.status === "failed") {
       return c.json({ error: result.error }, failureStatus(result.error), headers);
     }

@@ -25,29 +25,44 @@ export async function submitMessage(
     console.error("submit failed", sessionKey, error instanceof Error ? error.message : "unknown");
     throw new RequestError(503, "the message could not be stored; retry", "unavailable");
   }
-  if (receipt.refused && refuseWhenFull) {
-    throw new RequestError(
-      429,
-      "too many messages are waiting in this session; retry later",
-      "queue_full",
-    );
-  }
+  if (receipt.refused && refuseWhenFull) throw _queueFull();
   return receipt;
 }
 
-/** Waits for a message's turn to end; survives a restart of the session object by asking again. */
-export async function awaitOutcome(
+/**
+ * Stores a message and waits for its turn's outcome in one call. The message gets a delivery key
+ * when it has none, so that when the session object restarts mid-turn (the call fails) the retry
+ * finds the stored message instead of storing it twice, and waits for it again.
+ */
+export async function runMessage(
   env: Env,
+  sessionKey: string,
   message: InboundMessage,
-  seq: number,
 ): Promise<TurnOutcome> {
-  const key = message.context.session_key ?? "";
+  const keyed = message.deliveryKey === undefined
+    ? { ...message, deliveryKey: `req:${crypto.randomUUID()}` }
+    : message;
   for (let attempt = 0;; attempt++) {
+    let answer: { receipt: SubmitReceipt; outcome: TurnOutcome | null };
     try {
-      return await sessionStub(env, key).awaitOutcome(seq, message.context);
+      answer = await sessionStub(env, sessionKey).submitAndWait(keyed);
     } catch (error) {
-      if (attempt >= 8) throw error;
+      if (attempt >= 8) {
+        console.error("run failed", sessionKey, error instanceof Error ? error.message : "unknown");
+        throw new RequestError(503, "the session is unavailable; retry", "unavailable");
+      }
       await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
+      continue;
     }
+    if (answer.receipt.refused || !answer.outcome) throw _queueFull();
+    return answer.outcome;
   }
+}
+
+function _queueFull(): RequestError {
+  return new RequestError(
+    429,
+    "too many messages are waiting in this session; retry later",
+    "queue_full",
+  );
 }

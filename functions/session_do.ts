@@ -37,18 +37,24 @@ export class SessionDO extends DurableObject<Env> {
       busyNotice: this.#config.busyAck,
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
-      startDrain: () => void this.alarm().catch(_logDrainFailure),
+      startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),
     });
   }
 
   /** Stores a message durably before the caller acknowledges it. */
-  submit(message: InboundMessage): Promise<SubmitReceipt> {
+  submit(message: InboundMessage): SubmitReceipt {
     return this.#bound(message.context, () => this.#sentinel.submit(message));
   }
 
-  /** Waits for the outcome of a stored message's turn. */
-  awaitOutcome(seq: number, context: ContextFields): Promise<TurnOutcome> {
-    return this.#bound(context, () => this.#sentinel.outcome(seq));
+  /** Stores a message (or finds its earlier delivery) and waits for its turn's outcome; none when refused. */
+  submitAndWait(
+    message: InboundMessage,
+  ): Promise<{ receipt: SubmitReceipt; outcome: TurnOutcome | null }> {
+    return this.#bound(message.context, async () => {
+      const receipt = this.#sentinel.submit(message);
+      if (receipt.refused) return { receipt, outcome: null };
+      return { receipt, outcome: await this.#sentinel.outcome(receipt.seq) };
+    });
   }
 
   /** Stops the running turn and drops the queue (`stop`); `reset` then starts a fresh conversation. */
@@ -81,7 +87,7 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Drains the inbox; also the watchdog that recovers a claim left by a dead executor. */
   override alarm(): Promise<void> {
-    return this.#bound({}, () => this.#sentinel.drain());
+    return this.#bound({}, () => this.#sentinel.alarm());
   }
 
   /** The one binding of every entry: RPC methods with their caller's context, the alarm with none. */

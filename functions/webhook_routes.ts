@@ -14,7 +14,7 @@ import {
   parseJson,
   RequestError,
 } from "./_http.ts";
-import { awaitOutcome, submitMessage } from "./session_client.ts";
+import { runMessage, submitMessage } from "./session_client.ts";
 
 const _genericBody = z.object({
   session: sessionIdField,
@@ -58,8 +58,7 @@ webhookRoutes.post("/generic", async (c) => {
     },
   };
   return bindRequest(c, message.context, async () => {
-    const receipt = await submitMessage(c.env, sessionKey, message, true);
-    const outcome = await awaitOutcome(c.env, message, receipt.seq);
+    const outcome = await runMessage(c.env, sessionKey, message);
     if (outcome.status === "failed") {
       return c.json(
         { session: payload.session, error: outcome.error },

@@ -61,12 +61,16 @@ async function main(): Promise<void> {
     "max_queued",
     MAX_QUEUED,
   );
+  const only = _onlyPhases();
   const rig = await Rig.start(report, build);
   try {
-    for (const [i, phase] of PHASES.entries()) await runPhase(phase, i + 1, rig, report);
+    for (const [i, phase] of PHASES.entries()) {
+      if (!only || only.has(i + 1)) await runPhase(phase, i + 1, rig, report);
+    }
   } finally {
     await rig.close();
   }
+  if (only) return; // a partial run is for looking, not for the record
   for (const [i, phase] of AFTER_WORKERS.entries()) {
     await runPhase(phase, PHASES.length + i + 1, rig, report);
   }
@@ -91,6 +95,12 @@ async function main(): Promise<void> {
     console.log(`WARNING: ${report.failures.length} checks/requests failed; first: ${first}`);
     Deno.exitCode = 1;
   }
+}
+
+/** `BENCH_PHASES=1,2` runs only those phases and writes no results (for quick comparisons). */
+function _onlyPhases(): Set<number> | null {
+  const value = Deno.env.get("BENCH_PHASES");
+  return value ? new Set(value.split(",").map(Number)) : null;
 }
 
 await main();

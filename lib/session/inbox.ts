@@ -36,15 +36,26 @@ export class InboxStore {
     this.#db = db;
   }
 
-  /** The seq an earlier delivery of `key` got, or null; keys older than `DEDUP_MS` are forgotten first. */
+  /**
+   * The seq an earlier delivery of `key` got within `DEDUP_MS`, or null. A key older than that is
+   * forgotten here (its row may then be pruned, and the key used again); `forgetKeys` forgets the
+   * rest in bulk, off the message path.
+   */
   seen(tx: Tx, key: string, now: number): number | null {
+    const row = this.#db.rows(`SELECT seq, received_at FROM inbox WHERE delivery_key = ?`, key)[0];
+    if (!row) return null;
+    if (num(row, "received_at") >= now - DEDUP_MS) return num(row, "seq");
+    this.#db.exec(tx, `UPDATE inbox SET delivery_key = NULL WHERE seq = ?`, num(row, "seq"));
+    return null;
+  }
+
+  /** Forgets every delivery key older than `DEDUP_MS`, so that their finished rows can be pruned. */
+  forgetKeys(tx: Tx, now: number): void {
     this.#db.exec(
       tx,
       `UPDATE inbox SET delivery_key = NULL WHERE delivery_key IS NOT NULL AND received_at < ?`,
       now - DEDUP_MS,
     );
-    const row = this.#db.rows(`SELECT seq FROM inbox WHERE delivery_key = ?`, key)[0];
-    return row ? num(row, "seq") : null;
   }
 
   /** Stores a message; an `outcome` stores it already finished (a command). Returns its seq. */

@@ -36,6 +36,8 @@ export type Row = Record<string, unknown>;
 export class SessionDb {
   readonly #storage: SessionStorage;
   #open: _Tx | null = null;
+  /** The alarm this instance last set and that has not fired yet, as far as it knows. */
+  #alarmAt: number | null = null;
 
   constructor(storage: SessionStorage) {
     this.#storage = storage;
@@ -73,9 +75,30 @@ export class SessionDb {
     return this.#storage.sql.exec(query, ...bindings).toArray();
   }
 
-  /** Schedules the object's alarm (the drain, and the watchdog of a running turn). */
-  setAlarm(time: number): Promise<void> {
-    return this.#storage.setAlarm(time);
+  /**
+   * Schedules the object's alarm (the drain, and the watchdog of a running turn). Not awaited: in a
+   * Durable Object the alarm is a storage write behind the output gate, so nothing leaves the object
+   * before it is durable, and waiting for it would only delay the turn. A failure is logged.
+   */
+  armAlarm(time: number): void {
+    this.#alarmAt = time;
+    this.#storage.setAlarm(time).catch((error) => {
+      console.error("alarm not set", error instanceof Error ? error.message : "unknown");
+    });
+  }
+
+  /**
+   * Arms the watchdog to fire by `latest`, unless an alarm this instance set is already due
+   * between `now` and then: a write saved per turn while turns follow each other.
+   */
+  armWatchdog(now: number, latest: number): void {
+    if (this.#alarmAt !== null && this.#alarmAt > now && this.#alarmAt <= latest) return;
+    this.armAlarm(latest);
+  }
+
+  /** Records that the alarm fired (the host calls this first in its alarm handler): none is pending. */
+  alarmFired(): void {
+    this.#alarmAt = null;
   }
 }
 

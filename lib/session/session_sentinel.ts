@@ -73,6 +73,8 @@ export class SessionSentinel {
   readonly #now: () => number;
   /** True while this instance's drain is alive: any other claim found is a dead executor's. */
   #draining = false;
+  /** Whether this instance has looked for notices an earlier instance left unsent. */
+  #noticesChecked = false;
 
   constructor(storage: SessionStorage, execute: TurnExecutor, options: SentinelOptions) {
     this.#options = options;
@@ -100,21 +102,19 @@ export class SessionSentinel {
    * Stores a message durably (or finds its earlier delivery) and makes sure the drain will see it.
    * Commands are answered at once; a busy session queues, interrupts, merges or refuses by policy.
    */
-  async submit(message: InboundMessage): Promise<SubmitReceipt> {
+  submit(message: InboundMessage): SubmitReceipt {
     const now = this.#now();
     const receipt = this.#stores.db.transaction((tx) => this.#store(tx, message, now));
     if (receipt.notice !== undefined && !receipt.duplicate) this.#flushNotices();
     // Also for a duplicate: a sender retrying after a restart wakes the recovery of its message.
-    if (!receipt.refused) await this.#wake(now);
+    if (!receipt.refused) this.#wake(now);
     return receipt;
   }
 
   /** Stops the running turn and drops the waiting messages (`stop`), then starts a new conversation (`reset`). */
-  async control(
-    command: "stop" | "reset",
-  ): Promise<{ reply: string; stopped: boolean; dropped: number }> {
+  control(command: "stop" | "reset"): { reply: string; stopped: boolean; dropped: number } {
     const result = this.#stores.db.transaction((tx) => this.#stopAll(tx, command === "reset"));
-    await this.#wake(this.#now());
+    this.#wake(this.#now());
     const reply = command === "reset"
       ? newConversationText(result.stopped)
       : stopText(result.stopped, result.dropped);
@@ -173,28 +173,39 @@ export class SessionSentinel {
     };
   }
 
+  /** The alarm's work: the watchdog and the drain of last resort. */
+  alarm(): Promise<void> {
+    this.#stores.db.alarmFired();
+    return this.drain();
+  }
+
   /**
    * Recovers a claim whose executor died, then runs queued messages one at a time in arrival
    * order. A second drain while one is alive only re-arms the watchdog.
    */
   async drain(): Promise<void> {
-    if (this.#draining) return this.#stores.db.setAlarm(this.#now() + this.#options.leaseMs);
+    if (this.#draining) return this.#stores.db.armAlarm(this.#now() + this.#options.leaseMs);
     this.#draining = true;
     const started = this.#now();
     try {
-      this.#flushNotices(); // notices a dead instance left unsent
+      if (!this.#noticesChecked) {
+        this.#noticesChecked = true;
+        this.#flushNotices(); // notices a dead instance left unsent; later ones go out on submit
+      }
       const resumed = this.#runner.recoverOrphaned();
       if (resumed) {
-        await this.#stores.db.setAlarm(this.#now() + this.#options.leaseMs);
+        this.#armWatchdog();
         await this.#runner.deliverAndRelease(resumed.claim, resumed.message);
       }
       for (;;) {
         const next = this.#runner.claimNext();
         if (!next) break;
-        await this.#stores.db.setAlarm(this.#now() + this.#options.leaseMs);
+        this.#armWatchdog();
+        // The caller's answer (a webhook's ack) leaves before the turn's work starts.
+        await new Promise((resolve) => setTimeout(resolve, 0));
         await this.#runner.run(next.claim, next.message);
         if (this.#now() - started > this.#options.drainBudgetMs) {
-          await this.#stores.db.setAlarm(this.#now());
+          this.#stores.db.armAlarm(this.#now());
           break;
         }
       }
@@ -305,13 +316,21 @@ export class SessionSentinel {
     return { stopped, dropped: waiting.length };
   }
 
-  /** Makes sure a drain will run: at once when the host can start one, else by the alarm. */
-  async #wake(now: number): Promise<void> {
+  /**
+   * Makes sure a drain will run: at once when the host can start one (its claim arms the watchdog
+   * in this same synchronous step, so the message, the claim and the alarm are one durable write),
+   * else by the alarm.
+   */
+  #wake(now: number): void {
     if (this.#draining) return;
-    if (!this.#options.startDrain) return this.#stores.db.setAlarm(now);
-    const watchdog = this.#stores.db.setAlarm(now + this.#options.leaseMs);
-    this.#options.startDrain();
-    await watchdog;
+    if (this.#options.startDrain) this.#options.startDrain();
+    else this.#stores.db.armAlarm(now);
+  }
+
+  /** Makes sure the alarm fires within a lease while this turn holds the session. */
+  #armWatchdog(): void {
+    const now = this.#now();
+    this.#stores.db.armWatchdog(now, now + this.#options.leaseMs);
   }
 
   #flushNotices(): void {

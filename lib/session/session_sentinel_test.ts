@@ -381,7 +381,23 @@ Deno.test("SessionSentinel with startDrain starts an idle session's turn on subm
     startDrain: () => void sentinel.drain(),
   });
   const receipt = await sentinel.submit(msg("at once"));
-  assertEquals(exec.state.order, ["at once"], "running before submit returned");
+  assertEquals(sentinel.snapshot().running, true, "claimed in submit's own synchronous step");
   assertEquals((await sentinel.outcome(receipt.seq)).status, "completed");
-  assertEquals(storage.alarms[0], now + options.leaseMs);
+  assertEquals(storage.alarms, [now + options.leaseMs], "the alarm is only the watchdog");
+});
+
+Deno.test("SessionSentinel keeps every message of a long turn in order (inserted in batches)", async () => {
+  const messages: ChatMessage[] = Array.from({ length: 45 }, (_, i) => ({
+    role: i % 2 ? "assistant" : "user",
+    content: `m${i}`,
+  }));
+  const sentinel = new SessionSentinel(sqliteStorage(), () =>
+    Promise.resolve({
+      reply: "done",
+      messages,
+      usage: { prompt_tokens: 0, completion_tokens: 0 },
+    }), options);
+  await sentinel.submit(msg("long"));
+  await sentinel.drain();
+  assertEquals(sentinel.snapshot().messages.map((m) => m.content), messages.map((m) => m.content));
 });

@@ -9,6 +9,9 @@ import { SessionDb, type SessionStorage, type Tx } from "./session_db.ts";
 import { TranscriptStore } from "./transcript.ts";
 import type { RunState, TurnOutcome } from "./types.ts";
 
+/** How often an instance prunes: rows are kept a day, so a minute's delay changes nothing. */
+const PRUNE_INTERVAL_MS = 60_000;
+
 /** Every store of one session, sharing its database (migrated on construction). */
 export class SessionStores {
   readonly db: SessionDb;
@@ -19,6 +22,8 @@ export class SessionStores {
   readonly events: RunEventStore;
   readonly waiters = new OutcomeWaiters();
   readonly #now: () => number;
+  /** When this instance last pruned: housekeeping, so once a minute is enough. */
+  #prunedAt = -Infinity;
 
   constructor(storage: SessionStorage, now: () => number) {
     this.db = new SessionDb(storage);
@@ -52,7 +57,11 @@ export class SessionStores {
 
   /** Forgets messages finished over a day ago whose delivery key is forgotten, with their parts and events. */
   #prune(tx: Tx): void {
-    const cutoff = this.#now() - DEDUP_MS;
+    const now = this.#now();
+    if (now - this.#prunedAt < PRUNE_INTERVAL_MS) return;
+    this.#prunedAt = now;
+    const cutoff = now - DEDUP_MS;
+    this.inbox.forgetKeys(tx, now);
     const seqs = this.inbox.prune(tx, cutoff);
     this.outbox.prune(tx, seqs, cutoff);
     this.events.prune(tx, seqs);
