@@ -18,11 +18,16 @@ export type InboxStatus =
   | "completed"
   | "failed";
 
-/** One inbox row. */
+// Whether a stored message records run events, read in SQL: the message itself may be large
+// (a seed history), and most reads need only this.
+const _EVENTS = `json_extract(message, '$.events') = 1 AS events`;
+
+/** One inbox row, without its message (`InboxStore.message` reads that). */
 export interface InboxRow {
   seq: number;
   status: InboxStatus;
-  message: InboundMessage;
+  /** Whether the message records run events. */
+  events: boolean;
   attempts: number;
   outcome: TurnOutcome | null;
   mergedInto: number | null;
@@ -85,10 +90,16 @@ export class InboxStore {
   /** Row `seq`, or null. */
   get(seq: number): InboxRow | null {
     const row = this.#db.rows(
-      `SELECT seq, status, message, attempts, outcome, merged_into FROM inbox WHERE seq = ?`,
+      `SELECT seq, status, ${_EVENTS}, attempts, outcome, merged_into FROM inbox WHERE seq = ?`,
       seq,
     )[0];
     return row ? _inboxRow(row) : null;
+  }
+
+  /** Message `seq`, or null. */
+  message(seq: number): InboundMessage | null {
+    const row = this.#db.rows(`SELECT message FROM inbox WHERE seq = ?`, seq)[0];
+    return row ? json<InboundMessage>(row, "message") : null;
   }
 
   /** Messages waiting (queued or merged). */
@@ -150,17 +161,17 @@ export class InboxStore {
     );
   }
 
-  /** Ends a row with its outcome; returns its message, or null when there is no such row. */
-  finish(tx: Tx, seq: number, outcome: TurnOutcome, now: number): InboundMessage | null {
+  /** Ends a row with its outcome; returns whether it records run events, or null when there is no such row. */
+  finish(tx: Tx, seq: number, outcome: TurnOutcome, now: number): { events: boolean } | null {
     const row = this.#db.exec(
       tx,
-      `UPDATE inbox SET status = ?, outcome = ?, finished_at = ? WHERE seq = ? RETURNING message`,
+      `UPDATE inbox SET status = ?, outcome = ?, finished_at = ? WHERE seq = ? RETURNING ${_EVENTS}`,
       outcome.status,
       JSON.stringify(outcome),
       now,
       seq,
     )[0];
-    return row ? json<InboundMessage>(row, "message") : null;
+    return row ? { events: row.events === 1 } : null;
   }
 
   /** Deletes rows finished before `cutoff` whose delivery key is forgotten; returns their seqs. */
@@ -177,7 +188,7 @@ function _inboxRow(row: Record<string, unknown>): InboxRow {
   return {
     seq: num(row, "seq"),
     status: str(row, "status") as InboxStatus,
-    message: json<InboundMessage>(row, "message")!,
+    events: row.events === 1,
     attempts: num(row, "attempts"),
     outcome: json<TurnOutcome>(row, "outcome"),
     mergedInto: numOrNull(row, "merged_into"),

@@ -4,14 +4,9 @@ import { num, type SessionDb, type Tx } from "./session_db.ts";
 /** One step between schema versions: statements, or a function when the step depends on the data. */
 type _Migration = readonly string[] | ((db: SessionDb, tx: Tx) => void);
 
-/**
- * Migration `i` takes a database from version `i` to `i + 1`. Append only: a deployed object at
- * version n runs exactly the migrations after n. Version 1 is the schema of the first release
- * (created with IF NOT EXISTS, so a database that release made passes through unchanged).
- */
-const _MIGRATIONS: readonly _Migration[] = [
-  [
-    `CREATE TABLE IF NOT EXISTS inbox (
+/** The tables unchanged since the first release: inbox, run claim, transcript, run events. */
+const _CORE = [
+  `CREATE TABLE IF NOT EXISTS inbox (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       delivery_key TEXT UNIQUE,
       received_at INTEGER NOT NULL,
@@ -22,12 +17,12 @@ const _MIGRATIONS: readonly _Migration[] = [
       finished_at INTEGER,
       merged_into INTEGER
     )`,
-    `CREATE INDEX IF NOT EXISTS inbox_status ON inbox (status, seq)`,
-    `CREATE INDEX IF NOT EXISTS inbox_received ON inbox (received_at)`,
-    // The prune after every turn seeks finished rows without a delivery key: without this index
-    // SQLite walks every such row through the unique index on delivery_key.
-    `CREATE INDEX IF NOT EXISTS inbox_prune ON inbox (delivery_key, finished_at)`,
-    `CREATE TABLE IF NOT EXISTS run (
+  `CREATE INDEX IF NOT EXISTS inbox_status ON inbox (status, seq)`,
+  `CREATE INDEX IF NOT EXISTS inbox_received ON inbox (received_at)`,
+  // The prune after every turn seeks finished rows without a delivery key: without this index
+  // SQLite walks every such row through the unique index on delivery_key.
+  `CREATE INDEX IF NOT EXISTS inbox_prune ON inbox (delivery_key, finished_at)`,
+  `CREATE TABLE IF NOT EXISTS run (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       generation INTEGER NOT NULL,
       seq INTEGER,
@@ -35,8 +30,8 @@ const _MIGRATIONS: readonly _Migration[] = [
       conversation INTEGER NOT NULL DEFAULT 0,
       notice_at INTEGER NOT NULL DEFAULT 0
     )`,
-    `INSERT OR IGNORE INTO run (id, generation, seq, started_at, conversation) VALUES (1, 0, NULL, NULL, 0)`,
-    `CREATE TABLE IF NOT EXISTS transcript (
+  `INSERT OR IGNORE INTO run (id, generation, seq, started_at, conversation) VALUES (1, 0, NULL, NULL, 0)`,
+  `CREATE TABLE IF NOT EXISTS transcript (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       conversation INTEGER NOT NULL,
       seq INTEGER NOT NULL,
@@ -44,15 +39,19 @@ const _MIGRATIONS: readonly _Migration[] = [
       message TEXT NOT NULL,
       created_at INTEGER NOT NULL
     )`,
-    `CREATE INDEX IF NOT EXISTS transcript_conversation ON transcript (conversation, id)`,
-    `CREATE TABLE IF NOT EXISTS run_events (
+  `CREATE INDEX IF NOT EXISTS transcript_conversation ON transcript (conversation, id)`,
+  `CREATE TABLE IF NOT EXISTS run_events (
       seq INTEGER NOT NULL,
       idx INTEGER NOT NULL,
       type TEXT NOT NULL,
       data TEXT NOT NULL,
       PRIMARY KEY (seq, idx)
     )`,
-    `CREATE TABLE IF NOT EXISTS outbox (
+];
+
+/** The outbox as the first release made it. */
+const _OUTBOX_V1 = [
+  `CREATE TABLE IF NOT EXISTS outbox (
       seq INTEGER NOT NULL,
       part INTEGER NOT NULL,
       count INTEGER NOT NULL,
@@ -61,7 +60,42 @@ const _MIGRATIONS: readonly _Migration[] = [
       error TEXT,
       PRIMARY KEY (seq, part)
     )`,
-  ],
+];
+
+/** The outbox now, under `name`: reply parts and notices, each with its target and send record. */
+function _outbox(name: string): string {
+  return `CREATE TABLE ${name} (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER,
+    kind TEXT NOT NULL DEFAULT 'reply',
+    part INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    target TEXT,
+    created_at INTEGER NOT NULL DEFAULT 0,
+    attempted_at INTEGER,
+    sent_at INTEGER,
+    error TEXT
+  )`;
+}
+
+const _OUTBOX_INDEXES = [
+  `CREATE UNIQUE INDEX outbox_reply ON outbox (seq, part) WHERE kind = 'reply'`,
+  `CREATE INDEX outbox_unsent ON outbox (kind, sent_at, error, id)`,
+];
+
+const _VERSION_TABLE = [
+  `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
+  `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
+];
+
+/**
+ * Migration `i` takes a database from version `i` to `i + 1`. Append only: a deployed object at
+ * version n runs exactly the migrations after n. Version 1 is the schema of the first release
+ * (created with IF NOT EXISTS, so a database that release made passes through unchanged).
+ */
+const _MIGRATIONS: readonly _Migration[] = [
+  [..._CORE, ..._OUTBOX_V1],
   // 1 → 2: the outbox holds notices too (a command's answer, the queued and queue-full notices),
   // each with its own target, so every text a chat user gets goes out one way; attempted_at
   // records a send that left (a part in doubt is never resent).
@@ -70,34 +104,26 @@ const _MIGRATIONS: readonly _Migration[] = [
     if (!_hasColumn(db, "outbox", "attempted_at")) {
       db.exec(tx, `ALTER TABLE outbox ADD COLUMN attempted_at INTEGER`);
     }
-    for (const statement of _OUTBOX_V2) db.exec(tx, statement);
+    for (
+      const statement of [
+        _outbox("outbox_v2"),
+        `INSERT INTO outbox_v2 (seq, kind, part, count, text, attempted_at, sent_at, error)
+         SELECT seq, 'reply', part, count, text, attempted_at, sent_at, error FROM outbox
+         ORDER BY seq, part`,
+        `DROP TABLE outbox`,
+        `ALTER TABLE outbox_v2 RENAME TO outbox`,
+        ..._OUTBOX_INDEXES,
+        ..._VERSION_TABLE,
+      ]
+    ) db.exec(tx, statement);
   },
 ];
 
-const _OUTBOX_V2 = [
-  `CREATE TABLE outbox_v2 (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      seq INTEGER,
-      kind TEXT NOT NULL DEFAULT 'reply',
-      part INTEGER NOT NULL,
-      count INTEGER NOT NULL,
-      text TEXT NOT NULL,
-      target TEXT,
-      created_at INTEGER NOT NULL DEFAULT 0,
-      attempted_at INTEGER,
-      sent_at INTEGER,
-      error TEXT
-    )`,
-  `INSERT INTO outbox_v2 (seq, kind, part, count, text, attempted_at, sent_at, error)
-     SELECT seq, 'reply', part, count, text, attempted_at, sent_at, error FROM outbox
-     ORDER BY seq, part`,
-  `DROP TABLE outbox`,
-  `ALTER TABLE outbox_v2 RENAME TO outbox`,
-  `CREATE UNIQUE INDEX outbox_reply ON outbox (seq, part) WHERE kind = 'reply'`,
-  `CREATE INDEX outbox_unsent ON outbox (kind, sent_at, error, id)`,
-  `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
-  `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
-];
+/**
+ * A fresh database gets the current schema at once rather than through the migrations: fewer
+ * statements for every new session. `schema_test.ts` checks that both roads end in one schema.
+ */
+const _CURRENT = [..._CORE, _outbox("outbox"), ..._OUTBOX_INDEXES, ..._VERSION_TABLE];
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = _MIGRATIONS.length;
@@ -113,8 +139,9 @@ export function migrate(db: SessionDb): void {
   if (version > SCHEMA_VERSION) {
     throw new Error(`session schema ${version} is newer than this build's ${SCHEMA_VERSION}`);
   }
+  const fresh = version === 0 && _isEmpty(db);
   db.transaction((tx) => {
-    for (const migration of _MIGRATIONS.slice(version)) {
+    for (const migration of fresh ? [_CURRENT] : _MIGRATIONS.slice(version)) {
       if (typeof migration === "function") migration(db, tx);
       else for (const statement of migration) db.exec(tx, statement);
     }
@@ -128,6 +155,14 @@ function _version(db: SessionDb): number {
   } catch {
     return 0; // no schema_version table: a fresh database, or one from before versioning
   }
+}
+
+/** Whether the database has none of the session's tables (a new object). */
+function _isEmpty(db: SessionDb): boolean {
+  return db.rows(
+    `SELECT 1 FROM sqlite_master WHERE type = 'table'
+     AND name IN ('inbox', 'run', 'transcript', 'run_events', 'outbox') LIMIT 1`,
+  ).length === 0;
 }
 
 function _hasColumn(db: SessionDb, table: string, column: string): boolean {

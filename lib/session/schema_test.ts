@@ -60,3 +60,42 @@ Deno.test("migrate() keeps attempted_at of a database from a build that had adde
   migrate(db);
   assertEquals(db.rows(`SELECT attempted_at FROM outbox`)[0].attempted_at, 99);
 });
+
+/** Tables, their columns and indexes, as SQLite describes them. */
+function shape(db: SessionDb): unknown {
+  const objects = db.rows(
+    `SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name`,
+  ).map((row) => ({ ...row }));
+  const columns = objects.filter((o) => o.type === "table").map((o) => ({
+    table: o.name,
+    columns: db.rows(
+      `SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)`,
+      String(o.name),
+    )
+      .map((row) => ({ ...row })),
+  }));
+  const indexes = objects.filter((o) => o.type === "index").map((o) => ({
+    index: o.name,
+    columns: db.rows(`SELECT name FROM pragma_index_info(?)`, String(o.name)).map((r) => r.name),
+    partial: db.rows(
+      `SELECT partial FROM pragma_index_list(?) WHERE name = ?`,
+      String(o.tbl_name),
+      String(o.name),
+    )
+      .map((r) => r.partial),
+  }));
+  return { objects, columns, indexes };
+}
+
+Deno.test("migrate() makes the same schema on a fresh database as through every migration", () => {
+  const fresh = new SessionDb(sqliteStorage());
+  migrate(fresh);
+  const old = sqliteStorage();
+  old.db.exec(
+    `CREATE TABLE outbox (seq INTEGER NOT NULL, part INTEGER NOT NULL, count INTEGER NOT NULL,
+     text TEXT NOT NULL, sent_at INTEGER, error TEXT, PRIMARY KEY (seq, part))`,
+  );
+  const migrated = new SessionDb(old);
+  migrate(migrated);
+  assertEquals(shape(fresh), shape(migrated));
+});

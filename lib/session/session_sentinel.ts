@@ -146,7 +146,7 @@ export class SessionSentinel {
    * closes it after the final event. Returns false when there is no such run.
    */
   subscribe(seq: number, transport: Transport<RunEvent>): boolean {
-    if (!this.#stores.inbox.get(seq)?.message.events) return false;
+    if (!this.#stores.inbox.get(seq)?.events) return false;
     this.#stores.events.subscribe(seq, transport);
     return true;
   }

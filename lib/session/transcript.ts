@@ -4,9 +4,25 @@ import { json, type SessionDb, type SqlValue, str, type Tx } from "./session_db.
 
 const _ROWS_PER_INSERT = 20;
 
-/** The `transcript` table. */
+/** The newest messages of one conversation, as the table has them. */
+interface _Recent {
+  conversation: number;
+  /** Oldest first; each parsed from the JSON stored, so equal to what a read returns. */
+  messages: ChatMessage[];
+  /** Whether these are all of the conversation's messages. */
+  all: boolean;
+  /** How many a turn asks for: the copy keeps twice that. */
+  size: number;
+}
+
+/**
+ * The `transcript` table. The newest messages of the current conversation are also kept in memory
+ * (the object is the table's only writer, and the copy changes only once a write has committed),
+ * so a turn's history costs no read: it was the costliest statement of a turn.
+ */
 export class TranscriptStore {
   readonly #db: SessionDb;
+  #recent: _Recent | null = null;
 
   constructor(db: SessionDb) {
     this.#db = db;
@@ -16,11 +32,12 @@ export class TranscriptStore {
   append(tx: Tx, conversation: number, seq: number, messages: ChatMessage[], now: number): void {
     // Few statements for the whole turn: a write costs far more per statement than per row. Durable
     // Object SQL takes at most 100 bindings per statement: 20 rows of 5.
+    const stored = messages.map((message) => JSON.stringify(message));
     for (let start = 0; start < messages.length; start += _ROWS_PER_INSERT) {
-      const rows = messages.slice(start, start + _ROWS_PER_INSERT);
       const values: SqlValue[] = [];
-      for (const message of rows) {
-        values.push(conversation, seq, message.role, JSON.stringify(message), now);
+      const rows = messages.slice(start, start + _ROWS_PER_INSERT);
+      for (const [i, message] of rows.entries()) {
+        values.push(conversation, seq, message.role, stored[start + i], now);
       }
       this.#db.exec(
         tx,
@@ -30,6 +47,15 @@ export class TranscriptStore {
         ...values,
       );
     }
+    tx.onCommit(() => {
+      const recent = this.#recent;
+      if (!recent || recent.conversation !== conversation) return;
+      recent.messages.push(...stored.map((text) => JSON.parse(text) as ChatMessage));
+      if (recent.messages.length > 2 * recent.size) {
+        recent.messages.splice(0, recent.messages.length - 2 * recent.size);
+        recent.all = false;
+      }
+    });
   }
 
   /**
@@ -50,14 +76,22 @@ export class TranscriptStore {
 
   /** The most recent `size` messages, starting at a user message so tool results stay paired. */
   window(conversation: number, size: number): ChatMessage[] {
-    const rows = this.#db.rows(
-      `SELECT role, message FROM transcript WHERE conversation = ? ORDER BY id DESC LIMIT ?`,
+    const recent = this.#recent;
+    const cached = recent !== null && recent.conversation === conversation &&
+      (recent.all || recent.messages.length >= size);
+    const messages = cached ? recent.messages.slice(-size) : this.#load(conversation, size);
+    const start = messages.findIndex((message) => message.role === "user");
+    return start < 0 ? [] : messages.slice(start);
+  }
+
+  #load(conversation: number, size: number): ChatMessage[] {
+    const messages = this.#db.rows(
+      `SELECT message FROM transcript WHERE conversation = ? ORDER BY id DESC LIMIT ?`,
       conversation,
       size,
-    ).reverse();
-    const start = rows.findIndex((row) => str(row, "role") === "user");
-    if (start < 0) return [];
-    return rows.slice(start).map((row) => json<ChatMessage>(row, "message")!);
+    ).reverse().map((row) => json<ChatMessage>(row, "message")!);
+    this.#recent = { conversation, messages, all: messages.length < size, size };
+    return messages.slice();
   }
 
   /** Every message of `conversation` as role and text (tool calls and non-text content as ""). */

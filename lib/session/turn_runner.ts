@@ -83,7 +83,7 @@ export class TurnRunner {
       if (live?.status === "delivering" && retry) {
         const claim = claims.renew(tx, this.#options.now())!;
         inbox.countAttempt(tx, seq);
-        return { claim, message: live.message };
+        return { claim, message: inbox.message(seq)! };
       }
       if (!live) {
         claims.release(tx, true);
