@@ -5,16 +5,10 @@ import type { z } from "zod";
 import type { BatonConfig } from "../lib/config.ts";
 import { parseJsonBody, PayloadError } from "../lib/platform.ts";
 import { constantTimeEquals } from "../lib/platforms/_kit.ts";
-import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
 import type { Env } from "./env.ts";
 
 /** The hono environment of every route: the bindings, and the config read once per request. */
 export type App = { Bindings: Env; Variables: { config: BatonConfig } };
-
-/** Runs the rest of a handler with a message's context bound (over the request's empty one). */
-export function bindRequest<T>(c: Context<App>, fields: ContextFields, fn: () => T): T {
-  return withSessionContext(fields, c.var.config.contextDefaults, fn);
-}
 
 /** Largest request body accepted on any route. */
 export const MAX_BODY_BYTES = 1024 * 1024;

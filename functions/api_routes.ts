@@ -13,7 +13,6 @@ import type { SseEvent } from "../lib/transport.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import {
   type App,
-  bindRequest,
   failureStatus,
   parseJson,
   RequestError,
@@ -33,21 +32,17 @@ apiRoutes.get("/models", requireApiKey, (c) => {
   });
 });
 
-apiRoutes.get("/sessions/:key", requireApiKey, (c) => {
+apiRoutes.get("/sessions/:key", requireApiKey, async (c) => {
   const key = sessionKeyParam(c);
-  return bindRequest(c, { session_key: key }, async () => {
-    const snapshot = await sessionStub(c.env, key).snapshot({ session_key: key });
-    return c.json({ key, ...snapshot });
-  });
+  const snapshot = await sessionStub(c.env, key).snapshot({ session_key: key });
+  return c.json({ key, ...snapshot });
 });
 
 for (const command of ["stop", "reset"] as const) {
-  apiRoutes.post(`/sessions/:key/${command}`, requireApiKey, (c) => {
+  apiRoutes.post(`/sessions/:key/${command}`, requireApiKey, async (c) => {
     const key = sessionKeyParam(c);
-    return bindRequest(c, { session_key: key }, async () => {
-      const result = await sessionStub(c.env, key).control(command, { session_key: key });
-      return c.json({ key, status: command === "stop" ? "stopped" : "reset", ...result });
-    });
+    const result = await sessionStub(c.env, key).control(command, { session_key: key });
+    return c.json({ key, status: command === "stop" ? "stopped" : "reset", ...result });
   });
 }
 
@@ -77,29 +72,27 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     ...(turn.system ? { system: turn.system } : {}),
     ...(turn.seed.length ? { seed: turn.seed } : {}),
   };
-  return bindRequest(c, message.context, async () => {
-    const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
-    const headers = { "X-Session-Id": sessionId };
-    if (request.stream) {
-      const receipt = await submitMessage(c.env, sessionKey, { ...message, events: true }, true);
-      const relay = await relayRunEvents(
-        c.env,
-        message.context,
-        receipt.seq,
-        _completionFrames(id, config.llmModel),
-        headers,
-      );
-      if (!relay) {
-        throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
-      }
-      return relay;
+  const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
+  const headers = { "X-Session-Id": sessionId };
+  if (request.stream) {
+    const receipt = await submitMessage(c.env, sessionKey, { ...message, events: true }, true);
+    const relay = await relayRunEvents(
+      c.env,
+      message.context,
+      receipt.seq,
+      _completionFrames(id, config.llmModel),
+      headers,
+    );
+    if (!relay) {
+      throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
     }
-    const result = await runMessage(c.env, sessionKey, message);
-    if (result.status === "failed") {
-      return c.json({ error: result.error }, failureStatus(result.error), headers);
-    }
-    return c.json(chatCompletion(id, config.llmModel, result.reply, result.usage), 200, headers);
-  });
+    return relay;
+  }
+  const result = await runMessage(c.env, sessionKey, message);
+  if (result.status === "failed") {
+    return c.json({ error: result.error }, failureStatus(result.error), headers);
+  }
+  return c.json(chatCompletion(id, config.llmModel, result.reply, result.usage), 200, headers);
 });
 
 /** Maps run events onto the OpenAI stream: text deltas only; tool events never reach it. */

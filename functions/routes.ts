@@ -13,7 +13,8 @@ import { webhookRoutes } from "./webhook_routes.ts";
 export const app = new Hono<App>();
 
 // The one entry binding of a Worker request: the config is read here, once, and the session
-// context starts empty (handlers that learn a message's context bind it with bindRequest).
+// context is bound empty. A turn's own context is bound where the turn runs: in its session
+// object, by every RPC method and the alarm, from the fields the message carries.
 app.use("*", (c, next) => {
   const config = readConfig(c.env);
   c.set("config", config);

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { SESSION_ID, sessionIdField } from "../lib/openai_api.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import type { InboundMessage } from "../lib/session/mod.ts";
-import { type App, bindRequest, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { sessionStub, submitMessage } from "./session_client.ts";
 import { relayRunEvents } from "./_run_events.ts";
 
@@ -20,42 +20,34 @@ runRoutes.post("/", requireApiKey, async (c) => {
   const body = parseJson(_runRequest, new Uint8Array(await c.req.arrayBuffer()));
   const session = body.session ?? `r${crypto.randomUUID().replaceAll("-", "")}`;
   const message: InboundMessage = { text: body.input, context: _context(session), events: true };
-  return bindRequest(c, message.context, async () => {
-    const receipt = await submitMessage(c.env, `api:${session}`, message, true);
-    return c.json({ run_id: _runId(session, receipt.seq), session, status: "queued" }, 202);
-  });
+  const receipt = await submitMessage(c.env, `api:${session}`, message, true);
+  return c.json({ run_id: _runId(session, receipt.seq), session, status: "queued" }, 202);
 });
 
-runRoutes.get("/:id", requireApiKey, (c) => {
+runRoutes.get("/:id", requireApiKey, async (c) => {
   const run = _parseRunId(c.req.param("id"));
-  return bindRequest(c, run.context, async () => {
-    const state = await sessionStub(c.env, `api:${run.session}`).runState(run.seq, run.context);
-    if (!state) throw new RequestError(404, "no such run", "not_found");
-    return c.json({ run_id: c.req.param("id"), session: run.session, ...state });
-  });
+  const state = await sessionStub(c.env, `api:${run.session}`).runState(run.seq, run.context);
+  if (!state) throw new RequestError(404, "no such run", "not_found");
+  return c.json({ run_id: c.req.param("id"), session: run.session, ...state });
 });
 
-runRoutes.get("/:id/events", requireApiKey, (c) => {
+runRoutes.get("/:id/events", requireApiKey, async (c) => {
   const run = _parseRunId(c.req.param("id"));
   const runId = c.req.param("id");
-  return bindRequest(c, run.context, async () => {
-    const relay = await relayRunEvents(c.env, run.context, run.seq, (event) => [
-      { event: event.type, data: { type: event.type, run_id: runId, ...event.data } },
-    ], {});
-    if (!relay) throw new RequestError(404, "no such run", "not_found");
-    return relay;
-  });
+  const relay = await relayRunEvents(c.env, run.context, run.seq, (event) => [
+    { event: event.type, data: { type: event.type, run_id: runId, ...event.data } },
+  ], {});
+  if (!relay) throw new RequestError(404, "no such run", "not_found");
+  return relay;
 });
 
-runRoutes.post("/:id/stop", requireApiKey, (c) => {
+runRoutes.post("/:id/stop", requireApiKey, async (c) => {
   const run = _parseRunId(c.req.param("id"));
-  return bindRequest(c, run.context, async () => {
-    const stub = sessionStub(c.env, `api:${run.session}`);
-    if (await stub.cancelRun(run.seq, run.context)) return c.json({ status: "stopping" });
-    const state = await stub.runState(run.seq, run.context);
-    if (!state) throw new RequestError(404, "no such run", "not_found");
-    throw new RequestError(409, `the run has already ended (${state.status})`, "run_finished");
-  });
+  const stub = sessionStub(c.env, `api:${run.session}`);
+  if (await stub.cancelRun(run.seq, run.context)) return c.json({ status: "stopping" });
+  const state = await stub.runState(run.seq, run.context);
+  if (!state) throw new RequestError(404, "no such run", "not_found");
+  throw new RequestError(409, `the run has already ended (${state.status})`, "run_finished");
 });
 
 function _context(session: string): ContextFields {

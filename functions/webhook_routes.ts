@@ -6,14 +6,7 @@ import { PayloadError, type PlatformAdapter, type PlatformEnv } from "../lib/pla
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import type { InboundMessage } from "../lib/session/mod.ts";
 import { verifyStandardWebhook } from "../lib/standard_webhooks.ts";
-import {
-  type App,
-  bindRequest,
-  failureStatus,
-  jsonError,
-  parseJson,
-  RequestError,
-} from "./_http.ts";
+import { type App, failureStatus, jsonError, parseJson, RequestError } from "./_http.ts";
 import { runMessage, submitMessage } from "./session_client.ts";
 
 const _genericBody = z.object({
@@ -57,16 +50,14 @@ webhookRoutes.post("/generic", async (c) => {
       message_id: verified.id,
     },
   };
-  return bindRequest(c, message.context, async () => {
-    const outcome = await runMessage(c.env, sessionKey, message);
-    if (outcome.status === "failed") {
-      return c.json(
-        { session: payload.session, error: outcome.error },
-        failureStatus(outcome.error),
-      );
-    }
-    return c.json({ session: payload.session, reply: outcome.reply });
-  });
+  const outcome = await runMessage(c.env, sessionKey, message);
+  if (outcome.status === "failed") {
+    return c.json(
+      { session: payload.session, error: outcome.error },
+      failureStatus(outcome.error),
+    );
+  }
+  return c.json({ session: payload.session, reply: outcome.reply });
 });
 
 for (const adapter of PLATFORM_ADAPTERS) {
@@ -103,12 +94,10 @@ for (const adapter of PLATFORM_ADAPTERS) {
       reply: message.reply,
       commands: true,
     };
-    return bindRequest(c, inbound.context, async () => {
-      // A command's answer or a busy notice goes out through the session's outbox, like replies.
-      await submitMessage(c.env, message.sessionKey, inbound, false);
-      const ack = ingress.ack ?? { status: 200, body: { ok: true } };
-      return c.json(ack.body, ack.status as 200);
-    });
+    // A command's answer or a busy notice goes out through the session's outbox, like replies.
+    await submitMessage(c.env, message.sessionKey, inbound, false);
+    const ack = ingress.ack ?? { status: 200, body: { ok: true } };
+    return c.json(ack.body, ack.status as 200);
   });
 }
 
