@@ -59,8 +59,9 @@ function _batonVars(fake: FakeLlm, telegram: TelegramObserver): Record<string, s
 
 /**
  * Everything a phase measures against: one fake model and one fake Telegram for all, the
- * working tree's baton, the baseline's baton when asked for, the floor Worker (model call only)
- * and the Telegram peer Worker. Failed requests go to the report; `close()` stops everything.
+ * working tree's baton, the baseline's baton when asked for, the floor Worker (model call only,
+ * and an empty Durable Object) and the Telegram peer Worker. Failed requests go to the report;
+ * `close()` stops everything.
  */
 export class Rig {
   readonly counts: Counts = { batonTurns: 0, otherModelCalls: 0 };
@@ -113,10 +114,11 @@ export class Rig {
         });
       }
       const model = { LLM_BASE_URL: fake.url, LLM_API_KEY: "x" };
+      // With SESSIONS bound to its empty SQLite object, for the runtime-floor phase.
       const floor = await started(
         await bundleWorker("scripts/_floor_worker.ts", ".tmp/bench-build/floor/index.js"),
         model,
-        false,
+        true,
       );
       const peer = await started(
         await bundleWorker("scripts/_peer_telegram_worker.ts", ".tmp/bench-build/peer/index.js"),

@@ -1,5 +1,6 @@
 // `npm run bench [-- --baseline <git-ref>]`: baton against a fake model, phase by phase, optionally side by side with another ref; Deno.
 import { baselineRef, buildBaseline } from "./_bench_baseline.ts";
+import { runtimeFloor } from "./_bench_phases_runtime.ts";
 import { fanOut, sessionsCurve } from "./_bench_phases_sessions.ts";
 import { telegram } from "./_bench_phases_telegram.ts";
 import { bundleSize, longTranscript } from "./_bench_phases_transcript.ts";
@@ -22,6 +23,8 @@ const PHASES: readonly Phase[] = [
   { title: "streaming: time to first chunk", run: streaming },
   { title: "long transcript: filling 5,000 turns", run: longTranscript },
   { title: "model calls per turn", run: modelCallsPerTurn },
+  // No baton code: a new vs a warm empty object, and a durable write before a model call.
+  { title: "runtime floor: what workerd itself costs", run: runtimeFloor },
 ];
 /** Run once every Worker has stopped, so that they do not disturb the timings. */
 const AFTER_WORKERS: readonly Phase[] = [
