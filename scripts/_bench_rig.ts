@@ -45,6 +45,9 @@ export interface Counts {
   otherModelCalls: number;
 }
 
+/** baton's Durable Object binding, as in wrangler.toml. */
+const _BATON_OBJECTS = { SESSIONS: "SessionDO" };
+
 function _batonVars(fake: FakeLlm, telegram: TelegramObserver): Record<string, string> {
   return {
     LLM_BASE_URL: fake.url,
@@ -90,8 +93,12 @@ export class Rig {
       closers.push(() => fake.close());
       const telegram = startTelegramObserver();
       closers.push(() => telegram.close());
-      const started = async (scriptPath: string, vars: Record<string, string>, sessions = true) => {
-        const worker = await startBundled(scriptPath, { vars, sessions });
+      const started = async (
+        scriptPath: string,
+        vars: Record<string, string>,
+        durableObjects: Record<string, string> = _BATON_OBJECTS,
+      ) => {
+        const worker = await startBundled(scriptPath, { vars, durableObjects });
         closers.push(() => worker.dispose());
         return worker;
       };
@@ -114,11 +121,11 @@ export class Rig {
         });
       }
       const model = { LLM_BASE_URL: fake.url, LLM_API_KEY: "x" };
-      // With SESSIONS bound to its empty SQLite object, for the runtime-floor phase.
+      // With its empty SQLite object, for the runtime-floor phase.
       const floor = await started(
         await bundleWorker("scripts/_floor_worker.ts", ".tmp/bench-build/floor/index.js"),
         model,
-        true,
+        { EMPTY: "EmptyDO" },
       );
       const peer = await started(
         await bundleWorker("scripts/_peer_telegram_worker.ts", ".tmp/bench-build/peer/index.js"),
@@ -128,7 +135,7 @@ export class Rig {
           TELEGRAM_BOT_TOKEN: TG_TOKEN,
           TELEGRAM_API_ROOT: telegram.url,
         },
-        false,
+        {},
       );
       return new Rig(fake, telegram, batons, floor, peer, report, closers);
     } catch (e) {
@@ -201,7 +208,7 @@ export class Rig {
   async onFresh<T>(baton: Baton, fn: (fresh: Baton) => Promise<T>): Promise<T> {
     const worker = await startBundled(baton.scriptPath, {
       vars: _batonVars(this.fake, this.telegram),
-      sessions: true,
+      durableObjects: _BATON_OBJECTS,
     });
     let tmpDir: string | undefined;
     try {

@@ -18,8 +18,8 @@ const _Base = DurableObject as unknown as new (ctx: _State, env: Env) => {
 interface Env {
   LLM_BASE_URL: string;
   LLM_API_KEY?: string;
-  /** `EmptyDO` on SQLite: startBundled's `sessions` binds SESSIONS to the export `SessionDO`. */
-  SESSIONS: _Namespace;
+  /** `EmptyDO` on SQLite. */
+  EMPTY: _Namespace;
 }
 
 /** What the object does before answering, in order: one INSERT, or one model call. */
@@ -77,7 +77,7 @@ class EmptyDO extends _Base {
     return reply;
   }
 }
-export { EmptyDO as SessionDO };
+export { EmptyDO };
 
 /** The one object the write-then-fetch routes share (their requests are sequential). */
 const WRITES_OBJECT = "floor-writes";
@@ -92,7 +92,7 @@ export default {
     const path = new URL(req.url).pathname;
     if (path.startsWith("/empty/")) {
       const name = decodeURIComponent(path.slice("/empty/".length));
-      await env.SESSIONS.get(env.SESSIONS.idFromName(name)).ping();
+      await env.EMPTY.get(env.EMPTY.idFromName(name)).ping();
       return new Response("ok");
     }
     if (path.startsWith("/do-")) {
@@ -100,7 +100,7 @@ export default {
       if (!steps.every((s): s is Step => s === "write" || s === "fetch")) {
         return new Response("unknown steps", { status: 404 });
       }
-      const object = env.SESSIONS.get(env.SESSIONS.idFromName(WRITES_OBJECT));
+      const object = env.EMPTY.get(env.EMPTY.idFromName(WRITES_OBJECT));
       const reply = await object.run(steps, await req.text());
       return Response.json(reply.body, { status: reply.status });
     }

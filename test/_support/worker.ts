@@ -22,13 +22,22 @@ export function buildWorker(entry = "functions/index.ts"): Promise<string> {
   return build;
 }
 
-async function _build(entry: string): Promise<string> {
+function _build(entry: string): Promise<string> {
   const name = entry.split("/").pop()!.replace(/\.[cm]?[jt]sx?$/, "");
-  const outfile = new URL(`.tmp/test-build/${name}.js`, _root).pathname;
+  return bundleWorker(entry, `.tmp/test-build/${name}.js`);
+}
+
+/**
+ * Bundles `entry` into `outfile` (both relative to the project root) as the tests and the bench
+ * run it. Bare imports also resolve from this checkout's node_modules, so another checkout (the
+ * bench's baseline) bundles without its own. Returns the absolute path of `outfile`.
+ */
+export async function bundleWorker(entry: string, outfile: string): Promise<string> {
+  const out = new URL(outfile, _root).pathname;
   try {
     await esbuild.build({
       entryPoints: [new URL(entry, _root).pathname],
-      outfile,
+      outfile: out,
       bundle: true,
       format: "esm",
       platform: "neutral",
@@ -36,12 +45,51 @@ async function _build(entry: string): Promise<string> {
       external: ["node:*", "cloudflare:*"],
       conditions: ["workerd", "worker", "browser"],
       mainFields: ["module", "main"],
+      nodePaths: [new URL("node_modules", _root).pathname],
       logLevel: "silent",
     });
   } finally {
+    // esbuild's service process would otherwise keep Deno alive after the run.
     await esbuild.stop();
   }
-  return outfile;
+  return out;
+}
+
+/**
+ * Starts a bundled Worker in a new workerd: `vars` as string bindings, `durableObjects` as
+ * binding → exported class on SQLite storage, kept on disk in `persistDir` when given.
+ */
+export async function startMiniflare(
+  scriptPath: string,
+  opts: {
+    vars?: Record<string, string>;
+    durableObjects?: Record<string, string>;
+    persistDir?: string;
+  },
+): Promise<{ mf: Miniflare; url: string }> {
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath,
+    modulesRoot: _root.pathname,
+    compatibilityDate: "2026-04-26",
+    compatibilityFlags: ["nodejs_compat"],
+    durableObjects: Object.fromEntries(
+      Object.entries(opts.durableObjects ?? {}).map((
+        [binding, className],
+      ) => [binding, { className, useSQLite: true }]),
+    ),
+    bindings: opts.vars ?? {},
+    cf: false,
+    durableObjectsPersist: opts.persistDir ?? false,
+    port: 0,
+    host: "127.0.0.1",
+  });
+  try {
+    return { mf, url: (await mf.ready).href };
+  } catch (e) {
+    await mf.dispose();
+    throw e;
+  }
 }
 
 /** A Worker running in workerd via Miniflare. */
@@ -64,26 +112,11 @@ export async function startWorker(
   opts: { vars?: Record<string, string>; persistDir?: string; entry?: string } = {},
 ): Promise<TestWorker> {
   const scriptPath = await buildWorker(opts.entry);
-  const mf = new Miniflare({
-    modules: true,
-    scriptPath,
-    modulesRoot: _root.pathname,
-    compatibilityDate: "2026-04-26",
-    compatibilityFlags: ["nodejs_compat"],
-    durableObjects: { SESSIONS: { className: "SessionDO", useSQLite: true } },
-    bindings: opts.vars ?? {},
-    cf: false,
-    durableObjectsPersist: opts.persistDir ?? false,
-    port: 0,
-    host: "127.0.0.1",
+  const { mf, url } = await startMiniflare(scriptPath, {
+    vars: opts.vars,
+    durableObjects: { SESSIONS: "SessionDO" },
+    persistDir: opts.persistDir,
   });
-  let url: string;
-  try {
-    url = (await mf.ready).href;
-  } catch (e) {
-    await mf.dispose();
-    throw e;
-  }
   let disposed: Promise<void> | undefined;
   return {
     mf,
