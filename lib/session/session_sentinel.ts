@@ -201,8 +201,9 @@ export class SessionSentinel {
         const next = this.#runner.claimNext();
         if (!next) break;
         this.#armWatchdog();
-        // The caller's answer (a webhook's ack) leaves before the turn's work starts.
-        await new Promise((resolve) => setTimeout(resolve, 0));
+        // A chat platform's ack leaves before the turn's work starts; a caller that waits for the
+        // outcome (API, generic webhook) gains nothing from the hop.
+        if (next.message.reply) await new Promise((resolve) => setTimeout(resolve, 0));
         await this.#runner.run(next.claim, next.message);
         if (this.#now() - started > this.#options.drainBudgetMs) {
           this.#stores.db.armAlarm(this.#now());
