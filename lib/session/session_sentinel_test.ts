@@ -1,59 +1,9 @@
 // Unit tests for lib/session/session_sentinel.ts over node:sqlite standing in for Durable Object SQLite; Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import type { ChatMessage } from "../chat_model.ts";
-import {
-  type InboundMessage,
-  type SentinelOptions,
-  SessionSentinel,
-  type TurnExecutor,
-} from "./mod.ts";
+import { SessionSentinel, type TurnExecutor } from "./mod.ts";
+import { msg, options, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
-
-const options: SentinelOptions = {
-  historyWindow: 40,
-  turnTimeoutMs: 60_000,
-  leaseMs: 30_000,
-  maxAttempts: 3,
-  drainBudgetMs: 300_000,
-};
-
-const msg = (text: string, deliveryKey?: string): InboundMessage => ({
-  text,
-  deliveryKey,
-  context: { session_key: "test:1" },
-});
-
-/** An executor that records concurrency and can be held per message. */
-function recordingExecutor() {
-  const state = { running: 0, peak: 0, order: [] as string[], histories: [] as ChatMessage[][] };
-  const holds = new Map<string, PromiseWithResolvers<void>>();
-  const execute: TurnExecutor = async (message, history) => {
-    state.running++;
-    state.peak = Math.max(state.peak, state.running);
-    state.order.push(message.text);
-    state.histories.push(history);
-    try {
-      await new Promise((r) => setTimeout(r, 1));
-      await holds.get(message.text)?.promise;
-      return {
-        reply: `re: ${message.text}`,
-        messages: [{ role: "user", content: message.text }, {
-          role: "assistant",
-          content: `re: ${message.text}`,
-        }],
-        usage: { prompt_tokens: 0, completion_tokens: 0 },
-      };
-    } finally {
-      state.running--;
-    }
-  };
-  const hold = (text: string) => {
-    const h = Promise.withResolvers<void>();
-    holds.set(text, h);
-    return h;
-  };
-  return { state, execute, hold };
-}
 
 Deno.test("SessionSentinel.drain() entered concurrently still runs one turn at a time, in order", async () => {
   const storage = sqliteStorage();
@@ -261,81 +211,6 @@ Deno.test("SessionSentinel sends the queued notice at most once per 30 s, and ne
   assertEquals((await quiet.submit(platformMsg("y"))).notice, undefined);
 });
 
-Deno.test("SessionSentinel resumes a reply cut off by a crash without resending the part in doubt", async () => {
-  const storage = sqliteStorage();
-  const sent: string[] = [];
-  const cutOff = Promise.withResolvers<void>();
-  const channel = (dies: boolean) => ({
-    split: (_target: unknown, text: string) => [`${text} 1`, `${text} 2`, `${text} 3`],
-    send: (_target: unknown, text: string) => {
-      if (dies && text.endsWith(" 2")) {
-        cutOff.resolve();
-        return new Promise<never>(() => {}); // the process dies while the request is out
-      }
-      sent.push(text);
-      return Promise.resolve({ ok: true as const });
-    },
-  });
-  const message = { ...msg("hi"), reply: { platform: "telegram", chat_id: 1 } };
-  const before = new SessionSentinel(storage, recordingExecutor().execute, {
-    ...options,
-    channel: channel(true),
-  });
-  const receipt = await before.submit(message);
-  void before.drain();
-  await cutOff.promise;
-  assertEquals(sent, ["re: hi 1"]);
-
-  const after = new SessionSentinel(storage, recordingExecutor().execute, {
-    ...options,
-    channel: channel(false),
-  });
-  await after.drain();
-  assertEquals(sent, ["re: hi 1", "re: hi 3"], "part 2 may have been posted: never twice");
-  assertEquals((await after.outcome(receipt.seq)).status, "completed");
-  assertEquals(after.snapshot().running, false);
-});
-
-Deno.test("SessionSentinel resends a part after a crash during a 429 wait: nothing was posted", async () => {
-  const storage = sqliteStorage();
-  const sent: string[] = [];
-  const waiting = Promise.withResolvers<void>();
-  const message = { ...msg("hi"), reply: { platform: "telegram", chat_id: 1 } };
-  const before = new SessionSentinel(storage, recordingExecutor().execute, {
-    ...options,
-    channel: {
-      split: (_target, text) => [text],
-      send: () => {
-        setTimeout(() => waiting.resolve(), 10);
-        return Promise.resolve({
-          ok: false,
-          status: 429,
-          retryable: true,
-          retryAfterMs: 60_000,
-          message: "429",
-        });
-      },
-    },
-  });
-  const receipt = await before.submit(message);
-  void before.drain();
-  await waiting.promise; // the process dies during the Retry-After wait
-
-  const after = new SessionSentinel(storage, recordingExecutor().execute, {
-    ...options,
-    channel: {
-      split: (_target, text) => [text],
-      send: (_target, text) => {
-        sent.push(text);
-        return Promise.resolve({ ok: true });
-      },
-    },
-  });
-  await after.drain();
-  assertEquals(sent, ["re: hi"]);
-  assertEquals((await after.outcome(receipt.seq)).status, "completed");
-});
-
 Deno.test("SessionSentinel adds columns a database from an older release lacks", () => {
   const storage = sqliteStorage();
   storage.db.exec(
@@ -346,29 +221,6 @@ Deno.test("SessionSentinel adds columns a database from an older release lacks",
   new SessionSentinel(storage, recordingExecutor().execute, options); // and only once
   const columns = storage.db.prepare(`SELECT name FROM pragma_table_info('outbox')`).all();
   assertEquals(columns.map((c) => c.name).includes("attempted_at"), true);
-});
-
-Deno.test("SessionSentinel.submit() sends a chat user's command answer through the outbox once, never for a repeat", async () => {
-  const sent: string[] = [];
-  const storage = sqliteStorage();
-  const sentinel = new SessionSentinel(storage, recordingExecutor().execute, {
-    ...options,
-    channel: {
-      split: (_target, text) => [text],
-      send: (_target, text) => {
-        sent.push(text);
-        return Promise.resolve({ ok: true });
-      },
-    },
-  });
-  const help = { ...msg("/help", "d-help"), commands: true, reply: { platform: "telegram" } };
-  await sentinel.submit(help);
-  await sentinel.submit(help);
-  await new Promise((r) => setTimeout(r, 5));
-  assertEquals(sent.length, 1);
-  assertStrictEquals(sent[0].startsWith("Commands:"), true);
-  const rows = storage.db.prepare(`SELECT kind, sent_at IS NOT NULL AS sent FROM outbox`).all();
-  assertEquals(rows.map((r) => ({ ...r })), [{ kind: "notice", sent: 1 }], "recorded as sent");
 });
 
 Deno.test("SessionSentinel with startDrain starts an idle session's turn on submit, the alarm only a watchdog", async () => {
