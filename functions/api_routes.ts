@@ -4,8 +4,10 @@ import {
   chatCompletion,
   chatCompletionChunk,
   chatCompletionRequest,
+  chatCompletionUsageChunk,
   chatTurnInput,
   deriveSessionId,
+  modelObject,
   SESSION_ID,
 } from "../lib/openai_api.ts";
 import type { InboundMessage, RunEvent } from "../lib/session/mod.ts";
@@ -25,11 +27,19 @@ import { runMessage, sessionStub, submitMessage } from "./session_client.ts";
 export const apiRoutes = new Hono<App>();
 
 apiRoutes.get("/models", requireApiKey, (c) => {
+  return c.json({ object: "list", data: [modelObject(c.var.config.llmModel)] });
+});
+
+apiRoutes.get("/models/:id", requireApiKey, (c) => {
   const { llmModel } = c.var.config;
-  return c.json({
-    object: "list",
-    data: [{ id: llmModel, object: "model", created: 0, owned_by: "baton" }],
-  });
+  if (c.req.param("id") !== llmModel) {
+    throw new RequestError(
+      404,
+      `no model ${c.req.param("id")}; this gateway serves ${llmModel}`,
+      "model_not_found",
+    );
+  }
+  return c.json(modelObject(llmModel));
 });
 
 apiRoutes.get("/sessions/:key", requireApiKey, async (c) => {
@@ -80,7 +90,7 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
       c.env,
       message.context,
       receipt.seq,
-      _completionFrames(id, config.llmModel),
+      _completionFrames(id, config.llmModel, request.stream_options?.include_usage === true),
       headers,
     );
     if (!relay) {
@@ -90,23 +100,38 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
   }
   const result = await runMessage(c.env, sessionKey, message);
   if (result.status === "failed") {
-    return c.json({ error: result.error }, failureStatus(result.error), headers);
+    // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
+    const noRetry = { ...headers, "x-should-retry": "false" };
+    return c.json({ error: result.error }, failureStatus(result.error), noRetry);
   }
   return c.json(chatCompletion(id, config.llmModel, result.reply, result.usage), 200, headers);
 });
 
-/** Maps run events onto the OpenAI stream: text deltas only; tool events never reach it. */
-function _completionFrames(id: string, model: string): (event: RunEvent) => SseEvent[] {
+/**
+ * Maps run events onto the OpenAI stream: text deltas only; tool events never reach it. With
+ * `includeUsage`, every chunk carries `usage: null` and a last chunk carries the turn's usage.
+ */
+function _completionFrames(
+  id: string,
+  model: string,
+  includeUsage: boolean,
+): (event: RunEvent) => SseEvent[] {
+  const chunk = (delta: { role?: "assistant"; content?: string }, finish: "stop" | null = null) =>
+    chatCompletionChunk(id, model, delta, finish, includeUsage);
   return (event) => {
     switch (event.type) {
       case "run.started":
-        return [{ data: chatCompletionChunk(id, model, { role: "assistant", content: "" }) }];
+        return [{ data: chunk({ role: "assistant", content: "" }) }];
       case "message.delta":
-        return [{
-          data: chatCompletionChunk(id, model, { content: String(event.data.delta ?? "") }),
-        }];
-      case "run.completed":
-        return [{ data: chatCompletionChunk(id, model, {}, "stop") }, { data: "[DONE]" }];
+        return [{ data: chunk({ content: String(event.data.delta ?? "") }) }];
+      case "run.completed": {
+        const usage = _usage(event.data.usage);
+        return [
+          { data: chunk({}, "stop") },
+          ...(includeUsage ? [{ data: chatCompletionUsageChunk(id, model, usage) }] : []),
+          { data: "[DONE]" },
+        ];
+      }
       case "run.failed":
         return [{ data: { error: event.data.error } }, { data: "[DONE]" }];
       case "run.cancelled":
@@ -116,5 +141,15 @@ function _completionFrames(id: string, model: string): (event: RunEvent) => SseE
       default:
         return [];
     }
+  };
+}
+
+/** A run event's usage, or zeros for an event from before usage was recorded. */
+function _usage(value: unknown): { prompt_tokens: number; completion_tokens: number } {
+  const usage = value as { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined;
+  const count = (n: unknown) => (typeof n === "number" && Number.isFinite(n) ? n : 0);
+  return {
+    prompt_tokens: count(usage?.prompt_tokens),
+    completion_tokens: count(usage?.completion_tokens),
   };
 }

@@ -88,7 +88,11 @@ export function openAIChatModel(options: OpenAIModelOptions): ChatModel {
       };
       try {
         if (onDelta) {
-          const stream = client.chat.completions.stream(params, { signal });
+          // Without include_usage a provider's stream carries no token counts.
+          const stream = client.chat.completions.stream({
+            ...params,
+            stream_options: { include_usage: true },
+          }, { signal });
           stream.on("content", (delta) => onDelta(delta));
           return _toReply(await stream.finalChatCompletion());
         }

@@ -14,6 +14,8 @@ export const chatCompletionRequest = z.looseObject({
   model: z.string().max(256).optional(),
   messages: z.array(_message).min(1).max(10_000),
   stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable()
+    .optional(),
   user: z.string().max(256).optional(),
 });
 
@@ -79,12 +81,13 @@ export function chatCompletion(
   };
 }
 
-/** One `chat.completion.chunk` event body. */
+/** One `chat.completion.chunk` event body; with `withUsage` it carries `usage: null`, as OpenAI's do. */
 export function chatCompletionChunk(
   id: string,
   model: string,
   delta: { role?: "assistant"; content?: string },
   finishReason: "stop" | null = null,
+  withUsage = false,
 ) {
   return {
     id,
@@ -92,5 +95,27 @@ export function chatCompletionChunk(
     created: Math.floor(Date.now() / 1000),
     model,
     choices: [{ index: 0, delta, finish_reason: finishReason }],
+    ...(withUsage ? { usage: null } : {}),
   };
+}
+
+/** The last chunk of a stream asked for with `stream_options.include_usage`: no choices, the usage. */
+export function chatCompletionUsageChunk(
+  id: string,
+  model: string,
+  usage: { prompt_tokens: number; completion_tokens: number },
+) {
+  return {
+    id,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  };
+}
+
+/** The `model` object of `GET /v1/models` and `GET /v1/models/{id}`. */
+export function modelObject(id: string) {
+  return { id, object: "model", created: 0, owned_by: "baton" };
 }

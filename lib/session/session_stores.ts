@@ -43,7 +43,8 @@ export class SessionStores {
     if (!message?.events) return;
     const state = runStateOf("done", outcome);
     if (state.status === "completed") {
-      this.events.emit(tx, seq, "run.completed", { output: state.output });
+      const usage = outcome.status === "completed" ? outcome.usage : undefined;
+      this.events.emit(tx, seq, "run.completed", { output: state.output, usage });
     } else if (state.status === "cancelled") this.events.emit(tx, seq, "run.cancelled", {});
     else this.events.emit(tx, seq, "run.failed", { error: state.error });
   }

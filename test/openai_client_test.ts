@@ -1,0 +1,101 @@
+// The OpenAI surface through the real `openai` package (its retries, streaming and models API) against baton in workerd; Deno + Miniflare.
+import OpenAI from "openai";
+import { assert, assertEquals, assertRejects, assertStrictEquals } from "@std/assert";
+import { API_KEY, sessionState, until, withBaton } from "./_support/clients.ts";
+import type { TestWorker } from "./_support/worker.ts";
+
+/**
+ * The `openai` client as users configure it: its default retries (2) left on. The short timeout
+ * makes a wrong retry (whose turn the fake model holds) fail the test instead of hanging it.
+ */
+function client(worker: TestWorker, session?: string): OpenAI {
+  return new OpenAI({
+    baseURL: new URL("v1", worker.url).href,
+    apiKey: API_KEY,
+    timeout: 8_000,
+    ...(session ? { defaultHeaders: { "x-session-id": session } } : {}),
+  });
+}
+
+Deno.test("POST /v1/chat/completions: a model failure is not retried by the openai client (x-should-retry: false)", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(() => ({ kind: "status", status: 500 }));
+    const error = await assertRejects(() =>
+      client(worker, "fails").chat.completions.create({
+        model: "gpt-4o-mini",
+        messages: [{ role: "user", content: "boom" }],
+      })
+    );
+    assert(error instanceof OpenAI.APIError && error.status === 502, String(error));
+    // One request from the client: the model saw 1 + LLM_MAX_RETRIES calls, not three times that.
+    assertStrictEquals(fake.requests.length, 1 + 1);
+  }, { vars: { LLM_MAX_RETRIES: "1" } });
+});
+
+Deno.test("POST /v1/chat/completions: a stopped turn stays stopped under the openai client's retries", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(() => ({ kind: "hold" }));
+    const pending = client(worker, "stopped").chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "long job" }],
+    });
+    const outcome = pending.then(() => null, (error) => error);
+    await fake.waitForRequests(1);
+    const stop = await worker.fetch("/v1/sessions/api%3Astopped/stop", {
+      method: "POST",
+      headers: { authorization: `Bearer ${API_KEY}` },
+    });
+    assertStrictEquals(stop.status, 200);
+    const error = await outcome;
+    assert(error instanceof OpenAI.APIError && error.status === 409, String(error));
+    await until(async () => !(await sessionState(worker, "api:stopped")).running, "idle");
+    assertStrictEquals(fake.requests.length, 1, "the stopped turn never ran again");
+  });
+});
+
+Deno.test("POST /v1/chat/completions streams a last usage chunk with stream_options.include_usage", async () => {
+  await withBaton(async (worker) => {
+    const stream = await client(worker, "usage").chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "count me" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
+    assertStrictEquals(text, "count me");
+    const last = chunks.at(-1)!;
+    assertEquals(last.choices, []);
+    assertEquals(last.usage, { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 });
+    assert(chunks.slice(0, -1).every((c) => c.usage === null), "usage: null before the last");
+  });
+});
+
+Deno.test("POST /v1/chat/completions streams no usage chunk unless asked", async () => {
+  await withBaton(async (worker) => {
+    const stream = await client(worker, "no-usage").chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "plain" }],
+      stream: true,
+    });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    assert(chunks.every((c) => c.choices.length === 1 && !("usage" in c)));
+  });
+});
+
+Deno.test("GET /v1/models/{id} retrieves the configured model and 404s any other", async () => {
+  await withBaton(async (worker) => {
+    const models = client(worker).models;
+    assertEquals(await models.retrieve("m-test"), {
+      id: "m-test",
+      object: "model",
+      created: 0,
+      owned_by: "baton",
+    });
+    assertEquals((await models.list()).data.map((m) => m.id), ["m-test"]);
+    const error = await assertRejects(() => models.retrieve("gpt-unknown"));
+    assert(error instanceof OpenAI.NotFoundError, String(error));
+  }, { vars: { LLM_MODEL: "m-test" } });
+});
