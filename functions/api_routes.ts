@@ -8,6 +8,7 @@ import {
   chatTurnInput,
   deriveSessionId,
   modelObject,
+  modelParams,
   SESSION_ID,
 } from "../lib/openai_api.ts";
 import type { InboundMessage, RunEvent } from "../lib/session/mod.ts";
@@ -82,6 +83,8 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     ...(turn.system ? { system: turn.system } : {}),
     ...(turn.seed.length ? { seed: turn.seed } : {}),
   };
+  const params = modelParams(request);
+  if (params) message.params = params;
   const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
   const headers = { "X-Session-Id": sessionId };
   if (request.stream) {

@@ -40,6 +40,7 @@ export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): Tur
         system: [config.systemPrompt, message.system ?? ""],
         history,
         input: message.text,
+        ...(message.params ? { params: message.params } : {}),
         maxSteps: config.maxTurnSteps,
         signal,
         progress,

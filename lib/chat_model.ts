@@ -12,10 +12,40 @@ export type ChatMessage = ChatCompletionMessageParam;
 /** A tool call the model asked for. */
 export type ToolCall = ChatCompletionMessageToolCall;
 
+/**
+ * Sampling and output parameters a caller may set, passed to the provider as given (the echo
+ * model ignores them). `max_tokens` and `max_completion_tokens` bound each model call of a turn.
+ */
+export interface ModelParams {
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  stop?: string | string[];
+  seed?: number;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  reasoning_effort?: "minimal" | "low" | "medium" | "high";
+  response_format?:
+    | { type: "text" }
+    | { type: "json_object" }
+    | {
+      type: "json_schema";
+      json_schema: {
+        name: string;
+        description?: string;
+        schema?: Record<string, unknown>;
+        strict?: boolean | null;
+      };
+    };
+}
+
 /** One request to the model. */
 export interface ModelRequest {
   messages: ChatMessage[];
   tools: ChatCompletionTool[];
+  /** The caller's parameters for this turn. */
+  params?: ModelParams;
   signal?: AbortSignal;
   /** When given, the reply is streamed and each text delta is passed here as it arrives. */
   onDelta?: (delta: string) => void;
@@ -80,8 +110,9 @@ export function openAIChatModel(options: OpenAIModelOptions): ChatModel {
   });
   return {
     name: options.model,
-    async complete({ messages, tools, signal, onDelta }) {
+    async complete({ messages, tools, params: callerParams, signal, onDelta }) {
       const params = {
+        ...callerParams,
         model: options.model,
         messages,
         ...(tools.length ? { tools } : {}),

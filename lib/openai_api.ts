@@ -1,6 +1,6 @@
 // OpenAI Chat Completions shapes: request schema, session id rules, response and chunk builders; runtime-neutral.
 import { z } from "zod";
-import { type ChatMessage, messageText } from "./chat_model.ts";
+import { type ChatMessage, messageText, type ModelParams } from "./chat_model.ts";
 
 const _contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -9,8 +9,37 @@ const _message = z.looseObject({
   content: z.union([z.string(), z.array(_contentPart), z.null()]).optional(),
 });
 
+const _jsonSchemaFormat = z.object({
+  type: z.literal("json_schema"),
+  json_schema: z.object({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 characters of [A-Za-z0-9_-]"),
+    description: z.string().max(10_000).optional(),
+    schema: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+/** The model parameters a request may set, with OpenAI's ranges. */
+const _modelParams = {
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  top_p: z.number().min(0).max(1).nullable().optional(),
+  max_tokens: z.number().int().min(1).nullable().optional(),
+  max_completion_tokens: z.number().int().min(1).nullable().optional(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+  seed: z.number().int().nullable().optional(),
+  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+  reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
+  response_format: z.union([
+    z.object({ type: z.literal("text") }),
+    z.object({ type: z.literal("json_object") }),
+    _jsonSchemaFormat,
+  ]).nullable().optional(),
+};
+
 /** A Chat Completions request; fields baton does not use are accepted and ignored. */
 export const chatCompletionRequest = z.looseObject({
+  ..._modelParams,
   model: z.string().max(256).optional(),
   messages: z.array(_message).min(1).max(10_000),
   stream: z.boolean().optional(),
@@ -55,6 +84,16 @@ export function chatTurnInput(request: ChatCompletionRequest): ChatTurnInput | n
     seed,
     firstUserText: firstUser ? messageText(firstUser) : "",
   };
+}
+
+/** The model parameters a request set (nulls and absent fields left out), or undefined when none. */
+export function modelParams(request: ChatCompletionRequest): ModelParams | undefined {
+  const params: Record<string, unknown> = {};
+  for (const name of Object.keys(_modelParams)) {
+    const value = (request as Record<string, unknown>)[name];
+    if (value !== undefined && value !== null) params[name] = value;
+  }
+  return Object.keys(params).length ? params as ModelParams : undefined;
 }
 
 /** The stable id of a conversation without X-Session-Id: a hash of its system prompt and first user message. */

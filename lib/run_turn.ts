@@ -1,5 +1,5 @@
 // The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime.
-import type { ChatMessage, ChatModel, ToolCall } from "./chat_model.ts";
+import type { ChatMessage, ChatModel, ModelParams, ToolCall } from "./chat_model.ts";
 import type { ToolRegistry } from "./tools.ts";
 
 /** What one turn needs. */
@@ -11,6 +11,8 @@ export interface TurnRequest {
   /** Earlier conversation, oldest first, already bounded. */
   history: ChatMessage[];
   input: string;
+  /** The caller's model parameters, sent with every model call of the turn. */
+  params?: ModelParams;
   maxSteps: number;
   signal: AbortSignal;
   onDelta?: (delta: string) => void;
@@ -55,6 +57,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     const reply = await model.complete({
       messages: [...prefix, ...added],
       tools: tools.definitions(),
+      ...(request.params ? { params: request.params } : {}),
       signal,
       onDelta: request.onDelta,
     });

@@ -99,3 +99,44 @@ Deno.test("GET /v1/models/{id} retrieves the configured model and 404s any other
     assert(error instanceof OpenAI.NotFoundError, String(error));
   }, { vars: { LLM_MODEL: "m-test" } });
 });
+
+Deno.test("POST /v1/chat/completions passes the caller's model parameters to the provider", async () => {
+  await withBaton(async (worker, fake) => {
+    const params = {
+      temperature: 0.2,
+      top_p: 0.9,
+      max_tokens: 50,
+      stop: ["END"],
+      seed: 7,
+      presence_penalty: 0.5,
+      frequency_penalty: -0.5,
+      reasoning_effort: "low" as const,
+      response_format: {
+        type: "json_schema" as const,
+        json_schema: { name: "answer", schema: { type: "object" }, strict: true },
+      },
+    };
+    await client(worker, "params").chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "tuned" }],
+      ...params,
+    });
+    const sent = fake.requests[0].body;
+    for (const [name, value] of Object.entries(params)) assertEquals(sent[name], value, name);
+  });
+});
+
+Deno.test("POST /v1/chat/completions refuses an out-of-range parameter with a 400 naming it, running nothing", async () => {
+  await withBaton(async (worker, fake) => {
+    const error = await assertRejects(() =>
+      client(worker, "bad-params").chat.completions.create({
+        model: "gpt-4o-mini",
+        messages: [{ role: "user", content: "too hot" }],
+        temperature: 5,
+      })
+    );
+    assert(error instanceof OpenAI.BadRequestError, String(error));
+    assert(/temperature/.test(error.message), error.message);
+    assertStrictEquals(fake.requests.length, 0);
+  });
+});

@@ -1,5 +1,5 @@
 // The session core's public shapes: messages in, outcomes and run events out, the executor contract; runtime-neutral.
-import type { ChatMessage } from "../chat_model.ts";
+import type { ChatMessage, ModelParams } from "../chat_model.ts";
 import type { ReplyTarget } from "../platform.ts";
 import type { ContextFields } from "../session_context.ts";
 
@@ -14,6 +14,8 @@ export interface InboundMessage {
   system?: string;
   /** Earlier messages that seed the conversation when it has no history yet. */
   seed?: ChatMessage[];
+  /** The caller's model parameters for this turn (API callers). */
+  params?: ModelParams;
   /** Where the reply is sent (chat platforms); without it the caller collects the outcome. */
   reply?: ReplyTarget;
   /** Whether a text starting with "/" is a command (chat platforms, generic webhook). */
