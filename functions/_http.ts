@@ -66,7 +66,8 @@ export const requireApiKey: MiddlewareHandler<App> = async (c, next) => {
     return jsonError(
       c,
       403,
-      "the API is disabled: set GATEWAY_API_KEY (wrangler secret put GATEWAY_API_KEY)",
+      "the API is disabled: set GATEWAY_API_KEY (deployed: wrangler secret put GATEWAY_API_KEY; " +
+        "locally: a line GATEWAY_API_KEY=<key> in .dev.vars, then restart npm start)",
       "not_configured",
     );
   }

@@ -24,7 +24,8 @@ webhookRoutes.post("/generic", async (c) => {
     return jsonError(
       c,
       403,
-      "the generic webhook is disabled: set WEBHOOK_SECRET (wrangler secret put WEBHOOK_SECRET)",
+      "the generic webhook is disabled: set WEBHOOK_SECRET (deployed: wrangler secret put " +
+        "WEBHOOK_SECRET; locally: a line WEBHOOK_SECRET=whsec_<base64> in .dev.vars)",
       "not_configured",
     );
   }
@@ -70,7 +71,7 @@ for (const adapter of PLATFORM_ADAPTERS) {
         403,
         `the ${adapter.name} webhook is disabled: set ${
           missing.join(", ")
-        } (wrangler secret put NAME)`,
+        } (deployed: wrangler secret put NAME; locally: NAME=<value> lines in .dev.vars)`,
         "not_configured",
       );
     }

@@ -24,7 +24,9 @@ if (!hasDevVars) {
 
 console.log(
   `baton: http://${HOST}:${PORT} ` +
-    (hasDevVars ? "(settings from .dev.vars)" : `(API key: ${LOCAL_KEY})`),
+    (hasDevVars
+      ? "(settings from .dev.vars)"
+      : `(API key: ${LOCAL_KEY}; generic webhook secret: ${LOCAL_WEBHOOK_SECRET})`),
 );
 
 // The .bin launcher, not npx: it forwards signals, so stopping it stops esbuild and workerd too.

@@ -243,16 +243,16 @@ Deno.test("baton refuses bad input with a 4xx JSON error and starts no turn", as
 
 Deno.test("baton refuses the API and the webhook when their secrets are not configured", async () => {
   await withBaton(async (worker, fake) => {
-    assertMatch(
-      await expectError(await chat(worker, "x"), 403, "not_configured"),
-      /GATEWAY_API_KEY/,
-    );
+    const apiMessage = await expectError(await chat(worker, "x"), 403, "not_configured");
+    assertMatch(apiMessage, /GATEWAY_API_KEY/);
+    assertMatch(apiMessage, /\.dev\.vars/, "names the local fix too");
     const message = await expectError(
       await sendWebhook(worker, { session: "s", text: "x" }),
       403,
       "not_configured",
     );
     assertMatch(message, /WEBHOOK_SECRET/);
+    assertMatch(message, /\.dev\.vars/);
     assert(!message.includes(WEBHOOK_SECRET));
     assertStrictEquals(fake.requests.length, 0);
   }, { vars: { GATEWAY_API_KEY: "", WEBHOOK_SECRET: "" } });
