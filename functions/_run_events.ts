@@ -14,7 +14,7 @@ export async function relayRunEvents(
   env: Env,
   context: ContextFields,
   seq: number,
-  translate: (event: RunEvent) => SseEvent[],
+  translate: (event: RunEvent) => SseEvent[] | Promise<SseEvent[]>,
   headers: Record<string, string>,
 ): Promise<Response | null> {
   const upstream = await sessionStub(env, context.session_key ?? "").runEvents(seq, context);
@@ -25,7 +25,7 @@ export async function relayRunEvents(
   const pump = async () => {
     try {
       for await (const event of readNdjson<RunEvent>(upstream)) {
-        const frames = translate(event);
+        const frames = await translate(event);
         if (!frames.every((frame) => sse.write(frame))) return; // the client is gone
         if (FINAL_RUN_EVENTS.has(event.type)) return;
       }

@@ -6,13 +6,13 @@ import {
   chatCompletionRequest,
   chatCompletionUsageChunk,
   chatTurnInput,
-  deriveSessionId,
   modelObject,
   modelParams,
   SESSION_ID,
 } from "../lib/openai_api.ts";
 import type { InboundMessage, RunEvent } from "../lib/session/mod.ts";
 import type { SseEvent } from "../lib/transport.ts";
+import { type ChatPlacement, newChatPlacement, placeChat, rememberChat } from "./_conversations.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import {
   type App,
@@ -70,44 +70,63 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
       "invalid_request_error",
     );
   }
-  const sessionId = header ?? (await deriveSessionId(turn.system, turn.firstUserText));
-  const sessionKey = `api:${sessionId}`;
-  const message: InboundMessage = {
+  const params = modelParams(request);
+  const model = config.llmModel;
+  const includeUsage = request.stream_options?.include_usage === true;
+  const chatMessage = (placement: ChatPlacement): InboundMessage => ({
     text: turn.input,
     context: {
       platform: "api",
-      chat_id: sessionId,
+      chat_id: placement.sessionId,
       user_id: request.user ?? "",
-      session_key: sessionKey,
+      session_key: `api:${placement.sessionId}`,
     },
     ...(turn.system ? { system: turn.system } : {}),
     ...(turn.seed.length ? { seed: turn.seed } : {}),
+    ...(params ? { params } : {}),
+    ...(placement.continues ? { continuesSeed: true } : {}),
+  });
+  const remember = async (reply: string, sessionId: string) => {
+    if (header === undefined) await rememberChat(c, turn, reply, sessionId);
   };
-  const params = modelParams(request);
-  if (params) message.params = params;
   const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
-  const headers = { "X-Session-Id": sessionId };
+  let placement = await placeChat(c, header, turn);
   if (request.stream) {
-    const receipt = await submitMessage(c.env, sessionKey, { ...message, events: true }, true);
+    let message = { ...chatMessage(placement), events: true };
+    let receipt = await submitMessage(c.env, message.context.session_key!, message, true);
+    if (receipt.refused === "history_mismatch") {
+      // The session moved on (or is busy) since the pointer was written: a fork, in a new session.
+      placement = newChatPlacement();
+      message = { ...chatMessage(placement), events: true };
+      receipt = await submitMessage(c.env, message.context.session_key!, message, true);
+    }
+    const sessionId = placement.sessionId;
     const relay = await relayRunEvents(
       c.env,
       message.context,
       receipt.seq,
-      _completionFrames(id, config.llmModel, request.stream_options?.include_usage === true),
-      headers,
+      _completionFrames(id, model, includeUsage, (reply) => remember(reply, sessionId)),
+      { "X-Session-Id": sessionId },
     );
     if (!relay) {
       throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
     }
     return relay;
   }
-  const result = await runMessage(c.env, sessionKey, message);
+  let result = await runMessage(c.env, `api:${placement.sessionId}`, chatMessage(placement));
+  if (result === "history_mismatch") {
+    placement = newChatPlacement();
+    result = await runMessage(c.env, `api:${placement.sessionId}`, chatMessage(placement));
+    if (result === "history_mismatch") throw new Error("a new session refused its first message");
+  }
+  const headers = { "X-Session-Id": placement.sessionId };
   if (result.status === "failed") {
     // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
     const noRetry = { ...headers, "x-should-retry": "false" };
     return c.json({ error: result.error }, failureStatus(result.error), noRetry);
   }
-  return c.json(chatCompletion(id, config.llmModel, result.reply, result.usage), 200, headers);
+  await remember(result.reply, placement.sessionId);
+  return c.json(chatCompletion(id, model, result.reply, result.usage), 200, headers);
 });
 
 /**
@@ -118,16 +137,18 @@ function _completionFrames(
   id: string,
   model: string,
   includeUsage: boolean,
-): (event: RunEvent) => SseEvent[] {
+  onCompleted: (reply: string) => Promise<void>,
+): (event: RunEvent) => Promise<SseEvent[]> {
   const chunk = (delta: { role?: "assistant"; content?: string }, finish: "stop" | null = null) =>
     chatCompletionChunk(id, model, delta, finish, includeUsage);
-  return (event) => {
+  return async (event) => {
     switch (event.type) {
       case "run.started":
         return [{ data: chunk({ role: "assistant", content: "" }) }];
       case "message.delta":
         return [{ data: chunk({ content: String(event.data.delta ?? "") }) }];
       case "run.completed": {
+        await onCompleted(String(event.data.output ?? ""));
         const usage = _usage(event.data.usage);
         return [
           { data: chunk({}, "stop") },

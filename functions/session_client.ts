@@ -25,20 +25,48 @@ export async function submitMessage(
     console.error("submit failed", sessionKey, error instanceof Error ? error.message : "unknown");
     throw new RequestError(503, "the message could not be stored; retry", "unavailable");
   }
-  if (receipt.refused && refuseWhenFull) throw _queueFull();
+  if (receipt.refused === "queue_full" && refuseWhenFull) throw _queueFull();
   return receipt;
+}
+
+/** The session a conversation fingerprint points to (see `pointConversation`), or null. */
+export async function findConversation(env: Env, fingerprint: string): Promise<string | null> {
+  try {
+    return await sessionStub(env, `conv:${fingerprint}`).conversation();
+  } catch (error) {
+    // No pointer is never wrong: the request then opens a new session seeded with its history.
+    console.error("conversation lookup failed", error instanceof Error ? error.message : "unknown");
+    return null;
+  }
+}
+
+/** Points a conversation state (its fingerprint) at the session that holds it. */
+export async function pointConversation(
+  env: Env,
+  fingerprint: string,
+  session: string,
+): Promise<void> {
+  try {
+    await sessionStub(env, `conv:${fingerprint}`).pointConversation(session);
+  } catch (error) {
+    console.error(
+      "conversation pointer not set",
+      error instanceof Error ? error.message : "unknown",
+    );
+  }
 }
 
 /**
  * Stores a message and waits for its turn's outcome in one call. The message gets a delivery key
  * when it has none, so that when the session object restarts mid-turn (the call fails) the retry
- * finds the stored message instead of storing it twice, and waits for it again.
+ * finds the stored message instead of storing it twice, and waits for it again. A message that
+ * `continuesSeed` a session which no longer has that history comes back as `history_mismatch`.
  */
 export async function runMessage(
   env: Env,
   sessionKey: string,
   message: InboundMessage,
-): Promise<TurnOutcome> {
+): Promise<TurnOutcome | "history_mismatch"> {
   const keyed = message.deliveryKey === undefined
     ? { ...message, deliveryKey: `req:${crypto.randomUUID()}` }
     : message;
@@ -54,6 +82,7 @@ export async function runMessage(
       await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
       continue;
     }
+    if (answer.receipt.refused === "history_mismatch") return "history_mismatch";
     if (answer.receipt.refused || !answer.outcome) throw _queueFull();
     return answer.outcome;
   }

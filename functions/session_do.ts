@@ -18,15 +18,28 @@ import {
 import type { Env } from "./env.ts";
 import { tools } from "./tools.ts";
 
-/** One per session key (idFromName): durable inbox, run claim, transcript, outbox. */
+/**
+ * One per session key (idFromName): durable inbox, run claim, transcript, outbox. An object named
+ * `conv:<fingerprint>` is instead a conversation pointer (a client's history → its session): it
+ * keeps one key and never builds a sentinel or its tables.
+ */
 export class SessionDO extends DurableObject<Env> {
   readonly #config: BatonConfig;
-  readonly #sentinel: SessionSentinel;
+  #built: SessionSentinel | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#config = readConfig(env);
-    this.#sentinel = new SessionSentinel(ctx.storage, createTurnExecutor(this.#config, tools), {
+  }
+
+  /** The session's sentinel, built on first use (its schema is the object's first write). */
+  get #sentinel(): SessionSentinel {
+    return this.#built ??= this.#buildSentinel();
+  }
+
+  #buildSentinel(): SessionSentinel {
+    const { ctx, env } = this;
+    return new SessionSentinel(ctx.storage, createTurnExecutor(this.#config, tools), {
       historyWindow: this.#config.historyWindow,
       turnTimeoutMs: this.#config.turnTimeoutMs,
       leaseMs: this.#config.turnLeaseMs,
@@ -39,6 +52,16 @@ export class SessionDO extends DurableObject<Env> {
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
       startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),
     });
+  }
+
+  /** Conversation pointer: the session this conversation state continues in, or null. */
+  conversation(): string | null {
+    return this.ctx.storage.kv.get<string>("session") ?? null;
+  }
+
+  /** Conversation pointer: records the session this conversation state continues in. */
+  pointConversation(session: string): void {
+    this.ctx.storage.kv.put("session", session);
   }
 
   /** Stores a message durably before the caller acknowledges it. */

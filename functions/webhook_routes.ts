@@ -52,6 +52,7 @@ webhookRoutes.post("/generic", async (c) => {
     },
   };
   const outcome = await runMessage(c.env, sessionKey, message);
+  if (outcome === "history_mismatch") throw new Error("a webhook message never continues a seed");
   if (outcome.status === "failed") {
     return c.json(
       { session: payload.session, error: outcome.error },

@@ -61,9 +61,8 @@ export const sessionIdField = z.string().regex(SESSION_ID, "1-128 characters of 
 export interface ChatTurnInput {
   input: string;
   system: string;
-  /** Earlier user/assistant exchanges, used only when the session has no history yet. */
+  /** Earlier user/assistant exchanges: the seed of a new session, and what a continued one must hold. */
   seed: ChatMessage[];
-  firstUserText: string;
 }
 
 /** Splits a request into the turn's input (the last user message), system text and seed. */
@@ -77,12 +76,10 @@ export function chatTurnInput(request: ChatCompletionRequest): ChatTurnInput | n
   const seed: ChatMessage[] = request.messages.slice(0, lastUser).flatMap((m): ChatMessage[] =>
     m.role === "user" || m.role === "assistant" ? [{ role: m.role, content: messageText(m) }] : []
   );
-  const firstUser = request.messages.find((m) => m.role === "user");
   return {
     input: messageText(request.messages[lastUser]),
     system,
     seed,
-    firstUserText: firstUser ? messageText(firstUser) : "",
   };
 }
 
@@ -96,11 +93,20 @@ export function modelParams(request: ChatCompletionRequest): ModelParams | undef
   return Object.keys(params).length ? params as ModelParams : undefined;
 }
 
-/** The stable id of a conversation without X-Session-Id: a hash of its system prompt and first user message. */
-export async function deriveSessionId(system: string, firstUserText: string): Promise<string> {
-  const data = new TextEncoder().encode(JSON.stringify([system, firstUserText]));
+/**
+ * The fingerprint of a conversation as a client sees it: its tenant, its system text and its
+ * turns (user and assistant text, in order). A request without X-Session-Id continues the
+ * session whose conversation has exactly its earlier messages' fingerprint.
+ */
+export async function conversationFingerprint(
+  tenant: string,
+  system: string,
+  turns: ChatMessage[],
+): Promise<string> {
+  const visible = turns.map((m) => [m.role, messageText(m)]);
+  const data = new TextEncoder().encode(JSON.stringify([tenant, system, visible]));
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
-  return "h" + Array.from(digest.slice(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+  return Array.from(digest.slice(0, 20), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** A non-streaming `chat.completion` response body. */

@@ -85,6 +85,15 @@ async function sendCase<C>(
     res = await fetch(request);
   } catch (e) {
     clearTimeout(timer);
+    // The same reset can come before the answer's status is read, while the oversized body is
+    // still going out: workerd refused it by its Content-Length, unread (it started no turn).
+    if ((built.body?.length ?? 0) > MAX_BODY) {
+      stats.sent++;
+      stats.resetAfter413++;
+      stats.statuses.set(413, (stats.statuses.get(413) ?? 0) + 1);
+      markerStatus.set(n, 413);
+      return true;
+    }
     throw new Error(`${route.name}: request failed (${e})\n${describe(built)}`);
   }
   try {

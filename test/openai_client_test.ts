@@ -140,3 +140,81 @@ Deno.test("POST /v1/chat/completions refuses an out-of-range parameter with a 40
     assertStrictEquals(fake.requests.length, 0);
   });
 });
+
+/** The messages (role, text) the fake model received in call `i`, system prompt left out. */
+function seen(
+  fake: { requests: { body: { messages: { role: string; content: string }[] } }[] },
+  i: number,
+) {
+  return fake.requests[i].body.messages.filter((m) => m.role !== "system").map((m) =>
+    `${m.role}:${m.content}`
+  );
+}
+
+Deno.test("POST /v1/chat/completions: two clients opening with the same text never see each other's messages", async () => {
+  await withBaton(async (worker, fake) => {
+    const openai = client(worker);
+    const ask = (messages: { role: "user" | "assistant"; content: string }[]) =>
+      openai.chat.completions.create({ model: "gpt-4o-mini", messages });
+    await ask([{ role: "user", content: "hello" }]); // client A
+    await ask([{ role: "user", content: "hello" }]); // client B, same opener
+    await ask([
+      { role: "user", content: "hello" },
+      { role: "assistant", content: "hello" },
+      { role: "user", content: "A's secret" },
+    ]);
+    await ask([
+      { role: "user", content: "hello" },
+      { role: "assistant", content: "hello" },
+      { role: "user", content: "B asks" },
+    ]);
+    assertEquals(seen(fake, 1), ["user:hello"], "B's first call saw nothing of A");
+    assertEquals(seen(fake, 3), ["user:hello", "assistant:hello", "user:B asks"]);
+  });
+});
+
+Deno.test("POST /v1/chat/completions: a regenerate and an edit run on exactly the request's history", async () => {
+  await withBaton(async (worker, fake) => {
+    const openai = client(worker);
+    const ask = async (messages: { role: "user" | "assistant"; content: string }[]) => {
+      const reply = await openai.chat.completions.create({ model: "gpt-4o-mini", messages });
+      return reply.choices[0].message.content!;
+    };
+    const u1 = { role: "user" as const, content: "u1" };
+    const a1 = { role: "assistant" as const, content: await ask([u1]) };
+    const u2 = { role: "user" as const, content: "u2" };
+    await ask([u1, a1, u2]); // continues the conversation
+    await ask([u1, a1, u2]); // regenerate: the same history again
+    await ask([u1, a1, { role: "user", content: "u2 edited" }]); // edit
+    assertEquals(seen(fake, 1), ["user:u1", "assistant:u1", "user:u2"]);
+    assertEquals(seen(fake, 2), ["user:u1", "assistant:u1", "user:u2"], "not [u1, a1, u2, a2, u2]");
+    assertEquals(seen(fake, 3), ["user:u1", "assistant:u1", "user:u2 edited"]);
+  });
+});
+
+Deno.test("POST /v1/chat/completions: a streamed reply is remembered, so the next request continues its session", async () => {
+  await withBaton(async (worker) => {
+    const stream = await client(worker).chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "streamed start" }],
+      stream: true,
+    });
+    for await (const _ of stream);
+    const next = await client(worker).chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [
+        { role: "user", content: "streamed start" },
+        { role: "assistant", content: "streamed start" },
+        { role: "user", content: "and on" },
+      ],
+    }).withResponse();
+    const id = next.response.headers.get("x-session-id")!;
+    const state = await sessionState(worker, `api:${id}`);
+    assertEquals(state.messages.map((m) => m.content), [
+      "streamed start",
+      "streamed start",
+      "and on",
+      "and on",
+    ]);
+  });
+});

@@ -1,4 +1,5 @@
 // The session coordinator: one turn at a time, messages in order, nothing lost or run twice, over the session's stores; runtime-neutral.
+import { type ChatMessage, messageText } from "../chat_model.ts";
 import type { ReplyChannel } from "../platform.ts";
 import {
   HELP_TEXT,
@@ -228,6 +229,9 @@ export class SessionSentinel {
       const seq = this.#stores.inbox.insert(tx, message, now, "command", outcome);
       return this.#withNotice(tx, message, { seq, duplicate: false }, reply, now);
     }
+    if (message.continuesSeed && !this.#continues(message.seed ?? [])) {
+      return { seq: 0, duplicate: false, refused: "history_mismatch" };
+    }
     const mode = this.#options.busyMode ?? "queue";
     const newest = mode === "merge" ? this.#stores.inbox.queued("newest") : null;
     const decision = decideBusy(
@@ -258,6 +262,16 @@ export class SessionSentinel {
     }
     const notice = decision.notify ? this.#queuedNotice(tx, message, now) : undefined;
     return this.#withNotice(tx, message, { seq, duplicate: false }, notice, now);
+  }
+
+  /** Whether `seed` is exactly this idle session's current conversation, as its client saw it. */
+  #continues(seed: ChatMessage[]): boolean {
+    const { claims, inbox, transcript } = this.#stores;
+    const claim = claims.state();
+    if (claim.seq !== null || inbox.waitingCount() > 0) return false;
+    const turns = transcript.visibleTurns(claim.conversation);
+    return turns.length === seed.length &&
+      turns.every((t, i) => t.role === seed[i].role && t.content === messageText(seed[i]));
   }
 
   /** Adds `notice` to the receipt and, for a chat user, to the outbox. */

@@ -1,6 +1,6 @@
 // The session's transcript: every kept message of every conversation, and the window a turn sees; runtime-neutral.
 import type { ChatMessage } from "../chat_model.ts";
-import { json, type SessionDb, type SqlValue, str, type Tx } from "./session_db.ts";
+import { json, num, type SessionDb, type SqlValue, str, type Tx } from "./session_db.ts";
 
 const _ROWS_PER_INSERT = 20;
 
@@ -92,6 +92,31 @@ export class TranscriptStore {
     ).reverse().map((row) => json<ChatMessage>(row, "message")!);
     this.#recent = { conversation, messages, all: messages.length < size, size };
     return messages.slice();
+  }
+
+  /**
+   * The conversation as a client saw it: per turn, its user message and its final reply (the
+   * last assistant text); tool calls, tool results and a stopped turn's marker never reached it.
+   */
+  visibleTurns(conversation: number): { role: "user" | "assistant"; content: string }[] {
+    const turns = new Map<number, { user?: string; reply?: string }>();
+    for (
+      const row of this.#db.rows(
+        `SELECT seq, role, message FROM transcript WHERE conversation = ? ORDER BY id`,
+        conversation,
+      )
+    ) {
+      const turn = turns.get(num(row, "seq")) ?? {};
+      turns.set(num(row, "seq"), turn);
+      const content = json<{ content?: unknown }>(row, "message")!.content;
+      if (typeof content !== "string") continue;
+      if (str(row, "role") === "user") turn.user ??= content;
+      else if (str(row, "role") === "assistant") turn.reply = content;
+    }
+    return [...turns.values()].flatMap((turn) => [
+      ...(turn.user !== undefined ? [{ role: "user" as const, content: turn.user }] : []),
+      ...(turn.reply !== undefined ? [{ role: "assistant" as const, content: turn.reply }] : []),
+    ]);
   }
 
   /** Every message of `conversation` as role and text (tool calls and non-text content as ""). */

@@ -16,6 +16,12 @@ export interface InboundMessage {
   seed?: ChatMessage[];
   /** The caller's model parameters for this turn (API callers). */
   params?: ModelParams;
+  /**
+   * The message continues this session's conversation, whose turns must be exactly `seed` (a
+   * client that resends its history without X-Session-Id): refused as `history_mismatch` unless the
+   * session is idle and its current conversation shows exactly those turns.
+   */
+  continuesSeed?: boolean;
   /** Where the reply is sent (chat platforms); without it the caller collects the outcome. */
   reply?: ReplyTarget;
   /** Whether a text starting with "/" is a command (chat platforms, generic webhook). */
@@ -52,8 +58,11 @@ export type TurnOutcome =
 export interface SubmitReceipt {
   seq: number;
   duplicate: boolean;
-  /** Set when the message was not stored: the session already has `maxQueued` messages waiting. */
-  refused?: "queue_full";
+  /**
+   * Set when the message was not stored: `queue_full` when `maxQueued` messages wait already,
+   * `history_mismatch` when a `continuesSeed` message does not continue this session.
+   */
+  refused?: "queue_full" | "history_mismatch";
   /**
    * A short text for the sender now: a command's answer, the queued notice, the refusal. A chat
    * user gets it through the session's outbox; it is here for callers that answer it themselves.

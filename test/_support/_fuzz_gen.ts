@@ -122,7 +122,9 @@ function _mutated(base: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
     let v = _clone(value);
     for (const [pick, wrong] of muts) {
       const all = _paths(v);
-      v = _setAt(v, all[pick % all.length], wrong);
+      // A copy: fast-check reuses values while shrinking, and setting the same object inside
+      // itself made a cycle (and a stack overflow in _paths) instead of a counterexample.
+      v = _setAt(v, all[pick % all.length], _clone(wrong));
     }
     return v;
   });
