@@ -1,12 +1,12 @@
 // Which session a chat request without X-Session-Id runs in: the one its history continues, else a new one; Workers.
 import type { Context } from "hono";
-import { conversationFingerprint } from "../lib/openai_api.ts";
+import { conversationFingerprint, hashHex } from "../lib/openai_api.ts";
 import type { ChatTurnInput } from "../lib/openai_api.ts";
 import type { App } from "./_http.ts";
 import { findConversation, pointConversation } from "./session_client.ts";
 
 /** Whose conversations these are. One API key today; tenants (issue 12) will each get their own. */
-const _TENANT = "api";
+export const TENANT = "api";
 
 /** Where a chat request runs, and whether it must continue that session's conversation. */
 export interface ChatPlacement {
@@ -18,7 +18,9 @@ export interface ChatPlacement {
 /**
  * Places a request: with X-Session-Id in that session (its stored transcript is the truth);
  * without, in the session whose conversation is exactly the request's earlier messages when
- * one is known, else in a new session seeded with them. A first message never joins anything.
+ * one is known, else in a new session seeded with them. A first message goes to the session named
+ * by its text, which takes it only while that session is empty (so a retry of a failed first
+ * message finds its outcome there) — never joining a conversation.
  */
 export async function placeChat(
   c: Context<App>,
@@ -26,8 +28,13 @@ export async function placeChat(
   turn: ChatTurnInput,
 ): Promise<ChatPlacement> {
   if (header !== undefined) return { sessionId: header, continues: false };
-  if (!turn.seed.some((m) => m.role === "user")) return newChatPlacement();
-  const fingerprint = await conversationFingerprint(_TENANT, turn.system, turn.seed);
+  if (!turn.seed.some((m) => m.role === "user")) {
+    return {
+      sessionId: `f${await hashHex([TENANT, turn.system, turn.input], 16)}`,
+      continues: true,
+    };
+  }
+  const fingerprint = await conversationFingerprint(TENANT, turn.system, turn.seed);
   const sessionId = await findConversation(c.env, fingerprint);
   return sessionId ? { sessionId, continues: true } : newChatPlacement();
 }
@@ -56,7 +63,7 @@ export async function rememberChat(
   ];
   await pointConversation(
     c.env,
-    await conversationFingerprint(_TENANT, turn.system, state),
+    await conversationFingerprint(TENANT, turn.system, state),
     sessionId,
   );
 }

@@ -6,13 +6,21 @@ import {
   chatCompletionRequest,
   chatCompletionUsageChunk,
   chatTurnInput,
+  completionId,
+  hashHex,
   modelObject,
   modelParams,
   SESSION_ID,
 } from "../lib/openai_api.ts";
 import type { InboundMessage, RunEvent } from "../lib/session/mod.ts";
 import type { SseEvent } from "../lib/transport.ts";
-import { type ChatPlacement, newChatPlacement, placeChat, rememberChat } from "./_conversations.ts";
+import {
+  type ChatPlacement,
+  newChatPlacement,
+  placeChat,
+  rememberChat,
+  TENANT,
+} from "./_conversations.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import {
   type App,
@@ -59,7 +67,8 @@ for (const command of ["stop", "reset"] as const) {
 
 apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
   const { config } = c.var;
-  const request = parseJson(chatCompletionRequest, new Uint8Array(await c.req.arrayBuffer()));
+  const body = new Uint8Array(await c.req.arrayBuffer());
+  const request = parseJson(chatCompletionRequest, body);
   const turn = chatTurnInput(request);
   if (!turn) throw new RequestError(400, "messages: no user message", "invalid_request_error");
   const header = c.req.header("x-session-id");
@@ -70,6 +79,19 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
       "invalid_request_error",
     );
   }
+  const idempotencyKey = c.req.header("idempotency-key");
+  if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
+    throw new RequestError(
+      400,
+      "Idempotency-Key: 1-255 printable ASCII characters",
+      "invalid_request_error",
+    );
+  }
+  // The request as a client would retry it: same key scope, session header and body.
+  const requestHash = await hashHex([TENANT, header ?? null, new TextDecoder().decode(body)]);
+  const deliveryKey = idempotencyKey === undefined
+    ? undefined
+    : `idem:${await hashHex([TENANT, idempotencyKey])}`;
   const params = modelParams(request);
   const model = config.llmModel;
   const includeUsage = request.stream_options?.include_usage === true;
@@ -85,11 +107,12 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     ...(turn.seed.length ? { seed: turn.seed } : {}),
     ...(params ? { params } : {}),
     ...(placement.continues ? { continuesSeed: true } : {}),
+    requestHash,
+    ...(deliveryKey ? { deliveryKey } : {}),
   });
   const remember = async (reply: string, sessionId: string) => {
     if (header === undefined) await rememberChat(c, turn, reply, sessionId);
   };
-  const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
   let placement = await placeChat(c, header, turn);
   if (request.stream) {
     let message = { ...chatMessage(placement), events: true };
@@ -101,6 +124,7 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
       receipt = await submitMessage(c.env, message.context.session_key!, message, true);
     }
     const sessionId = placement.sessionId;
+    const id = await completionId(sessionId, receipt.seq);
     const relay = await relayRunEvents(
       c.env,
       message.context,
@@ -113,12 +137,14 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     }
     return relay;
   }
-  let result = await runMessage(c.env, `api:${placement.sessionId}`, chatMessage(placement));
-  if (result === "history_mismatch") {
+  let run = await runMessage(c.env, `api:${placement.sessionId}`, chatMessage(placement));
+  if (run === "history_mismatch") {
     placement = newChatPlacement();
-    result = await runMessage(c.env, `api:${placement.sessionId}`, chatMessage(placement));
-    if (result === "history_mismatch") throw new Error("a new session refused its first message");
+    run = await runMessage(c.env, `api:${placement.sessionId}`, chatMessage(placement));
+    if (run === "history_mismatch") throw new Error("a new session refused its first message");
   }
+  const { outcome: result } = run;
+  const id = await completionId(placement.sessionId, run.seq);
   const headers = { "X-Session-Id": placement.sessionId };
   if (result.status === "failed") {
     // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.

@@ -25,6 +25,7 @@ export async function submitMessage(
     console.error("submit failed", sessionKey, error instanceof Error ? error.message : "unknown");
     throw new RequestError(503, "the message could not be stored; retry", "unavailable");
   }
+  if (receipt.refused === "idempotency_key_reused") throw _keyReused();
   if (receipt.refused === "queue_full" && refuseWhenFull) throw _queueFull();
   return receipt;
 }
@@ -66,7 +67,7 @@ export async function runMessage(
   env: Env,
   sessionKey: string,
   message: InboundMessage,
-): Promise<TurnOutcome | "history_mismatch"> {
+): Promise<{ seq: number; outcome: TurnOutcome } | "history_mismatch"> {
   const keyed = message.deliveryKey === undefined
     ? { ...message, deliveryKey: `req:${crypto.randomUUID()}` }
     : message;
@@ -83,9 +84,18 @@ export async function runMessage(
       continue;
     }
     if (answer.receipt.refused === "history_mismatch") return "history_mismatch";
+    if (answer.receipt.refused === "idempotency_key_reused") throw _keyReused();
     if (answer.receipt.refused || !answer.outcome) throw _queueFull();
-    return answer.outcome;
+    return { seq: answer.receipt.seq, outcome: answer.outcome };
   }
+}
+
+function _keyReused(): RequestError {
+  return new RequestError(
+    422,
+    "Idempotency-Key was used before with a different request",
+    "idempotency_key_reused",
+  );
 }
 
 function _queueFull(): RequestError {

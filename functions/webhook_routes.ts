@@ -51,8 +51,9 @@ webhookRoutes.post("/generic", async (c) => {
       message_id: verified.id,
     },
   };
-  const outcome = await runMessage(c.env, sessionKey, message);
-  if (outcome === "history_mismatch") throw new Error("a webhook message never continues a seed");
+  const run = await runMessage(c.env, sessionKey, message);
+  if (run === "history_mismatch") throw new Error("a webhook message never continues a seed");
+  const { outcome } = run;
   if (outcome.status === "failed") {
     return c.json(
       { session: payload.session, error: outcome.error },

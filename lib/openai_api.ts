@@ -103,10 +103,19 @@ export async function conversationFingerprint(
   system: string,
   turns: ChatMessage[],
 ): Promise<string> {
-  const visible = turns.map((m) => [m.role, messageText(m)]);
-  const data = new TextEncoder().encode(JSON.stringify([tenant, system, visible]));
+  return await hashHex([tenant, system, turns.map((m) => [m.role, messageText(m)])]);
+}
+
+/** SHA-256 of `parts` (JSON-encoded) as hex, `bytes` long (at most 32). */
+export async function hashHex(parts: unknown[], bytes = 20): Promise<string> {
+  const data = new TextEncoder().encode(JSON.stringify(parts));
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
-  return Array.from(digest.slice(0, 20), (b) => b.toString(16).padStart(2, "0")).join("");
+  return Array.from(digest.slice(0, bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A chat completion's id, the same for every answer about one run of one session. */
+export async function completionId(sessionId: string, seq: number): Promise<string> {
+  return `chatcmpl-${await hashHex(["completion", sessionId, seq], 16)}`;
 }
 
 /** A non-streaming `chat.completion` response body. */

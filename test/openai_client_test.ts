@@ -1,8 +1,8 @@
 // The OpenAI surface through the real `openai` package (its retries, streaming and models API) against baton in workerd; Deno + Miniflare.
 import OpenAI from "openai";
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "@std/assert";
-import { API_KEY, sessionState, until, withBaton } from "./_support/clients.ts";
-import type { TestWorker } from "./_support/worker.ts";
+import { API_KEY, json, sessionState, until, withBaton } from "./_support/clients.ts";
+import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
 
 /**
  * The `openai` client as users configure it: its default retries (2) left on. The short timeout
@@ -217,4 +217,67 @@ Deno.test("POST /v1/chat/completions: a streamed reply is remembered, so the nex
       "and on",
     ]);
   });
+});
+
+/** Posts a chat completion by hand: the same body, byte for byte, each time (as a client retry). */
+function postChat(worker: TestWorker, body: string, headers: Record<string, string> = {}) {
+  return worker.fetch("/v1/chat/completions", {
+    method: "POST",
+    headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json", ...headers },
+    body,
+  });
+}
+
+Deno.test("POST /v1/chat/completions: the identical request after a failed turn gets that failure, not a second run", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(() => ({ kind: "status", status: 500 }));
+    // A first message without X-Session-Id: the AI SDK retries exactly this body, ignoring headers.
+    const body = JSON.stringify({ messages: [{ role: "user", content: "fragile" }] });
+    const first = await postChat(worker, body);
+    assertStrictEquals(first.status, 502);
+    const firstError = await json(first);
+    for (let retry = 0; retry < 2; retry++) {
+      const again = await postChat(worker, body);
+      assertStrictEquals(again.status, 502);
+      assertEquals(await json(again), firstError);
+    }
+    assertStrictEquals(fake.requests.length, 1, "one model call for three identical requests");
+    // Another body is another request: it runs.
+    fake.script((req) => ({ kind: "text", text: req.lastUserText }));
+    const other = await postChat(
+      worker,
+      JSON.stringify({ messages: [{ role: "user", content: "sturdy" }] }),
+    );
+    assertStrictEquals(other.status, 200);
+  }, { vars: { LLM_MAX_RETRIES: "0" } });
+});
+
+Deno.test("POST /v1/chat/completions: an Idempotency-Key replays the first answer, also after a restart; another body is 422", async () => {
+  const dir = await tempPersistDir();
+  try {
+    const body = JSON.stringify({ messages: [{ role: "user", content: "once only" }] });
+    const key = { "idempotency-key": "order-42", "x-session-id": "idem" };
+    let first: { id: string; choices: unknown } | undefined;
+    await withBaton(async (worker, fake) => {
+      first = await json(await postChat(worker, body, key));
+      const again = await json(await postChat(worker, body, key));
+      assertEquals([again.id, again.choices], [first!.id, first!.choices]);
+      assertStrictEquals(fake.requests.length, 1);
+      const reused = await postChat(
+        worker,
+        JSON.stringify({ messages: [{ role: "user", content: "something else" }] }),
+        key,
+      );
+      assertStrictEquals(reused.status, 422);
+      assertStrictEquals((await json(reused)).error.type, "idempotency_key_reused");
+      assertStrictEquals(fake.requests.length, 1);
+    }, { persistDir: dir.path });
+    await withBaton(async (worker, fake) => {
+      const replay = await json(await postChat(worker, body, key));
+      assertEquals([replay.id, replay.choices], [first!.id, first!.choices]);
+      assertStrictEquals(fake.requests.length, 0, "no turn after the restart either");
+    }, { persistDir: dir.path });
+  } finally {
+    await dir.cleanup();
+  }
 });

@@ -74,8 +74,8 @@ export class InboxStore {
   ): number {
     const row = this.#db.exec(
       tx,
-      `INSERT INTO inbox (delivery_key, received_at, message, status, outcome, finished_at, merged_into)
-       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+      `INSERT INTO inbox (delivery_key, received_at, message, status, outcome, finished_at,
+         merged_into, request_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
       message.deliveryKey ?? null,
       now,
       JSON.stringify(message),
@@ -83,8 +83,26 @@ export class InboxStore {
       outcome ? JSON.stringify(outcome) : null,
       outcome ? now : null,
       mergedInto,
+      message.requestHash ?? null,
     )[0];
     return num(row, "seq");
+  }
+
+  /** The newest message with `requestHash` whose turn failed (or was stopped) at or after `since`. */
+  recentFailure(requestHash: string, since: number): number | null {
+    const row = this.#db.rows(
+      `SELECT seq FROM inbox WHERE request_hash = ? AND finished_at >= ? AND status = 'failed'
+       ORDER BY seq DESC LIMIT 1`,
+      requestHash,
+      since,
+    )[0];
+    return row ? num(row, "seq") : null;
+  }
+
+  /** The request hash stored with message `seq`, or null. */
+  requestHashOf(seq: number): string | null {
+    const row = this.#db.rows(`SELECT request_hash FROM inbox WHERE seq = ?`, seq)[0];
+    return row && row.request_hash !== null ? str(row, "request_hash") : null;
   }
 
   /** Row `seq`, or null. */

@@ -84,6 +84,12 @@ const _OUTBOX_INDEXES = [
   `CREATE INDEX outbox_unsent ON outbox (kind, sent_at, error, id)`,
 ];
 
+/** A request's hash on its inbox row, to answer a client's retry of a failed turn with its outcome. */
+const _REQUEST_HASH = [
+  `ALTER TABLE inbox ADD COLUMN request_hash TEXT`,
+  `CREATE INDEX inbox_request ON inbox (request_hash, finished_at)`,
+];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -117,13 +123,22 @@ const _MIGRATIONS: readonly _Migration[] = [
       ]
     ) db.exec(tx, statement);
   },
+  // 2 → 3: the hash of an API request, so that the same request soon after a failed turn gets
+  // that outcome instead of a second run, and an Idempotency-Key reused for another body is seen.
+  _REQUEST_HASH,
 ];
 
 /**
  * A fresh database gets the current schema at once rather than through the migrations: fewer
  * statements for every new session. `schema_test.ts` checks that both roads end in one schema.
  */
-const _CURRENT = [..._CORE, _outbox("outbox"), ..._OUTBOX_INDEXES, ..._VERSION_TABLE];
+const _CURRENT = [
+  ..._CORE,
+  _outbox("outbox"),
+  ..._OUTBOX_INDEXES,
+  ..._REQUEST_HASH,
+  ..._VERSION_TABLE,
+];
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = _MIGRATIONS.length;

@@ -60,6 +60,9 @@ export interface SentinelOptions {
   now?: () => number;
 }
 
+/** How long the same request is answered with its failed turn's outcome instead of a new run. */
+const _REPLAY_MS = 60_000;
+
 const _ZERO_USAGE = { prompt_tokens: 0, completion_tokens: 0 };
 
 /**
@@ -220,7 +223,17 @@ export class SessionSentinel {
   #store(tx: Tx, message: InboundMessage, now: number): SubmitReceipt {
     if (message.deliveryKey !== undefined) {
       const seen = this.#stores.inbox.seen(tx, message.deliveryKey, now);
-      if (seen !== null) return { seq: seen, duplicate: true };
+      if (seen !== null) {
+        const reused = message.requestHash !== undefined &&
+          this.#stores.inbox.requestHashOf(seen) !== message.requestHash;
+        if (reused) return { seq: 0, duplicate: false, refused: "idempotency_key_reused" };
+        return { seq: seen, duplicate: true };
+      }
+    }
+    if (message.requestHash !== undefined) {
+      // A client retrying a request whose turn failed or was stopped gets that outcome again.
+      const failed = this.#stores.inbox.recentFailure(message.requestHash, now - _REPLAY_MS);
+      if (failed !== null) return { seq: failed, duplicate: true };
     }
     const command = message.commands ? parseCommand(message.text) : null;
     if (command) {

@@ -253,3 +253,26 @@ Deno.test("SessionSentinel keeps every message of a long turn in order (inserted
   await sentinel.drain();
   assertEquals(sentinel.snapshot().messages.map((m) => m.content), messages.map((m) => m.content));
 });
+
+Deno.test("SessionSentinel answers the same request within a minute of its failed turn with that outcome, then runs it again", async () => {
+  let now = 9_000_000;
+  let calls = 0;
+  const execute: TurnExecutor = () => {
+    calls++;
+    return Promise.reject(new Error("down"));
+  };
+  const sentinel = new SessionSentinel(sqliteStorage(), execute, { ...options, now: () => now });
+  const request = { ...msg("retry me"), requestHash: "h1" };
+  const first = await sentinel.submit(request);
+  await sentinel.drain();
+  assertEquals((await sentinel.outcome(first.seq)).status, "failed");
+  now += 59_000;
+  assertEquals(await sentinel.submit(request), { seq: first.seq, duplicate: true });
+  await sentinel.drain();
+  assertStrictEquals(calls, 1);
+  now += 2_000;
+  const later = await sentinel.submit(request);
+  assertStrictEquals(later.duplicate, false, "after a minute it is a new request");
+  await sentinel.drain();
+  assertStrictEquals(calls, 2);
+});

@@ -22,6 +22,12 @@ export interface InboundMessage {
    * session is idle and its current conversation shows exactly those turns.
    */
   continuesSeed?: boolean;
+  /**
+   * The hash of the API request (key scope, session header, body). The same request within a
+   * minute of a failed or stopped turn gets that outcome instead of a second run; a delivery key
+   * seen again with another hash is refused as `idempotency_key_reused`.
+   */
+  requestHash?: string;
   /** Where the reply is sent (chat platforms); without it the caller collects the outcome. */
   reply?: ReplyTarget;
   /** Whether a text starting with "/" is a command (chat platforms, generic webhook). */
@@ -60,9 +66,10 @@ export interface SubmitReceipt {
   duplicate: boolean;
   /**
    * Set when the message was not stored: `queue_full` when `maxQueued` messages wait already,
-   * `history_mismatch` when a `continuesSeed` message does not continue this session.
+   * `history_mismatch` when a `continuesSeed` message does not continue this session,
+   * `idempotency_key_reused` when its delivery key came before with another request.
    */
-  refused?: "queue_full" | "history_mismatch";
+  refused?: "queue_full" | "history_mismatch" | "idempotency_key_reused";
   /**
    * A short text for the sender now: a command's answer, the queued notice, the refusal. A chat
    * user gets it through the session's outbox; it is here for callers that answer it themselves.
