@@ -1,6 +1,7 @@
 // The session Durable Object: a thin Workers shell over lib/session/ (the sentinel); Workers (cloudflare:workers).
 import { DurableObject } from "cloudflare:workers";
 import { createTurnExecutor } from "../lib/agent.ts";
+import type { ChatMessage } from "../lib/chat_model.ts";
 import { type BatonConfig, readConfig } from "../lib/config.ts";
 import { type PlatformEnv, replyChannel } from "../lib/platform.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
@@ -8,6 +9,7 @@ import { type ContextFields, withSessionContext } from "../lib/session_context.t
 import { ndjsonTransport } from "../lib/transport.ts";
 import {
   type InboundMessage,
+  type MessageRecord,
   type RunEvent,
   type RunState,
   SessionSentinel,
@@ -95,6 +97,37 @@ export class SessionDO extends DurableObject<Env> {
     return this.#bound(context, () => {
       const transport = ndjsonTransport<RunEvent>();
       return this.#sentinel.subscribe(seq, transport) ? transport.readable : null;
+    });
+  }
+
+  /**
+   * Message `seq` as stored with its run's state (null when there is none, or it was deleted);
+   * `withTurns` adds the conversation as its client saw it through that turn (null unless completed).
+   */
+  response(
+    seq: number,
+    context: ContextFields,
+    withTurns = false,
+  ): (MessageRecord & { turns?: ChatMessage[] | null }) | null {
+    return this.#bound(context, () => {
+      if (this.ctx.storage.kv.get(`deleted:${seq}`)) return null;
+      const record = this.#sentinel.record(seq);
+      if (!record) return null;
+      const { seed: _seed, ...message } = record.message;
+      return {
+        ...record,
+        message,
+        ...(withTurns ? { turns: this.#sentinel.turnsThrough(seq) } : {}),
+      };
+    });
+  }
+
+  /** Marks message `seq` deleted: `response` no longer finds it. False when there was none. */
+  deleteResponse(seq: number, context: ContextFields): boolean {
+    return this.#bound(context, () => {
+      if (this.ctx.storage.kv.get(`deleted:${seq}`) || !this.#sentinel.record(seq)) return false;
+      this.ctx.storage.kv.put(`deleted:${seq}`, 1);
+      return true;
     });
   }
 

@@ -22,6 +22,7 @@ import { TurnRunner } from "./turn_runner.ts";
 import type {
   BusyMode,
   InboundMessage,
+  MessageRecord,
   RunEvent,
   RunState,
   SessionSnapshot,
@@ -143,6 +144,25 @@ export class SessionSentinel {
   runState(seq: number): RunState | null {
     const row = this.#stores.inbox.get(seq);
     return row ? runStateOf(row.status, row.outcome) : null;
+  }
+
+  /** Message `seq` as stored, its run's state and usage; null when there is no such message. */
+  record(seq: number): MessageRecord | null {
+    const row = this.#stores.inbox.get(seq);
+    const message = row ? this.#stores.inbox.message(seq) : null;
+    if (!row || !message) return null;
+    const usage = row.outcome?.status === "completed" ? row.outcome.usage : undefined;
+    return { message, state: runStateOf(row.status, row.outcome), ...(usage ? { usage } : {}) };
+  }
+
+  /**
+   * The conversation as its client saw it through turn `seq` (its user message and reply
+   * included), or null when that turn did not complete.
+   */
+  turnsThrough(seq: number): ChatMessage[] | null {
+    if (this.#stores.inbox.get(seq)?.status !== "completed") return null;
+    const conversation = this.#stores.transcript.conversationOf(seq);
+    return conversation === null ? null : this.#stores.transcript.visibleTurns(conversation, seq);
   }
 
   /**

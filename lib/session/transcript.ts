@@ -95,28 +95,45 @@ export class TranscriptStore {
   }
 
   /**
-   * The conversation as a client saw it: per turn, its user message and its final reply (the
+   * The conversation as a client saw it, through turn `through` when given: per turn, the seed it
+   * started with (earlier user messages and replies), its user message and its final reply (the
    * last assistant text); tool calls, tool results and a stopped turn's marker never reached it.
    */
-  visibleTurns(conversation: number): { role: "user" | "assistant"; content: string }[] {
-    const turns = new Map<number, { user?: string; reply?: string }>();
+  visibleTurns(
+    conversation: number,
+    through = Number.MAX_SAFE_INTEGER,
+  ): { role: "user" | "assistant"; content: string }[] {
+    const turns = new Map<number, { role: string; content: string }[]>();
     for (
       const row of this.#db.rows(
-        `SELECT seq, role, message FROM transcript WHERE conversation = ? ORDER BY id`,
+        `SELECT seq, role, message FROM transcript WHERE conversation = ? AND seq <= ? ORDER BY id`,
         conversation,
+        through,
       )
     ) {
-      const turn = turns.get(num(row, "seq")) ?? {};
-      turns.set(num(row, "seq"), turn);
       const content = json<{ content?: unknown }>(row, "message")!.content;
       if (typeof content !== "string") continue;
-      if (str(row, "role") === "user") turn.user ??= content;
-      else if (str(row, "role") === "assistant") turn.reply = content;
+      const turn = turns.get(num(row, "seq")) ?? [];
+      turns.set(num(row, "seq"), turn);
+      turn.push({ role: str(row, "role"), content });
     }
-    return [...turns.values()].flatMap((turn) => [
-      ...(turn.user !== undefined ? [{ role: "user" as const, content: turn.user }] : []),
-      ...(turn.reply !== undefined ? [{ role: "assistant" as const, content: turn.reply }] : []),
-    ]);
+    return [...turns.values()].flatMap((turn) => {
+      // The turn's own user message is its last; any before it came from the seed.
+      const own = turn.findLastIndex((m) => m.role === "user");
+      if (own < 0) return [];
+      const seed = turn.slice(0, own).filter((m) => m.role === "user" || m.role === "assistant");
+      const reply = turn.slice(own + 1).findLast((m) => m.role === "assistant");
+      return [...seed, turn[own], ...(reply ? [reply] : [])].map((m) => ({
+        role: m.role as "user" | "assistant",
+        content: m.content,
+      }));
+    });
+  }
+
+  /** The conversation turn `seq` wrote to, or null when it wrote nothing. */
+  conversationOf(seq: number): number | null {
+    const row = this.#db.rows(`SELECT conversation FROM transcript WHERE seq = ? LIMIT 1`, seq)[0];
+    return row ? num(row, "conversation") : null;
   }
 
   /** Every message of `conversation` as role and text (tool calls and non-text content as ""). */

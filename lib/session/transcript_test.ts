@@ -39,3 +39,34 @@ Deno.test("TranscriptStore.window() keeps no message of a rolled-back append", (
   }
   assertEquals(store.window(0, 10), [{ role: "user", content: "kept" }]);
 });
+
+Deno.test("TranscriptStore.visibleTurns() shows a seeded turn's seed, stops at a turn, skips tool steps", () => {
+  const db = new SessionDb(sqliteStorage());
+  migrate(db);
+  const store = new TranscriptStore(db);
+  db.transaction((tx) =>
+    store.append(tx, 0, 1, [
+      { role: "user", content: "s1" },
+      { role: "assistant", content: "s2" },
+      { role: "user", content: "q1" },
+      { role: "assistant", content: null, tool_calls: [] },
+      { role: "assistant", content: "a1" },
+    ], 1)
+  );
+  db.transaction((tx) =>
+    store.append(
+      tx,
+      0,
+      2,
+      [{ role: "user", content: "q2" }, { role: "assistant", content: "a2" }],
+      2,
+    )
+  );
+  const all = ["user:s1", "assistant:s2", "user:q1", "assistant:a1", "user:q2", "assistant:a2"];
+  const text = (turns: { role: string; content: string }[]) =>
+    turns.map((t) => `${t.role}:${t.content}`);
+  assertEquals(text(store.visibleTurns(0)), all);
+  assertEquals(text(store.visibleTurns(0, 1)), all.slice(0, 4));
+  assertEquals(store.conversationOf(2), 0);
+  assertEquals(store.conversationOf(3), null);
+});

@@ -34,6 +34,8 @@ export interface InboundMessage {
   commands?: boolean;
   /** Record the run's events (runs API, streaming completions): kept durably, readable live. */
   events?: boolean;
+  /** The caller's own data kept with the message and unused by the session (a Responses API request's fields). */
+  meta?: Record<string, unknown>;
 }
 
 /** One event of a run, as stored and streamed. */
@@ -47,6 +49,14 @@ export interface RunState {
   status: "queued" | "running" | "completed" | "failed" | "cancelled";
   output?: string;
   error?: { message: string; type: string };
+}
+
+/** A message as stored, with where its run stands (`SessionSentinel.record`). */
+export interface MessageRecord {
+  message: InboundMessage;
+  state: RunState;
+  /** The turn's token counts once it completed. */
+  usage?: TurnUsage;
 }
 
 /** Token counts of a turn. */

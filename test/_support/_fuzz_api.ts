@@ -1,4 +1,4 @@
-// The fuzzer's API routes (chat, models, sessions, runs) and the random method-and-path route; Deno.
+// The fuzzer's API routes (chat, models, sessions, runs, responses) and the random method-and-path route; Deno.
 import fc from "fast-check";
 import { API_KEY } from "./clients.ts";
 import {
@@ -12,6 +12,7 @@ import {
   renderBody,
   type RouteFuzz,
 } from "./_fuzz_gen.ts";
+import { RESPONSE_ROUTES } from "./_fuzz_responses.ts";
 
 /** Authorization header specs: the right bearer key mostly, near misses, junk, none (null). */
 const _authArb = fc.oneof(
@@ -308,6 +309,8 @@ export const API_ROUTES: RouteFuzz<never>[] = [
       };
     },
   ),
+  // Last, so that the routes above keep their seeds.
+  ...RESPONSE_ROUTES,
 ] as unknown as RouteFuzz<never>[];
 
 /** Any method on any path (mostly near real routes): whatever it is, a 2xx/4xx JSON answer. */
@@ -336,6 +339,7 @@ export const RANDOM_ROUTE: RouteFuzz<never> = _route(
             "",
             "/v1",
             "/v1/runs",
+            "/v1/responses",
             "/v1/sessions",
             "/v1/chat",
             "/v1/chat/completions",
@@ -366,7 +370,7 @@ export const RANDOM_ROUTE: RouteFuzz<never> = _route(
       headers: [..._auth(c.auth), ...c.extra],
       ...(c.body && !bodyless ? { body: renderBody(c.body, marker) } : {}),
       sseAllowed: /^\/v1\/runs\/[^/]+\/events\/?$/.test(path) ||
-        (/^\/v1\/chat\/completions\/?$/.test(path) && c.body !== null && !bodyless &&
+        (/^\/v1\/(chat\/completions|responses)\/?$/.test(path) && c.body !== null && !bodyless &&
           _sseIfStreaming(renderBody(c.body, marker))),
     };
   },

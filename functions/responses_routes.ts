@@ -1,0 +1,205 @@
+// The OpenAI Responses API over the session objects: create (JSON, SSE, background), retrieve, delete, cancel, input items; Workers.
+import type { Context } from "hono";
+import { Hono } from "hono";
+import type { ChatMessage } from "../lib/chat_model.ts";
+import {
+  inputItemsList,
+  isResponseMeta,
+  parseResponseId,
+  responseId,
+  type ResponseMeta,
+  responseObject,
+  responseRequest,
+  responseStatus,
+  responseStreamFrames,
+  type ResponseTurn,
+  responseTurn,
+} from "../lib/responses_api.ts";
+import type { ContextFields } from "../lib/session_context.ts";
+import type { InboundMessage, MessageRecord } from "../lib/session/mod.ts";
+import { type App, failureStatus, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { relayRunEvents } from "./_run_events.ts";
+import { runMessage, sessionStub, submitMessage } from "./session_client.ts";
+
+/** Routes under /v1/responses, each behind the API key. */
+export const responseRoutes = new Hono<App>();
+
+/** Where a response runs: its session, and the history it must continue or starts with. */
+interface _Placement {
+  session: string;
+  seed: ChatMessage[];
+  /** The session's conversation must be exactly `seed` (else the turn runs in a fork). */
+  continues: boolean;
+}
+
+responseRoutes.post("/", requireApiKey, async (c) => {
+  const request = parseJson(responseRequest, new Uint8Array(await c.req.arrayBuffer()));
+  if (request.background && request.store === false) {
+    throw new RequestError(400, "background: requires store: true", "invalid_request_error");
+  }
+  const turn = responseTurn(request, c.var.config.llmModel, Date.now());
+  if (typeof turn === "string") throw new RequestError(400, turn, "invalid_request_error");
+  let placement = await _place(c, turn);
+  const fork = () => ({ session: _newSession(), seed: placement.seed, continues: false });
+  const message = (p: _Placement) => _message(turn, p);
+  if (request.stream || request.background) {
+    let receipt = await submitMessage(c.env, `api:${placement.session}`, message(placement), true);
+    if (receipt.refused === "history_mismatch") {
+      placement = fork();
+      receipt = await submitMessage(c.env, `api:${placement.session}`, message(placement), true);
+    }
+    const id = responseId(placement.session, receipt.seq);
+    const headers = { "X-Session-Id": placement.session };
+    if (!request.stream) {
+      return c.json(responseObject({ id, meta: turn.meta, status: "queued" }), 200, headers);
+    }
+    const frames = responseStreamFrames(id, turn.meta);
+    const relay = await relayRunEvents(c.env, _context(placement.session), receipt.seq, frames, {
+      ...headers,
+    });
+    if (!relay) {
+      throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
+    }
+    return relay;
+  }
+  let run = await runMessage(c.env, `api:${placement.session}`, message(placement));
+  if (run === "history_mismatch") {
+    placement = fork();
+    run = await runMessage(c.env, `api:${placement.session}`, message(placement));
+    if (run === "history_mismatch") throw new Error("a new session refused its first message");
+  }
+  const id = responseId(placement.session, run.seq);
+  const headers = { "X-Session-Id": placement.session };
+  if (run.outcome.status === "failed") {
+    // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
+    const noRetry = { ...headers, "x-should-retry": "false" };
+    return c.json({ error: run.outcome.error }, failureStatus(run.outcome.error), noRetry);
+  }
+  const { reply, usage } = run.outcome;
+  return c.json(
+    responseObject({ id, meta: turn.meta, status: "completed", output: reply, usage }),
+    200,
+    headers,
+  );
+});
+
+responseRoutes.get("/:id", requireApiKey, async (c) => {
+  const { id, record, meta } = await _find(c);
+  return c.json(_object(id, record, meta));
+});
+
+responseRoutes.delete("/:id", requireApiKey, async (c) => {
+  const { id, seq, session } = await _find(c);
+  if (!(await sessionStub(c.env, `api:${session}`).deleteResponse(seq, _context(session)))) {
+    throw _notFound();
+  }
+  return c.json({ id, object: "response", deleted: true });
+});
+
+responseRoutes.post("/:id/cancel", requireApiKey, async (c) => {
+  const { id, seq, session, record, meta } = await _find(c);
+  const stub = sessionStub(c.env, `api:${session}`);
+  const stopped = await stub.cancelRun(seq, _context(session));
+  const now = stopped
+    ? await stub.response(seq, _context(session)) as MessageRecord | null
+    : record;
+  if (!now) throw _notFound();
+  if (!stopped && now.state.status !== "cancelled") {
+    throw new RequestError(
+      409,
+      `the response has already ended (${responseStatus(now.state)})`,
+      "response_finished",
+    );
+  }
+  return c.json(_object(id, now, meta));
+});
+
+responseRoutes.get("/:id/input_items", requireApiKey, async (c) => {
+  const { id, meta } = await _find(c);
+  return c.json(inputItemsList(id, meta.items));
+});
+
+/** The session and history a new response runs with: a new session, the previous one's, or a fork. */
+async function _place(c: Context<App>, turn: ResponseTurn): Promise<_Placement> {
+  const previous = turn.meta.previous_response_id;
+  if (previous === null) return { session: _newSession(), seed: turn.earlier, continues: false };
+  const found = await _lookup(c, previous, true);
+  const turns = found?.record.turns;
+  if (!found || turns === undefined) throw _notFound("previous_response_id: no such response");
+  if (turns === null) {
+    throw new RequestError(
+      400,
+      `previous_response_id: the response is ${responseStatus(found.record.state)}, not completed`,
+      "invalid_request_error",
+    );
+  }
+  // The previous response's session takes the turn only when that response is still its latest
+  // turn and it is idle (the session re-checks as it stores the message); else a fork.
+  if (!turn.earlier.length) return { session: found.session, seed: turns, continues: true };
+  return { session: _newSession(), seed: [...turns, ...turn.earlier], continues: false };
+}
+
+function _message(turn: ResponseTurn, placement: _Placement): InboundMessage {
+  return {
+    text: turn.input,
+    context: _context(placement.session),
+    ...(turn.system ? { system: turn.system } : {}),
+    ...(placement.seed.length ? { seed: placement.seed } : {}),
+    ...(turn.params ? { params: turn.params } : {}),
+    ...(placement.continues ? { continuesSeed: true } : {}),
+    events: true,
+    meta: { ...turn.meta },
+  };
+}
+
+type _Found = {
+  id: string;
+  session: string;
+  seq: number;
+  record: MessageRecord & { turns?: ChatMessage[] | null };
+  meta: ResponseMeta;
+};
+
+/** The response `id` names, if it exists, was stored and is the Responses API's. */
+async function _lookup(c: Context<App>, id: string, withTurns = false): Promise<_Found | null> {
+  const parsed = parseResponseId(id);
+  if (!parsed) return null;
+  const stub = sessionStub(c.env, `api:${parsed.session}`);
+  // The RPC's inferred type gives up on `unknown` fields (meta): it is the method's return type.
+  const record = await stub.response(parsed.seq, _context(parsed.session), withTurns) as
+    | _Found["record"]
+    | null;
+  const meta = record?.message.meta;
+  if (!record || !isResponseMeta(meta) || !meta.store) return null;
+  return { id, ...parsed, record, meta };
+}
+
+/** The response of the `:id` parameter, or a 404. */
+async function _find(c: Context<App>): Promise<_Found> {
+  const found = await _lookup(c, c.req.param("id") ?? "");
+  if (!found) throw _notFound();
+  return found;
+}
+
+function _object(id: string, record: MessageRecord, meta: ResponseMeta) {
+  return responseObject({
+    id,
+    meta,
+    status: responseStatus(record.state),
+    ...(record.state.output !== undefined ? { output: record.state.output } : {}),
+    ...(record.usage ? { usage: record.usage } : {}),
+    ...(record.state.error ? { error: record.state.error } : {}),
+  });
+}
+
+function _notFound(message = "no such response"): RequestError {
+  return new RequestError(404, message, "not_found");
+}
+
+function _newSession(): string {
+  return `r${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+function _context(session: string): ContextFields {
+  return { platform: "api", chat_id: session, session_key: `api:${session}` };
+}

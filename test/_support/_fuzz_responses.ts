@@ -1,0 +1,147 @@
+// The fuzzer's Responses API routes: create (JSON, stream, background, chained), retrieve, delete, cancel, input items; Deno.
+import fc from "fast-check";
+import { API_KEY } from "./clients.ts";
+import {
+  bodyArb,
+  type Built,
+  contentType,
+  extraHeaders,
+  latin1,
+  MARK,
+  renderBody,
+  type RouteFuzz,
+} from "./_fuzz_gen.ts";
+
+/** Response ids returned by POST /v1/responses, reused by the other routes and as previous ids. */
+const _responseIds: string[] = [];
+
+const _b64url = (s: string) => btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+/** Response ids: real ones (an index into those seen), well-formed unknown ones, junk. */
+const _idArb = fc.oneof(
+  { weight: 4, arbitrary: fc.nat().map((i) => ({ real: i })) },
+  {
+    weight: 4,
+    arbitrary: fc.tuple(
+      fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{1,30}$/), latin1(20)),
+      fc.oneof(
+        fc.integer({ min: 1, max: 1000 }).map(String),
+        fc.constantFrom("0", "01", "-1", "9".repeat(17), ""),
+      ),
+    ).map(([session, seq]) => ({ id: `resp_${_b64url(session)}_${seq}` })),
+  },
+  { weight: 2, arbitrary: latin1(60).map((id) => ({ id })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("resp_", "resp__1", "resp_%%%_1", "resp_=_1", "run_ZnpfMQ_1")
+      .map((id) => ({ id })),
+  },
+);
+
+function _id(spec: { real: number } | { id: string }): string {
+  if (!("real" in spec)) return spec.id;
+  return _responseIds.length ? _responseIds[spec.real % _responseIds.length] : "resp_ZnpfMQ_1";
+}
+
+/** A valid POST /v1/responses body; text fields carry MARK. */
+const _createBase: fc.Arbitrary<unknown> = fc.record({
+  items: fc.boolean(),
+  instructions: fc.boolean(),
+  stream: fc.boolean(),
+  background: fc.boolean(),
+  store: fc.boolean(),
+  metadata: fc.boolean(),
+  previous: fc.option(fc.nat(), { freq: 2 }),
+}).map((r) => ({
+  model: "any",
+  input: r.items
+    ? [
+      { role: "user", content: `${MARK} earlier` },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "ok" }] },
+      { role: "user", content: [{ type: "input_text", text: MARK }] },
+    ]
+    : MARK,
+  ...(r.instructions ? { instructions: "be brief" } : {}),
+  ...(r.stream ? { stream: true } : {}),
+  ...(r.background ? { background: true } : {}),
+  ...(r.store || r.background ? {} : { store: false }),
+  ...(r.metadata ? { metadata: { k: "v" } } : {}),
+  ...(r.previous !== null && _responseIds.length
+    ? { previous_response_id: _responseIds[r.previous % _responseIds.length] }
+    : {}),
+}));
+
+/** The authorization header: the key mostly, sometimes a wrong one or none. */
+const _authArb = fc.constantFrom<string | null>(
+  `Bearer ${API_KEY}`,
+  `Bearer ${API_KEY}`,
+  `Bearer ${API_KEY}`,
+  `Bearer ${API_KEY}x`,
+  null,
+);
+
+function _auth(auth: string | null): [string, string][] {
+  return auth === null ? [] : [["authorization", auth]];
+}
+
+function _streaming(body: Uint8Array): boolean {
+  try {
+    return JSON.parse(new TextDecoder().decode(body))?.stream === true;
+  } catch {
+    return false;
+  }
+}
+
+function _route<C>(
+  name: string,
+  arb: fc.Arbitrary<C>,
+  build: (c: C, marker: string) => Built,
+  seen?: (res: Response, text: string) => void,
+): RouteFuzz<C> {
+  return { name, arb, build: (c, marker) => Promise.resolve(build(c, marker)), seen };
+}
+
+/** An id route: `method /v1/responses/{id}{suffix}`. */
+function _idRoute(method: string, suffix: string): RouteFuzz<never> {
+  return _route(
+    `${method} /v1/responses/{id}${suffix}`,
+    fc.record({ auth: _authArb, id: _idArb, extra: extraHeaders }),
+    (c) => ({
+      method,
+      path: `/v1/responses/${encodeURIComponent(_id(c.id))}${suffix}`,
+      headers: [..._auth(c.auth), ...c.extra],
+    }),
+  ) as unknown as RouteFuzz<never>;
+}
+
+/** The Responses API routes. */
+export const RESPONSE_ROUTES: RouteFuzz<never>[] = [
+  _route(
+    "POST /v1/responses",
+    fc.record({
+      auth: _authArb,
+      body: bodyArb(_createBase),
+      type: contentType,
+      extra: extraHeaders,
+    }),
+    (c, marker) => {
+      const body = renderBody(c.body, marker);
+      return {
+        method: "POST",
+        path: "/v1/responses",
+        headers: [..._auth(c.auth), ["content-type", c.type], ...c.extra],
+        body,
+        sseAllowed: _streaming(body),
+      };
+    },
+    (res, text) => {
+      if (res.status !== 200 || !res.headers.get("content-type")?.includes("json")) return;
+      const body = JSON.parse(text);
+      if (body.store !== false && typeof body.id === "string") _responseIds.push(body.id);
+    },
+  ) as unknown as RouteFuzz<never>,
+  _idRoute("GET", ""),
+  _idRoute("GET", "/input_items"),
+  _idRoute("POST", "/cancel"),
+  _idRoute("DELETE", ""),
+];
