@@ -1,4 +1,4 @@
-// The chat-completions surface through the Vercel AI SDK (`ai` + `@ai-sdk/openai`, `.chat()`): generate, stream, its own retries; Deno + Miniflare.
+// The OpenAI surface through the Vercel AI SDK (`ai` + `@ai-sdk/openai`): chat completions via `.chat()`, Responses via the default provider; Deno + Miniflare.
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, streamText } from "ai";
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "@std/assert";
@@ -42,4 +42,16 @@ Deno.test("POST /v1/chat/completions: the AI SDK's retries of a failed turn run 
     assert(error instanceof Error);
     assertStrictEquals(fake.requests.length, 1, "1 + LLM_MAX_RETRIES model calls in all");
   }, { vars: { LLM_MAX_RETRIES: "0" } });
+});
+
+Deno.test("POST /v1/responses answers the AI SDK's default provider (it speaks Responses)", async () => {
+  await withBaton(async (worker) => {
+    const baton = createOpenAI({ baseURL: new URL("v1", worker.url).href, apiKey: API_KEY });
+    const result = await generateText({ model: baton("gpt-4o-mini"), prompt: "via responses" });
+    assertStrictEquals(result.text, "via responses");
+    const streamed = streamText({ model: baton("gpt-4o-mini"), prompt: "streamed responses" });
+    let text = "";
+    for await (const delta of streamed.textStream) text += delta;
+    assertStrictEquals(text, "streamed responses");
+  });
 });
