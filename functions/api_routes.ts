@@ -30,7 +30,7 @@ import {
   requireApiKey,
   sessionKeyParam,
 } from "./_http.ts";
-import { runMessage, sessionStub, submitMessage } from "./session_client.ts";
+import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
 
 /** Routes under /v1, each behind the API key. */
 export const apiRoutes = new Hono<App>();
@@ -115,14 +115,15 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
   };
   let placement = await placeChat(c, header, turn);
   if (request.stream) {
-    let message = { ...chatMessage(placement), events: true };
-    let receipt = await submitMessage(c.env, message.context.session_key!, message, true);
-    if (receipt.refused === "history_mismatch") {
-      // The session moved on (or is busy) since the pointer was written: a fork, in a new session.
-      placement = newChatPlacement();
-      message = { ...chatMessage(placement), events: true };
-      receipt = await submitMessage(c.env, message.context.session_key!, message, true);
-    }
+    // A session that moved on since its pointer was written refuses: a fork, in a new session.
+    const submitted = await submitOrFork(
+      c.env,
+      placement,
+      newChatPlacement,
+      (p) => ({ ...chatMessage(p), events: true }),
+    );
+    placement = submitted.placement;
+    const { message, receipt } = submitted;
     const sessionId = placement.sessionId;
     const id = await completionId(sessionId, receipt.seq);
     const relay = await relayRunEvents(
@@ -137,12 +138,8 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     }
     return relay;
   }
-  let run = await runMessage(c.env, `api:${placement.sessionId}`, chatMessage(placement));
-  if (run === "history_mismatch") {
-    placement = newChatPlacement();
-    run = await runMessage(c.env, `api:${placement.sessionId}`, chatMessage(placement));
-    if (run === "history_mismatch") throw new Error("a new session refused its first message");
-  }
+  const run = await runOrFork(c.env, placement, newChatPlacement, chatMessage);
+  placement = run.placement;
   const { outcome: result } = run;
   const id = await completionId(placement.sessionId, run.seq);
   const headers = { "X-Session-Id": placement.sessionId };

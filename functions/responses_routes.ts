@@ -19,7 +19,7 @@ import type { ContextFields } from "../lib/session_context.ts";
 import type { InboundMessage, MessageRecord } from "../lib/session/mod.ts";
 import { type App, failureStatus, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { relayRunEvents } from "./_run_events.ts";
-import { runMessage, sessionStub, submitMessage } from "./session_client.ts";
+import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
 
 /** Routes under /v1/responses, each behind the API key. */
 export const responseRoutes = new Hono<App>();
@@ -43,11 +43,9 @@ responseRoutes.post("/", requireApiKey, async (c) => {
   const fork = () => ({ session: _newSession(), seed: placement.seed, continues: false });
   const message = (p: _Placement) => _message(turn, p);
   if (request.stream || request.background) {
-    let receipt = await submitMessage(c.env, `api:${placement.session}`, message(placement), true);
-    if (receipt.refused === "history_mismatch") {
-      placement = fork();
-      receipt = await submitMessage(c.env, `api:${placement.session}`, message(placement), true);
-    }
+    const submitted = await submitOrFork(c.env, placement, fork, message);
+    placement = submitted.placement;
+    const { receipt } = submitted;
     const id = responseId(placement.session, receipt.seq);
     const headers = { "X-Session-Id": placement.session };
     if (!request.stream) {
@@ -62,12 +60,8 @@ responseRoutes.post("/", requireApiKey, async (c) => {
     }
     return relay;
   }
-  let run = await runMessage(c.env, `api:${placement.session}`, message(placement));
-  if (run === "history_mismatch") {
-    placement = fork();
-    run = await runMessage(c.env, `api:${placement.session}`, message(placement));
-    if (run === "history_mismatch") throw new Error("a new session refused its first message");
-  }
+  const run = await runOrFork(c.env, placement, fork, message);
+  placement = run.placement;
   const id = responseId(placement.session, run.seq);
   const headers = { "X-Session-Id": placement.session };
   if (run.outcome.status === "failed") {

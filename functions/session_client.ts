@@ -105,3 +105,41 @@ function _queueFull(): RequestError {
     "queue_full",
   );
 }
+
+/**
+ * Stores a message that may continue a session's conversation (`continuesSeed`); when that
+ * session refuses it because the conversation moved on, the message goes to `fork()` instead —
+ * a new session seeded with the request's history. `place` builds the message for a placement.
+ */
+export async function submitOrFork<P>(
+  env: Env,
+  first: P,
+  fork: () => P,
+  place: (placement: P) => InboundMessage,
+): Promise<{ placement: P; message: InboundMessage; receipt: SubmitReceipt }> {
+  let placement = first;
+  for (let attempt = 0;; attempt++) {
+    const message = place(placement);
+    const receipt = await submitMessage(env, message.context.session_key ?? "", message, true);
+    if (receipt.refused !== "history_mismatch") return { placement, message, receipt };
+    if (attempt > 0) throw new Error("a new session refused its first message");
+    placement = fork();
+  }
+}
+
+/** As `submitOrFork`, and waits for the turn's outcome (one RPC per attempt). */
+export async function runOrFork<P>(
+  env: Env,
+  first: P,
+  fork: () => P,
+  place: (placement: P) => InboundMessage,
+): Promise<{ placement: P; seq: number; outcome: TurnOutcome }> {
+  let placement = first;
+  for (let attempt = 0;; attempt++) {
+    const message = place(placement);
+    const run = await runMessage(env, message.context.session_key ?? "", message);
+    if (run !== "history_mismatch") return { placement, ...run };
+    if (attempt > 0) throw new Error("a new session refused its first message");
+    placement = fork();
+  }
+}
