@@ -1,6 +1,8 @@
 // OpenAI-compatible API routes: chat completions (JSON and SSE), models, session state; Workers.
 import { Hono } from "hono";
+import { batonToolNames } from "../lib/agent.ts";
 import {
+  callerInRequest,
   chatCompletion,
   chatCompletionChunk,
   chatCompletionRequest,
@@ -22,6 +24,7 @@ import {
   TENANT,
 } from "./_conversations.ts";
 import { relayRunEvents } from "./_run_events.ts";
+import { tools } from "./tools.ts";
 import {
   type App,
   failureStatus,
@@ -70,12 +73,30 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
   const body = new Uint8Array(await c.req.arrayBuffer());
   const request = parseJson(chatCompletionRequest, body);
   const turn = chatTurnInput(request);
-  if (!turn) throw new RequestError(400, "messages: no user message", "invalid_request_error");
+  if (typeof turn === "string") throw new RequestError(400, turn, "invalid_request_error");
+  const clientTools = request.tools ?? [];
+  const ours = batonToolNames(tools);
+  for (const [i, tool] of clientTools.entries()) {
+    if (ours.has(tool.function.name)) {
+      throw new RequestError(
+        400,
+        `tools.${i}.function.name: ${tool.function.name} is one of baton's own tools`,
+        "invalid_request_error",
+      );
+    }
+  }
   const header = c.req.header("x-session-id");
   if (header !== undefined && !SESSION_ID.test(header)) {
     throw new RequestError(
       400,
       "X-Session-Id: 1-128 characters of [A-Za-z0-9._:-]",
+      "invalid_request_error",
+    );
+  }
+  if (header === undefined && turn.toolResults.length && !callerInRequest(turn)) {
+    throw new RequestError(
+      400,
+      "messages: tool results without the assistant message that called the tools",
       "invalid_request_error",
     );
   }
@@ -106,12 +127,17 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     ...(turn.system ? { system: turn.system } : {}),
     ...(turn.seed.length ? { seed: turn.seed } : {}),
     ...(params ? { params } : {}),
+    ...(clientTools.length ? { clientTools } : {}),
+    ...(turn.toolResults.length ? { toolResults: turn.toolResults } : {}),
     ...(placement.continues ? { continuesSeed: true } : {}),
     requestHash,
     ...(deliveryKey ? { deliveryKey } : {}),
   });
-  const remember = async (reply: string, sessionId: string) => {
-    if (header === undefined) await rememberChat(c, turn, reply, sessionId);
+  // Only a turn that starts from a user message and ends in text leaves a state a client's next
+  // request can name; around client tool calls each request runs in a new seeded session.
+  const remember = async (reply: string, sessionId: string, toolCalls?: unknown[]) => {
+    if (header !== undefined || turn.toolResults.length || toolCalls?.length) return;
+    await rememberChat(c, turn, reply, sessionId);
   };
   let placement = await placeChat(c, header, turn);
   if (request.stream) {
@@ -130,7 +156,12 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
       c.env,
       message.context,
       receipt.seq,
-      _completionFrames(id, model, includeUsage, (reply) => remember(reply, sessionId)),
+      _completionFrames(
+        id,
+        model,
+        includeUsage,
+        (reply, toolCalls) => remember(reply, sessionId, toolCalls),
+      ),
       { "X-Session-Id": sessionId },
     );
     if (!relay) {
@@ -148,8 +179,12 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     const noRetry = { ...headers, "x-should-retry": "false" };
     return c.json({ error: result.error }, failureStatus(result.error), noRetry);
   }
-  await remember(result.reply, placement.sessionId);
-  return c.json(chatCompletion(id, model, result.reply, result.usage), 200, headers);
+  await remember(result.reply, placement.sessionId, result.toolCalls);
+  return c.json(
+    chatCompletion(id, model, result.reply, result.usage, result.toolCalls),
+    200,
+    headers,
+  );
 });
 
 /**
@@ -160,10 +195,12 @@ function _completionFrames(
   id: string,
   model: string,
   includeUsage: boolean,
-  onCompleted: (reply: string) => Promise<void>,
+  onCompleted: (reply: string, toolCalls: unknown[]) => Promise<void>,
 ): (event: RunEvent) => Promise<SseEvent[]> {
-  const chunk = (delta: { role?: "assistant"; content?: string }, finish: "stop" | null = null) =>
-    chatCompletionChunk(id, model, delta, finish, includeUsage);
+  const chunk = (
+    delta: { role?: "assistant"; content?: string; tool_calls?: unknown[] },
+    finish: "stop" | "tool_calls" | null = null,
+  ) => chatCompletionChunk(id, model, delta, finish, includeUsage);
   return async (event) => {
     switch (event.type) {
       case "run.started":
@@ -171,10 +208,14 @@ function _completionFrames(
       case "message.delta":
         return [{ data: chunk({ content: String(event.data.delta ?? "") }) }];
       case "run.completed": {
-        await onCompleted(String(event.data.output ?? ""));
+        const toolCalls = Array.isArray(event.data.tool_calls) ? event.data.tool_calls : [];
+        await onCompleted(String(event.data.output ?? ""), toolCalls);
         const usage = _usage(event.data.usage);
+        // A client tool call goes out whole in one delta (its arguments complete), then the finish.
+        const calls = toolCalls.map((call, index) => ({ index, ...(call as object) }));
         return [
-          { data: chunk({}, "stop") },
+          ...(calls.length ? [{ data: chunk({ tool_calls: calls }) }] : []),
+          { data: chunk({}, calls.length ? "tool_calls" : "stop") },
           ...(includeUsage ? [{ data: chatCompletionUsageChunk(id, model, usage) }] : []),
           { data: "[DONE]" },
         ];

@@ -19,6 +19,11 @@ export function modelFromConfig(config: BatonConfig): ChatModel {
   });
 }
 
+/** The names of the tools baton runs itself (built-ins and the deployment's): a client's may not clash. */
+export function batonToolNames(extraTools: Tool[]): Set<string> {
+  return new Set(["session_info", "delegate_task", ...extraTools.map((tool) => tool.name)]);
+}
+
 /** The executor for a session's turns: binds each turn's context, then runs the agent loop. */
 export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): TurnExecutor {
   const model = modelFromConfig(config);
@@ -39,7 +44,10 @@ export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): Tur
         tools,
         system: [config.systemPrompt, message.system ?? ""],
         history,
-        input: message.text,
+        ...(message.toolResults?.length
+          ? { toolResults: message.toolResults }
+          : { input: message.text }),
+        ...(message.clientTools?.length ? { clientTools: message.clientTools } : {}),
         ...(message.params ? { params: message.params } : {}),
         maxSteps: config.maxTurnSteps,
         signal,

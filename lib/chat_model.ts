@@ -26,6 +26,13 @@ export interface ModelParams {
   frequency_penalty?: number;
   presence_penalty?: number;
   reasoning_effort?: "minimal" | "low" | "medium" | "high";
+  /** How the model may use tools: as given by the caller (about its own and baton's tools). */
+  tool_choice?:
+    | "none"
+    | "auto"
+    | "required"
+    | { type: "function"; function: { name: string } };
+  parallel_tool_calls?: boolean;
   response_format?:
     | { type: "text" }
     | { type: "json_object" }

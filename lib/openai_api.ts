@@ -1,12 +1,33 @@
 // OpenAI Chat Completions shapes: request schema, session id rules, response and chunk builders; runtime-neutral.
 import { z } from "zod";
-import { type ChatMessage, messageText, type ModelParams } from "./chat_model.ts";
+import { type ChatMessage, messageText, type ModelParams, type ToolCall } from "./chat_model.ts";
 
 const _contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+const _toolCall = z.looseObject({
+  id: z.string().min(1).max(256),
+  type: z.literal("function"),
+  function: z.looseObject({ name: z.string().max(256), arguments: z.string().max(1_000_000) }),
+});
 
 const _message = z.looseObject({
   role: z.enum(["system", "developer", "user", "assistant", "tool"]),
   content: z.union([z.string(), z.array(_contentPart), z.null()]).optional(),
+  tool_calls: z.array(_toolCall).max(128).optional(),
+  tool_call_id: z.string().min(1).max(256).optional(),
+});
+
+const _TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A client's function tool, in the Chat Completions shape. */
+const _functionTool = z.object({
+  type: z.literal("function"),
+  function: z.object({
+    name: z.string().regex(_TOOL_NAME, "1-64 characters of [A-Za-z0-9_-]"),
+    description: z.string().max(10_000).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
 });
 
 const _jsonSchemaFormat = z.object({
@@ -30,6 +51,11 @@ const _modelParams = {
   frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
   presence_penalty: z.number().min(-2).max(2).nullable().optional(),
   reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
+  tool_choice: z.union([
+    z.enum(["none", "auto", "required"]),
+    z.object({ type: z.literal("function"), function: z.object({ name: z.string().max(64) }) }),
+  ]).nullable().optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
   response_format: z.union([
     z.object({ type: z.literal("text") }),
     z.object({ type: z.literal("json_object") }),
@@ -40,6 +66,7 @@ const _modelParams = {
 /** A Chat Completions request; fields baton does not use are accepted and ignored. */
 export const chatCompletionRequest = z.looseObject({
   ..._modelParams,
+  tools: z.array(_functionTool).max(128).nullable().optional(),
   model: z.string().max(256).optional(),
   messages: z.array(_message).min(1).max(10_000),
   stream: z.boolean().optional(),
@@ -59,27 +86,74 @@ export const sessionIdField = z.string().regex(SESSION_ID, "1-128 characters of 
 
 /** The parts of a request a turn needs. */
 export interface ChatTurnInput {
+  /** The last user message's text ("" when the turn continues on tool results). */
   input: string;
+  /** The client's answers to its tools' calls, when the request ends with them: the turn's input. */
+  toolResults: ChatMessage[];
   system: string;
-  /** Earlier user/assistant exchanges: the seed of a new session, and what a continued one must hold. */
+  /** Earlier messages: the seed of a new session, and what a continued one must hold. */
   seed: ChatMessage[];
 }
 
-/** Splits a request into the turn's input (the last user message), system text and seed. */
-export function chatTurnInput(request: ChatCompletionRequest): ChatTurnInput | null {
-  const lastUser = request.messages.findLastIndex((m) => m.role === "user");
-  if (lastUser < 0) return null;
-  const system = request.messages
+/**
+ * Splits a request into the turn's input (the last user message, or the tool results that end
+ * it), system text and seed; a string explains a request no turn can start from.
+ */
+export function chatTurnInput(request: ChatCompletionRequest): ChatTurnInput | string {
+  const { messages } = request;
+  const system = messages
     .filter((m) => m.role === "system" || m.role === "developer")
     .map(messageText)
     .join("\n");
-  const seed: ChatMessage[] = request.messages.slice(0, lastUser).flatMap((m): ChatMessage[] =>
-    m.role === "user" || m.role === "assistant" ? [{ role: m.role, content: messageText(m) }] : []
-  );
+  let end = messages.length;
+  while (end > 0 && messages[end - 1].role === "tool") end--;
+  if (end < messages.length) {
+    // The assistant message that called the tools may be only in a pinned session's transcript.
+    return {
+      input: "",
+      toolResults: messages.slice(end).map(_asHistory).filter((m) => m !== null),
+      system,
+      seed: _seed(messages.slice(0, end)),
+    };
+  }
+  const lastUser = messages.findLastIndex((m) => m.role === "user");
+  if (lastUser < 0) return "messages: no user message";
   return {
-    input: messageText(request.messages[lastUser]),
+    input: messageText(messages[lastUser]),
+    toolResults: [],
     system,
-    seed,
+    seed: _seed(messages.slice(0, lastUser)),
+  };
+}
+
+type _RequestMessage = ChatCompletionRequest["messages"][number];
+
+/** Whether a turn's tool results follow, in the request itself, the assistant message that called them. */
+export function callerInRequest(turn: ChatTurnInput): boolean {
+  const caller = turn.seed.at(-1);
+  return caller?.role === "assistant" && (caller.tool_calls?.length ?? 0) > 0;
+}
+
+/** Earlier messages as history: user and assistant text, tool calls and their results kept whole. */
+function _seed(messages: _RequestMessage[]): ChatMessage[] {
+  return messages.map(_asHistory).filter((m) => m !== null);
+}
+
+function _asHistory(m: _RequestMessage): ChatMessage | null {
+  if (m.role === "user") return { role: "user", content: messageText(m) };
+  if (m.role === "tool") {
+    return { role: "tool", tool_call_id: m.tool_call_id ?? "", content: messageText(m) };
+  }
+  if (m.role !== "assistant") return null;
+  if (!m.tool_calls?.length) return { role: "assistant", content: messageText(m) };
+  return {
+    role: "assistant",
+    content: messageText(m) || null,
+    tool_calls: m.tool_calls.map((call) => ({
+      id: call.id,
+      type: "function" as const,
+      function: { name: call.function.name, arguments: call.function.arguments },
+    })),
   };
 }
 
@@ -124,13 +198,17 @@ export function chatCompletion(
   model: string,
   reply: string,
   usage: { prompt_tokens: number; completion_tokens: number },
+  toolCalls?: ToolCall[],
 ) {
+  const message = toolCalls?.length
+    ? { role: "assistant", content: reply || null, tool_calls: toolCalls }
+    : { role: "assistant", content: reply };
   return {
     id,
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
+    choices: [{ index: 0, message, finish_reason: toolCalls?.length ? "tool_calls" : "stop" }],
     usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
   };
 }
@@ -139,8 +217,8 @@ export function chatCompletion(
 export function chatCompletionChunk(
   id: string,
   model: string,
-  delta: { role?: "assistant"; content?: string },
-  finishReason: "stop" | null = null,
+  delta: { role?: "assistant"; content?: string; tool_calls?: unknown[] },
+  finishReason: "stop" | "tool_calls" | null = null,
   withUsage = false,
 ) {
   return {

@@ -1,4 +1,5 @@
 // The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime.
+import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatModel, ModelParams, ToolCall } from "./chat_model.ts";
 import type { ToolRegistry } from "./tools.ts";
 
@@ -10,7 +11,12 @@ export interface TurnRequest {
   system: string[];
   /** Earlier conversation, oldest first, already bounded. */
   history: ChatMessage[];
-  input: string;
+  /** The user's message; absent when the turn continues on `toolResults`. */
+  input?: string;
+  /** The client's answers to its tools' calls that ended the previous turn: this turn's input. */
+  toolResults?: ChatMessage[];
+  /** The client's own function tools: offered beside baton's; a call to one ends the turn. */
+  clientTools?: ChatCompletionTool[];
   /** The caller's model parameters, sent with every model call of the turn. */
   params?: ModelParams;
   maxSteps: number;
@@ -34,6 +40,8 @@ export interface TurnResult {
   messages: ChatMessage[];
   steps: number;
   usage: { prompt_tokens: number; completion_tokens: number };
+  /** The calls of client tools that ended the turn: the client runs them and answers. */
+  toolCalls?: ToolCall[];
 }
 
 /** Text of the reply when the step cap ends a turn that still wanted tools. */
@@ -43,9 +51,14 @@ export const STEP_CAP_REPLY =
 /** Runs one agent turn: model calls and tool calls until the model answers with text or the cap. */
 export async function runTurn(request: TurnRequest): Promise<TurnResult> {
   const { model, tools, signal } = request;
-  const user: ChatMessage = { role: "user", content: request.input };
   const added: ChatMessage[] = request.progress?.messages ?? [];
-  added.push(user);
+  const clientNames = new Set((request.clientTools ?? []).map(_toolName));
+  if (request.toolResults?.length) {
+    added.push(...request.toolResults);
+  } else {
+    // Client calls left unanswered by a new question: their results are owed to the model.
+    added.push(..._unanswered(request.history), { role: "user", content: request.input ?? "" });
+  }
   const prefix: ChatMessage[] = [
     ...request.system.filter((s) => s).map((content): ChatMessage => ({ role: "system", content })),
     ...request.history,
@@ -56,7 +69,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     if (request.progress) request.progress.step = step;
     const reply = await model.complete({
       messages: [...prefix, ...added],
-      tools: tools.definitions(),
+      tools: [...tools.definitions(), ...(request.clientTools ?? [])],
       ...(request.params ? { params: request.params } : {}),
       signal,
       onDelta: request.onDelta,
@@ -68,7 +81,9 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
       return { reply: reply.content, messages: added, steps: step, usage };
     }
     added.push({ role: "assistant", content: reply.content || null, tool_calls: reply.toolCalls });
+    const clientCalls = reply.toolCalls.filter((call) => clientNames.has(_callName(call)));
     for (const call of reply.toolCalls) {
+      if (clientNames.has(_callName(call))) continue; // the client runs its own
       const name = call.type === "function" ? call.function.name : call.type;
       request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
       const started = Date.now();
@@ -82,9 +97,39 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
       });
       added.push({ role: "tool", tool_call_id: call.id, content: result.content });
     }
+    if (clientCalls.length) {
+      return { reply: reply.content, messages: added, steps: step, usage, toolCalls: clientCalls };
+    }
   }
   added.push({ role: "assistant", content: STEP_CAP_REPLY });
   return { reply: STEP_CAP_REPLY, messages: added, steps: request.maxSteps, usage };
+}
+
+function _toolName(tool: ChatCompletionTool): string {
+  return tool.type === "function" ? tool.function.name : "";
+}
+
+function _callName(call: ToolCall): string {
+  return call.type === "function" ? call.function.name : "";
+}
+
+/**
+ * Tool results for the calls of the history's last assistant message that no tool message
+ * answers (a client that asked something new instead of answering its tools): every call must
+ * have a result before the model may be asked again.
+ */
+function _unanswered(history: ChatMessage[]): ChatMessage[] {
+  const last = history.findLastIndex((m) => m.role === "assistant");
+  const message = history[last];
+  if (!message || message.role !== "assistant" || !message.tool_calls?.length) return [];
+  const answered = new Set(
+    history.slice(last + 1).flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])),
+  );
+  return message.tool_calls.filter((call) => !answered.has(call.id)).map((call) => ({
+    role: "tool" as const,
+    tool_call_id: call.id,
+    content: JSON.stringify({ error: "the client did not answer this call" }),
+  }));
 }
 
 async function _runTool(

@@ -1,5 +1,5 @@
 // Unit tests for lib/run_turn.ts with a scripted in-process model; Deno.
-import { assertEquals, assertStrictEquals } from "@std/assert";
+import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { scriptedModel, toolCall } from "../test/_support/scripted_model.ts";
 import { echoModel } from "./chat_model.ts";
 import { runTurn, STEP_CAP_REPLY } from "./run_turn.ts";
@@ -115,4 +115,62 @@ Deno.test("ToolRegistry.register() refuses duplicate and malformed names", () =>
     }
   }
   assertStrictEquals(thrown, 3);
+});
+
+const _clientTool = {
+  type: "function" as const,
+  function: { name: "client_lookup", parameters: { type: "object" } },
+};
+
+Deno.test("runTurn() ends on a client tool call, running baton's own calls of that step first", async () => {
+  const model = scriptedModel([
+    { toolCalls: [toolCall("b1", "session_info", {}), toolCall("c1", "client_lookup", { q: 1 })] },
+  ]);
+  const result = await runTurn({
+    ...base,
+    model,
+    tools: new ToolRegistry([sessionInfoTool]),
+    clientTools: [_clientTool],
+    input: "look it up",
+  });
+  assertEquals(result.toolCalls?.map((c) => c.id), ["c1"]);
+  assertEquals(result.messages.map((m) => m.role), ["user", "assistant", "tool"]);
+  assertEquals(model.requests.length, 1, "the model is not asked again before the client answers");
+  assert(
+    model.requests[0].tools.some((t) =>
+      t.type === "function" && t.function.name === "client_lookup"
+    ),
+  );
+});
+
+Deno.test("runTurn() continues on the client's tool results, and answers calls a new question left open", async () => {
+  const history = [
+    { role: "user" as const, content: "look it up" },
+    {
+      role: "assistant" as const,
+      content: null,
+      tool_calls: [toolCall("c1", "client_lookup", {})],
+    },
+  ];
+  const onResults = scriptedModel([{ content: "found it" }]);
+  const continued = await runTurn({
+    ...base,
+    history,
+    model: onResults,
+    tools: new ToolRegistry(),
+    clientTools: [_clientTool],
+    toolResults: [{ role: "tool", tool_call_id: "c1", content: "42" }],
+  });
+  assertStrictEquals(continued.reply, "found it");
+  assertEquals(continued.messages.map((m) => m.role), ["tool", "assistant"]);
+  const onQuestion = scriptedModel([{ content: "ok" }]);
+  const abandoned = await runTurn({
+    ...base,
+    history,
+    model: onQuestion,
+    tools: new ToolRegistry(),
+    input: "never mind",
+  });
+  assertEquals(abandoned.messages.map((m) => m.role), ["tool", "user", "assistant"]);
+  assertEquals(onQuestion.requests[0].messages.slice(-2).map((m) => m.role), ["tool", "user"]);
 });

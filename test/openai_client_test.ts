@@ -281,3 +281,92 @@ Deno.test("POST /v1/chat/completions: an Idempotency-Key replays the first answe
     await dir.cleanup();
   }
 });
+
+const _weatherTool = {
+  type: "function" as const,
+  function: {
+    name: "get_weather",
+    description: "The weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string" } } },
+  },
+};
+
+/** The model calls the client's get_weather until it sees a tool result, then answers with it. */
+function weatherModel(req: { body: { messages: { role: string; content: string }[] } }) {
+  const last = req.body.messages.at(-1)!;
+  return last.role === "tool"
+    ? { kind: "text" as const, text: `it is ${last.content}` }
+    : { kind: "tool_call" as const, name: "get_weather", args: { city: "Oslo" }, id: "call_w1" };
+}
+
+for (const session of ["tools-pinned", undefined]) {
+  Deno.test(`POST /v1/chat/completions: a client tool round trip${session ? " in a pinned session" : ""}`, async () => {
+    await withBaton(async (worker, fake) => {
+      fake.script(weatherModel);
+      const openai = client(worker, session);
+      const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
+        { role: "user", content: "weather in Oslo?" },
+      ];
+      const first = await openai.chat.completions.create({
+        model: "gpt-4o-mini",
+        messages,
+        tools: [_weatherTool],
+      });
+      const choice = first.choices[0];
+      assertStrictEquals(choice.finish_reason, "tool_calls");
+      const call = choice.message.tool_calls![0];
+      assert(call.type === "function");
+      assertEquals([call.id, call.function.name, JSON.parse(call.function.arguments)], [
+        "call_w1",
+        "get_weather",
+        { city: "Oslo" },
+      ]);
+      assert(
+        fake.requests[0].body.tools.some((t: { function: { name: string } }) =>
+          t.function.name === "get_weather"
+        ),
+        "the client's tool is offered beside baton's",
+      );
+      messages.push(choice.message, { role: "tool", tool_call_id: call.id, content: "sunny" });
+      const second = await openai.chat.completions.create({
+        model: "gpt-4o-mini",
+        messages: session ? [messages.at(-1)!] : messages,
+        tools: [_weatherTool],
+      });
+      assertStrictEquals(second.choices[0].message.content, "it is sunny");
+      assertStrictEquals(second.choices[0].finish_reason, "stop");
+      const sent = fake.requests[1].body.messages.filter((m: { role: string }) =>
+        m.role !== "system"
+      );
+      assertEquals(sent.map((m: { role: string }) => m.role), ["user", "assistant", "tool"]);
+      assertStrictEquals(fake.requests.length, 2);
+    });
+  });
+}
+
+Deno.test("POST /v1/chat/completions streams a client tool call and refuses a tool named like baton's", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(weatherModel);
+    const stream = await client(worker, "tools-stream").chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "weather?" }],
+      tools: [_weatherTool],
+      stream: true,
+    });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const calls = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+    assertEquals(calls.map((c) => [c.id, c.function?.name, c.function?.arguments]), [
+      ["call_w1", "get_weather", JSON.stringify({ city: "Oslo" })],
+    ]);
+    assertStrictEquals(chunks.at(-1)!.choices[0].finish_reason, "tool_calls");
+    const clash = await assertRejects(() =>
+      client(worker, "tools-clash").chat.completions.create({
+        model: "gpt-4o-mini",
+        messages: [{ role: "user", content: "x" }],
+        tools: [{ type: "function", function: { name: "session_info" } }],
+      })
+    );
+    assert(clash instanceof OpenAI.BadRequestError && /session_info/.test(clash.message));
+  });
+});

@@ -31,7 +31,12 @@ export async function runClaimedTurn(
       signal,
     );
     return {
-      outcome: { status: "completed", reply: result.reply, usage: result.usage },
+      outcome: {
+        status: "completed",
+        reply: result.reply,
+        usage: result.usage,
+        ...(result.toolCalls?.length ? { toolCalls: result.toolCalls } : {}),
+      },
       messages: [...seed, ...result.messages],
     };
   } catch (error) {

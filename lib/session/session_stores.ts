@@ -43,8 +43,12 @@ export class SessionStores {
     if (!message?.events) return;
     const state = runStateOf("done", outcome);
     if (state.status === "completed") {
-      const usage = outcome.status === "completed" ? outcome.usage : undefined;
-      this.events.emit(tx, seq, "run.completed", { output: state.output, usage });
+      const done = outcome.status === "completed" ? outcome : undefined;
+      this.events.emit(tx, seq, "run.completed", {
+        output: state.output,
+        usage: done?.usage,
+        ...(done?.toolCalls ? { tool_calls: done.toolCalls } : {}),
+      });
     } else if (state.status === "cancelled") this.events.emit(tx, seq, "run.cancelled", {});
     else this.events.emit(tx, seq, "run.failed", { error: state.error });
   }

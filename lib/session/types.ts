@@ -1,5 +1,6 @@
 // The session core's public shapes: messages in, outcomes and run events out, the executor contract; runtime-neutral.
-import type { ChatMessage, ModelParams } from "../chat_model.ts";
+import type { ChatCompletionTool } from "openai/resources/chat/completions";
+import type { ChatMessage, ModelParams, ToolCall } from "../chat_model.ts";
 import type { ReplyTarget } from "../platform.ts";
 import type { ContextFields } from "../session_context.ts";
 
@@ -16,6 +17,10 @@ export interface InboundMessage {
   seed?: ChatMessage[];
   /** The caller's model parameters for this turn (API callers). */
   params?: ModelParams;
+  /** The caller's own function tools: a call to one ends the turn with `toolCalls` (API callers). */
+  clientTools?: ChatCompletionTool[];
+  /** The client's answers to the tool calls that ended its previous turn: this turn's input. */
+  toolResults?: ChatMessage[];
   /**
    * The message continues this session's conversation, whose turns must be exactly `seed` (a
    * client that resends its history without X-Session-Id): refused as `history_mismatch` unless the
@@ -67,7 +72,13 @@ export interface TurnUsage {
 
 /** How a message's turn ended. */
 export type TurnOutcome =
-  | { status: "completed"; reply: string; usage: TurnUsage }
+  | {
+    status: "completed";
+    reply: string;
+    usage: TurnUsage;
+    /** Calls of the client's own tools that ended the turn. */
+    toolCalls?: ToolCall[];
+  }
   | { status: "failed"; error: { message: string; type: string } };
 
 /** What `submit` answers once the message is durably stored. */
@@ -112,6 +123,8 @@ export interface TurnResult {
   reply: string;
   messages: ChatMessage[];
   usage: TurnUsage;
+  /** Calls of the client's own tools that ended the turn. */
+  toolCalls?: ToolCall[];
 }
 
 /** Runs one claimed message as a turn; throws to fail it. */
