@@ -9,20 +9,14 @@ import {
   chatCompletionUsageChunk,
   chatTurnInput,
   completionId,
-  hashHex,
   modelObject,
   modelParams,
   SESSION_ID,
 } from "../lib/openai_api.ts";
 import type { InboundMessage, RunEvent } from "../lib/session/mod.ts";
 import type { SseEvent } from "../lib/transport.ts";
-import {
-  type ChatPlacement,
-  newChatPlacement,
-  placeChat,
-  rememberChat,
-  TENANT,
-} from "./_conversations.ts";
+import { type ChatPlacement, newChatPlacement, placeChat, rememberChat } from "./_conversations.ts";
+import { requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import { tools } from "./tools.ts";
 import {
@@ -100,19 +94,8 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
       "invalid_request_error",
     );
   }
-  const idempotencyKey = c.req.header("idempotency-key");
-  if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
-    throw new RequestError(
-      400,
-      "Idempotency-Key: 1-255 printable ASCII characters",
-      "invalid_request_error",
-    );
-  }
-  // The request as a client would retry it: same key scope, session header and body.
-  const requestHash = await hashHex([TENANT, header ?? null, new TextDecoder().decode(body)]);
-  const deliveryKey = idempotencyKey === undefined
-    ? undefined
-    : `idem:${await hashHex([TENANT, idempotencyKey])}`;
+  // The request as a client would retry it, and its Idempotency-Key (claimed, or a 422).
+  const { requestHash, deliveryKey } = await requestIdentity(c, "chat", body);
   const params = modelParams(request);
   const model = config.llmModel;
   const includeUsage = request.stream_options?.include_usage === true;

@@ -1,6 +1,7 @@
 // The OpenAI Responses API over the session objects: create (JSON, SSE, background), retrieve, delete, cancel, input items; Workers.
 import type { Context } from "hono";
 import { Hono } from "hono";
+import { batonToolNames } from "../lib/agent.ts";
 import type { ChatMessage } from "../lib/chat_model.ts";
 import {
   inputItemsList,
@@ -11,15 +12,17 @@ import {
   responseObject,
   responseRequest,
   responseStatus,
-  responseStreamFrames,
   type ResponseTurn,
   responseTurn,
 } from "../lib/responses_api.ts";
+import { responseStreamFrames } from "../lib/responses_stream.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import type { InboundMessage, MessageRecord } from "../lib/session/mod.ts";
 import { type App, failureStatus, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
+import { tools } from "./tools.ts";
 
 /** Routes under /v1/responses, each behind the API key. */
 export const responseRoutes = new Hono<App>();
@@ -33,15 +36,19 @@ interface _Placement {
 }
 
 responseRoutes.post("/", requireApiKey, async (c) => {
-  const request = parseJson(responseRequest, new Uint8Array(await c.req.arrayBuffer()));
+  const body = new Uint8Array(await c.req.arrayBuffer());
+  const request = parseJson(responseRequest, body);
   if (request.background && request.store === false) {
     throw new RequestError(400, "background: requires store: true", "invalid_request_error");
   }
   const turn = responseTurn(request, c.var.config.llmModel, Date.now());
   if (typeof turn === "string") throw new RequestError(400, turn, "invalid_request_error");
-  let placement = await _place(c, turn);
-  const fork = () => ({ session: _newSession(), seed: placement.seed, continues: false });
-  const message = (p: _Placement) => _message(turn, p);
+  _checkTools(turn);
+  const identity = await requestIdentity(c, "responses", body);
+  const newSession = () => newSessionId(identity, "r");
+  let placement = await _place(c, turn, newSession);
+  const fork = () => ({ session: newSession(), seed: placement.seed, continues: false });
+  const message = (p: _Placement) => ({ ..._message(turn, p), ...identity });
   if (request.stream || request.background) {
     const submitted = await submitOrFork(c.env, placement, fork, message);
     placement = submitted.placement;
@@ -69,9 +76,9 @@ responseRoutes.post("/", requireApiKey, async (c) => {
     const noRetry = { ...headers, "x-should-retry": "false" };
     return c.json({ error: run.outcome.error }, failureStatus(run.outcome.error), noRetry);
   }
-  const { reply, usage } = run.outcome;
+  const { reply, usage, toolCalls } = run.outcome;
   return c.json(
-    responseObject({ id, meta: turn.meta, status: "completed", output: reply, usage }),
+    responseObject({ id, meta: turn.meta, status: "completed", output: reply, toolCalls, usage }),
     200,
     headers,
   );
@@ -114,9 +121,13 @@ responseRoutes.get("/:id/input_items", requireApiKey, async (c) => {
 });
 
 /** The session and history a new response runs with: a new session, the previous one's, or a fork. */
-async function _place(c: Context<App>, turn: ResponseTurn): Promise<_Placement> {
+async function _place(
+  c: Context<App>,
+  turn: ResponseTurn,
+  newSession: () => string,
+): Promise<_Placement> {
   const previous = turn.meta.previous_response_id;
-  if (previous === null) return { session: _newSession(), seed: turn.earlier, continues: false };
+  if (previous === null) return { session: newSession(), seed: turn.earlier, continues: false };
   const found = await _lookup(c, previous, true);
   const turns = found?.record.turns;
   if (!found || turns === undefined) throw _notFound("previous_response_id: no such response");
@@ -130,7 +141,7 @@ async function _place(c: Context<App>, turn: ResponseTurn): Promise<_Placement> 
   // The previous response's session takes the turn only when that response is still its latest
   // turn and it is idle (the session re-checks as it stores the message); else a fork.
   if (!turn.earlier.length) return { session: found.session, seed: turns, continues: true };
-  return { session: _newSession(), seed: [...turns, ...turn.earlier], continues: false };
+  return { session: newSession(), seed: [...turns, ...turn.earlier], continues: false };
 }
 
 function _message(turn: ResponseTurn, placement: _Placement): InboundMessage {
@@ -140,6 +151,8 @@ function _message(turn: ResponseTurn, placement: _Placement): InboundMessage {
     ...(turn.system ? { system: turn.system } : {}),
     ...(placement.seed.length ? { seed: placement.seed } : {}),
     ...(turn.params ? { params: turn.params } : {}),
+    ...(turn.clientTools.length ? { clientTools: turn.clientTools } : {}),
+    ...(turn.toolResults.length ? { toolResults: turn.toolResults } : {}),
     ...(placement.continues ? { continuesSeed: true } : {}),
     events: true,
     meta: { ...turn.meta },
@@ -182,16 +195,39 @@ function _object(id: string, record: MessageRecord, meta: ResponseMeta) {
     status: responseStatus(record.state),
     ...(record.state.output !== undefined ? { output: record.state.output } : {}),
     ...(record.usage ? { usage: record.usage } : {}),
+    ...(record.toolCalls ? { toolCalls: record.toolCalls } : {}),
     ...(record.state.error ? { error: record.state.error } : {}),
   });
 }
 
-function _notFound(message = "no such response"): RequestError {
-  return new RequestError(404, message, "not_found");
+/**
+ * A client's tools may not share a name with baton's; outputs need their calls — in the
+ * previous response, or in the input when there is none.
+ */
+function _checkTools(turn: ResponseTurn): void {
+  const ours = batonToolNames(tools);
+  for (const [i, tool] of turn.clientTools.entries()) {
+    if (tool.type === "function" && ours.has(tool.function.name)) {
+      throw new RequestError(
+        400,
+        `tools.${i}.name: ${tool.function.name} is one of baton's own tools`,
+        "invalid_request_error",
+      );
+    }
+  }
+  const caller = turn.earlier.at(-1);
+  const called = caller?.role === "assistant" && (caller.tool_calls?.length ?? 0) > 0;
+  if (turn.toolResults.length && turn.meta.previous_response_id === null && !called) {
+    throw new RequestError(
+      400,
+      "input: function_call_output without its function_call (or previous_response_id)",
+      "invalid_request_error",
+    );
+  }
 }
 
-function _newSession(): string {
-  return `r${crypto.randomUUID().replaceAll("-", "")}`;
+function _notFound(message = "no such response"): RequestError {
+  return new RequestError(404, message, "not_found");
 }
 
 function _context(session: string): ContextFields {

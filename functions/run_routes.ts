@@ -6,6 +6,7 @@ import type { ContextFields } from "../lib/session_context.ts";
 import type { InboundMessage } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { sessionStub, submitMessage } from "./session_client.ts";
+import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
 
 const _runRequest = z.object({
@@ -17,9 +18,17 @@ const _runRequest = z.object({
 export const runRoutes = new Hono<App>();
 
 runRoutes.post("/", requireApiKey, async (c) => {
-  const body = parseJson(_runRequest, new Uint8Array(await c.req.arrayBuffer()));
-  const session = body.session ?? `r${crypto.randomUUID().replaceAll("-", "")}`;
-  const message: InboundMessage = { text: body.input, context: _context(session), events: true };
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  const body = parseJson(_runRequest, bytes);
+
+  const identity = await requestIdentity(c, "runs", bytes);
+  const session = body.session ?? newSessionId(identity, "r");
+  const message: InboundMessage = {
+    text: body.input,
+    context: _context(session),
+    events: true,
+    ...identity,
+  };
   const receipt = await submitMessage(c.env, `api:${session}`, message, true);
   return c.json({ run_id: _runId(session, receipt.seq), session, status: "queued" }, 202);
 });

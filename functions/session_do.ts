@@ -4,6 +4,7 @@ import { createTurnExecutor } from "../lib/agent.ts";
 import type { ChatMessage } from "../lib/chat_model.ts";
 import { type BatonConfig, readConfig } from "../lib/config.ts";
 import { type PlatformEnv, replyChannel } from "../lib/platform.ts";
+import { claimRequestKey } from "../lib/request_keys.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
 import { ndjsonTransport } from "../lib/transport.ts";
@@ -22,8 +23,9 @@ import { tools } from "./tools.ts";
 
 /**
  * One per session key (idFromName): durable inbox, run claim, transcript, outbox. An object named
- * `conv:<fingerprint>` is instead a conversation pointer (a client's history → its session): it
- * keeps one key and never builds a sentinel or its tables.
+ * `conv:<fingerprint>` is instead a conversation pointer (a client's history → its session), and
+ * one named `idem:<hash>` an Idempotency-Key record: each keeps one key and never builds a sentinel
+ * or its tables.
  */
 export class SessionDO extends DurableObject<Env> {
   readonly #config: BatonConfig;
@@ -59,6 +61,11 @@ export class SessionDO extends DurableObject<Env> {
   /** Conversation pointer: the session this conversation state continues in, or null. */
   conversation(): string | null {
     return this.ctx.storage.kv.get<string>("session") ?? null;
+  }
+
+  /** Idempotency-Key record (an object named `idem:<hash>`): whether `requestHash` may use the key. */
+  claimIdempotencyKey(requestHash: string): boolean {
+    return claimRequestKey(this.ctx.storage.kv, requestHash, Date.now());
   }
 
   /** Conversation pointer: records the session this conversation state continues in. */

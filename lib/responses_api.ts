@@ -1,20 +1,48 @@
 // OpenAI Responses API shapes: request schema, response ids, the response object and its stream events; runtime-neutral.
 import { z } from "zod";
-import type { ChatMessage, ModelParams } from "./chat_model.ts";
+import type { ChatCompletionTool } from "openai/resources/chat/completions";
+import type { ChatMessage, ModelParams, ToolCall } from "./chat_model.ts";
 import { SESSION_ID } from "./openai_api.ts";
-import type { RunEvent, RunState, TurnUsage } from "./session/types.ts";
-import type { SseEvent } from "./transport.ts";
+import type { RunState, TurnUsage } from "./session/types.ts";
 
 const _part = z.object({
   type: z.enum(["input_text", "output_text"]),
   text: z.string().max(1_000_000),
 }).loose();
 
-const _item = z.object({
+const _messageItem = z.object({
   type: z.literal("message").optional(),
   role: z.enum(["user", "assistant", "system", "developer"]),
   content: z.union([z.string(), z.array(_part).max(1_000)]),
 }).loose();
+
+const _callId = z.string().min(1).max(256);
+
+/** A function call the model made, echoed back by a client that keeps its own history. */
+const _functionCallItem = z.object({
+  type: z.literal("function_call"),
+  call_id: _callId,
+  name: z.string().max(64),
+  arguments: z.string().max(1_000_000),
+}).loose();
+
+/** The client's answer to one of its tools' calls. */
+const _functionCallOutputItem = z.object({
+  type: z.literal("function_call_output"),
+  call_id: _callId,
+  output: z.string().max(1_000_000),
+}).loose();
+
+const _item = z.union([_messageItem, _functionCallItem, _functionCallOutputItem]);
+
+/** A client's function tool, in the Responses shape (flat, not nested under `function`). */
+const _functionTool = z.object({
+  type: z.literal("function"),
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 characters of [A-Za-z0-9_-]"),
+  description: z.string().max(10_000).nullable().optional(),
+  parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+  strict: z.boolean().nullable().optional(),
+});
 
 /** A `POST /v1/responses` body; fields baton does not use (model, tools, user, …) are accepted and ignored. */
 export const responseRequest = z.looseObject({
@@ -32,16 +60,22 @@ export const responseRequest = z.looseObject({
   max_output_tokens: z.number().int().min(1).nullable().optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().min(0).max(1).nullable().optional(),
+  tools: z.array(_functionTool).max(128).nullable().optional(),
+  tool_choice: z.union([
+    z.enum(["none", "auto", "required"]),
+    z.object({ type: z.literal("function"), name: z.string().max(64) }),
+  ]).nullable().optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
 });
 
 /** A parsed `POST /v1/responses` body. */
 export type ResponseRequest = z.infer<typeof responseRequest>;
 
-/** One input message as kept with the response (for `input_items`). */
-export interface InputItem {
-  role: "user" | "assistant" | "system" | "developer";
-  text: string;
-}
+/** One input item as kept with the response (for `input_items`). */
+export type InputItem =
+  | { role: "user" | "assistant" | "system" | "developer"; text: string }
+  | { type: "function_call"; call_id: string; name: string; arguments: string }
+  | { type: "function_call_output"; call_id: string; output: string };
 
 /** The request fields a response object echoes, kept with the message that runs it. */
 export interface ResponseMeta {
@@ -56,14 +90,21 @@ export interface ResponseMeta {
   max_output_tokens: number | null;
   temperature: number | null;
   top_p: number | null;
+  /** The client's function tools, as sent. */
+  tools: z.infer<typeof _functionTool>[];
   items: InputItem[];
 }
 
 /** What a turn needs from a request: the input, the system text, earlier messages, the echoed fields. */
 export interface ResponseTurn {
+  /** The last user message's text ("" when the turn continues on function call outputs). */
   input: string;
+  /** The client's answers to its tools' calls, when the input ends with them: the turn's input. */
+  toolResults: ChatMessage[];
+  /** The client's function tools, offered beside baton's. */
+  clientTools: ChatCompletionTool[];
   system: string;
-  /** Input messages before the last user message (user and assistant ones). */
+  /** Input before the last user message or the outputs: messages, and calls as assistant messages. */
   earlier: ChatMessage[];
   params?: ModelParams;
   meta: ResponseMeta;
@@ -77,27 +118,67 @@ export function responseTurn(
 ): ResponseTurn | string {
   const items: InputItem[] = typeof request.input === "string"
     ? [{ role: "user", text: request.input }]
-    : request.input.map((item) => ({
-      role: item.role,
-      text: typeof item.content === "string"
-        ? item.content
-        : item.content.map((p) => p.text).join(""),
-    }));
-  const last = items.at(-1)!;
-  if (last.role !== "user") return "input: the last message must be a user message";
+    : request.input.map((item): InputItem =>
+      item.type === "function_call"
+        ? {
+          type: "function_call",
+          call_id: item.call_id,
+          name: item.name,
+          arguments: item.arguments,
+        }
+        : item.type === "function_call_output"
+        ? { type: "function_call_output", call_id: item.call_id, output: item.output }
+        : {
+          role: item.role,
+          text: typeof item.content === "string"
+            ? item.content
+            : item.content.map((p) => p.text).join(""),
+        }
+    );
+  let end = items.length;
+  const isOutput = (item: InputItem) => "type" in item && item.type === "function_call_output";
+  while (end > 0 && isOutput(items[end - 1])) end--;
+  const last = items[end - 1];
+  const continuesOnOutputs = end < items.length;
+  if (!continuesOnOutputs && (!last || "type" in last || last.role !== "user")) {
+    return "input: the last item must be a user message or function_call_output items";
+  }
   const system = [
     request.instructions ?? "",
-    ...items.filter((i) => i.role === "system" || i.role === "developer").map((i) => i.text),
+    ...items.flatMap((i) =>
+      "role" in i && (i.role === "system" || i.role === "developer") ? [i.text] : []
+    ),
   ].filter((s) => s).join("\n");
-  const earlier = items.slice(0, -1).flatMap((i): ChatMessage[] =>
-    i.role === "user" || i.role === "assistant" ? [{ role: i.role, content: i.text }] : []
+  const earlier = _history(items.slice(0, continuesOnOutputs ? end : end - 1));
+  const toolResults = items.slice(end).flatMap((i): ChatMessage[] =>
+    "type" in i && i.type === "function_call_output"
+      ? [{ role: "tool", tool_call_id: i.call_id, content: i.output }]
+      : []
   );
   const params: ModelParams = {};
   if (request.max_output_tokens != null) params.max_completion_tokens = request.max_output_tokens;
   if (request.temperature != null) params.temperature = request.temperature;
   if (request.top_p != null) params.top_p = request.top_p;
+  if (request.parallel_tool_calls != null) params.parallel_tool_calls = request.parallel_tool_calls;
+  const choice = request.tool_choice;
+  if (choice != null) {
+    params.tool_choice = typeof choice === "string"
+      ? choice
+      : { type: "function", function: { name: choice.name } };
+  }
+  const tools = request.tools ?? [];
   return {
-    input: last.text,
+    input: continuesOnOutputs ? "" : (last as { text: string }).text,
+    toolResults,
+    clientTools: tools.map((t) => ({
+      type: "function" as const,
+      function: {
+        name: t.name,
+        ...(t.description != null ? { description: t.description } : {}),
+        ...(t.parameters != null ? { parameters: t.parameters } : {}),
+        ...(t.strict != null ? { strict: t.strict } : {}),
+      },
+    })),
     system,
     earlier,
     ...(Object.keys(params).length ? { params } : {}),
@@ -113,9 +194,34 @@ export function responseTurn(
       max_output_tokens: request.max_output_tokens ?? null,
       temperature: request.temperature ?? null,
       top_p: request.top_p ?? null,
+      tools,
       items,
     },
   };
+}
+
+/** Input items as history: messages as text, a run of function calls as one assistant message. */
+function _history(items: InputItem[]): ChatMessage[] {
+  const history: ChatMessage[] = [];
+  for (const item of items) {
+    if ("role" in item) {
+      if (item.role === "user" || item.role === "assistant") {
+        history.push({ role: item.role, content: item.text });
+      }
+    } else if (item.type === "function_call_output") {
+      history.push({ role: "tool", tool_call_id: item.call_id, content: item.output });
+    } else {
+      const call = {
+        id: item.call_id,
+        type: "function" as const,
+        function: { name: item.name, arguments: item.arguments },
+      };
+      const prev = history.at(-1);
+      if (prev?.role === "assistant" && prev.tool_calls) prev.tool_calls.push(call);
+      else history.push({ role: "assistant", content: null, tool_calls: [call] });
+    }
+  }
+  return history;
 }
 
 /** Whether a message's stored meta is a Responses API request's. */
@@ -166,11 +272,32 @@ export function outputMessage(id: string, text: string, status: "in_progress" | 
     id: outputMessageId(id),
     status,
     role: "assistant" as const,
-    content: status === "completed" ? [_textPart(text)] : [],
+    content: status === "completed" ? [textPart(text)] : [],
   };
 }
 
-function _textPart(text: string) {
+/** The `function_call` output items of a turn that ended on the client's tools. */
+export function functionCallItems(
+  responseId: string,
+  calls: ToolCall[],
+  status: "in_progress" | "completed",
+) {
+  return calls.flatMap((call) =>
+    call.type === "function"
+      ? [{
+        type: "function_call" as const,
+        id: `fc_${responseId.slice("resp_".length)}_${call.id}`,
+        call_id: call.id,
+        name: call.function.name,
+        arguments: status === "completed" ? call.function.arguments : "",
+        status,
+      }]
+      : []
+  );
+}
+
+/** An `output_text` content part. */
+export function textPart(text: string) {
   return { type: "output_text" as const, text, annotations: [] as never[] };
 }
 
@@ -180,6 +307,8 @@ export interface ResponseState {
   meta: ResponseMeta;
   status: ResponseStatus;
   output?: string;
+  /** Calls of the client's tools that ended the turn. */
+  toolCalls?: ToolCall[];
   usage?: TurnUsage;
   error?: { message: string; type: string };
 }
@@ -201,7 +330,10 @@ export function responseObject(state: ResponseState) {
     metadata: meta.metadata,
     model: meta.model,
     output: state.status === "completed"
-      ? [outputMessage(state.id, state.output ?? "", "completed")]
+      ? [
+        outputMessage(state.id, state.output ?? "", "completed"),
+        ...functionCallItems(state.id, state.toolCalls ?? [], "completed"),
+      ]
       : [],
     parallel_tool_calls: false,
     previous_response_id: meta.previous_response_id,
@@ -209,7 +341,7 @@ export function responseObject(state: ResponseState) {
     temperature: meta.temperature,
     text: { format: { type: "text" as const } },
     tool_choice: "auto" as const,
-    tools: [],
+    tools: meta.tools ?? [],
     top_p: meta.top_p,
     truncation: "disabled" as const,
     usage: state.status === "completed" && usage
@@ -226,123 +358,25 @@ export function responseObject(state: ResponseState) {
 
 /** The `input_items` list of a response. */
 export function inputItemsList(id: string, items: InputItem[]) {
-  const data = items.map((item, i) => ({
-    type: "message" as const,
-    id: `${outputMessageId(id)}_in${i}`,
-    status: "completed" as const,
-    role: item.role,
-    content: [{ type: item.role === "assistant" ? "output_text" : "input_text", text: item.text }],
-  }));
+  const data = items.map((item, i) => {
+    const itemId = `${outputMessageId(id)}_in${i}`;
+    if ("type" in item) return { ...item, id: itemId, status: "completed" as const };
+    return {
+      type: "message" as const,
+      id: itemId,
+      status: "completed" as const,
+      role: item.role,
+      content: [{
+        type: item.role === "assistant" ? "output_text" : "input_text",
+        text: item.text,
+      }],
+    };
+  });
   return {
     object: "list" as const,
     data,
     first_id: data[0]?.id ?? null,
     last_id: data.at(-1)?.id ?? null,
     has_more: false,
-  };
-}
-
-/**
- * Maps a run's events onto the Responses stream: `response.created`, `response.in_progress`, the
- * output item and content part, one `response.output_text.delta` per model delta, then the done
- * events and `response.completed` (or `response.failed`). Tool events never reach the stream.
- */
-export function responseStreamFrames(
-  id: string,
-  meta: ResponseMeta,
-): (event: RunEvent) => SseEvent[] {
-  let sequence = 0;
-  let created = false;
-  let started = false;
-  const frame = (type: string, data: Record<string, unknown>): SseEvent => ({
-    event: type,
-    data: { type, sequence_number: sequence++, ...data },
-  });
-  const at = { output_index: 0, item_id: outputMessageId(id) };
-  const create = (): SseEvent[] => {
-    if (created) return [];
-    created = true;
-    return [
-      frame("response.created", { response: responseObject({ id, meta, status: "queued" }) }),
-    ];
-  };
-  const start = (): SseEvent[] => {
-    if (started) return [];
-    started = true;
-    return [
-      ...create(),
-      frame("response.in_progress", {
-        response: responseObject({ id, meta, status: "in_progress" }),
-      }),
-      frame("response.output_item.added", {
-        output_index: 0,
-        item: outputMessage(id, "", "in_progress"),
-      }),
-      frame("response.content_part.added", { ...at, content_index: 0, part: _textPart("") }),
-    ];
-  };
-  return (event) => {
-    switch (event.type) {
-      case "run.queued":
-        return create();
-      case "run.started":
-        return start();
-      case "message.delta":
-        return [
-          ...start(),
-          frame("response.output_text.delta", {
-            ...at,
-            content_index: 0,
-            delta: String(event.data.delta ?? ""),
-            logprobs: [],
-          }),
-        ];
-      case "run.completed": {
-        const text = String(event.data.output ?? "");
-        const usage = _usage(event.data.usage);
-        const done = responseObject({ id, meta, status: "completed", output: text, usage });
-        return [
-          ...start(),
-          frame("response.output_text.done", { ...at, content_index: 0, text, logprobs: [] }),
-          frame("response.content_part.done", { ...at, content_index: 0, part: _textPart(text) }),
-          frame("response.output_item.done", {
-            output_index: 0,
-            item: outputMessage(id, text, "completed"),
-          }),
-          frame("response.completed", { response: done }),
-        ];
-      }
-      case "run.failed":
-      case "run.cancelled": {
-        const cancelled = event.type === "run.cancelled";
-        const error = cancelled
-          ? { message: "the response was cancelled", type: "cancelled" }
-          : _error(event.data.error);
-        const status = cancelled ? "cancelled" : "failed";
-        return [
-          ...create(),
-          frame("response.failed", { response: responseObject({ id, meta, status, error }) }),
-        ];
-      }
-      default:
-        return [];
-    }
-  };
-}
-
-function _error(value: unknown): { message: string; type: string } {
-  const error = value as { message?: unknown; type?: unknown } | undefined;
-  return {
-    message: typeof error?.message === "string" ? error.message : "the turn failed",
-    type: typeof error?.type === "string" ? error.type : "turn_error",
-  };
-}
-
-function _usage(value: unknown): TurnUsage {
-  const usage = value as { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined;
-  const count = (n: unknown) => (typeof n === "number" && Number.isFinite(n) ? n : 0);
-  return {
-    prompt_tokens: count(usage?.prompt_tokens),
-    completion_tokens: count(usage?.completion_tokens),
   };
 }

@@ -1,12 +1,7 @@
-// Unit tests for lib/responses_api.ts; Deno.
+// Unit tests for lib/responses_api.ts and lib/responses_stream.ts; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import {
-  parseResponseId,
-  responseId,
-  responseRequest,
-  responseStreamFrames,
-  responseTurn,
-} from "./responses_api.ts";
+import { parseResponseId, responseId, responseRequest, responseTurn } from "./responses_api.ts";
+import { responseStreamFrames } from "./responses_stream.ts";
 
 /** A data frame, as the stream mapper makes them. */
 type _Frame = { event: string; data: Record<string, unknown> };

@@ -151,8 +151,13 @@ export class SessionSentinel {
     const row = this.#stores.inbox.get(seq);
     const message = row ? this.#stores.inbox.message(seq) : null;
     if (!row || !message) return null;
-    const usage = row.outcome?.status === "completed" ? row.outcome.usage : undefined;
-    return { message, state: runStateOf(row.status, row.outcome), ...(usage ? { usage } : {}) };
+    const done = row.outcome?.status === "completed" ? row.outcome : undefined;
+    return {
+      message,
+      state: runStateOf(row.status, row.outcome),
+      ...(done ? { usage: done.usage } : {}),
+      ...(done?.toolCalls ? { toolCalls: done.toolCalls } : {}),
+    };
   }
 
   /**

@@ -62,6 +62,8 @@ export interface MessageRecord {
   state: RunState;
   /** The turn's token counts once it completed. */
   usage?: TurnUsage;
+  /** Calls of the client's own tools that ended the turn. */
+  toolCalls?: ToolCall[];
 }
 
 /** Token counts of a turn. */
