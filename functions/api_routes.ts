@@ -164,7 +164,7 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
   }
   await remember(result.reply, placement.sessionId, result.toolCalls);
   return c.json(
-    chatCompletion(id, model, result.reply, result.usage, result.toolCalls),
+    chatCompletion(id, model, result.reply, result.usage, result.toolCalls, result.truncated),
     200,
     headers,
   );
@@ -182,7 +182,7 @@ function _completionFrames(
 ): (event: RunEvent) => Promise<SseEvent[]> {
   const chunk = (
     delta: { role?: "assistant"; content?: string; tool_calls?: unknown[] },
-    finish: "stop" | "tool_calls" | null = null,
+    finish: "stop" | "tool_calls" | "length" | null = null,
   ) => chatCompletionChunk(id, model, delta, finish, includeUsage);
   return async (event) => {
     switch (event.type) {
@@ -198,7 +198,12 @@ function _completionFrames(
         const calls = toolCalls.map((call, index) => ({ index, ...(call as object) }));
         return [
           ...(calls.length ? [{ data: chunk({ tool_calls: calls }) }] : []),
-          { data: chunk({}, calls.length ? "tool_calls" : "stop") },
+          {
+            data: chunk(
+              {},
+              calls.length ? "tool_calls" : event.data.truncated === true ? "length" : "stop",
+            ),
+          },
           ...(includeUsage ? [{ data: chatCompletionUsageChunk(id, model, usage) }] : []),
           { data: "[DONE]" },
         ];

@@ -76,9 +76,10 @@ responseRoutes.post("/", requireApiKey, async (c) => {
     const noRetry = { ...headers, "x-should-retry": "false" };
     return c.json({ error: run.outcome.error }, failureStatus(run.outcome.error), noRetry);
   }
-  const { reply, usage, toolCalls } = run.outcome;
+  const { reply, usage, toolCalls, truncated } = run.outcome;
+  const state = { status: "completed" as const, output: reply, toolCalls, truncated, usage };
   return c.json(
-    responseObject({ id, meta: turn.meta, status: "completed", output: reply, toolCalls, usage }),
+    responseObject({ id, meta: turn.meta, ...state }),
     200,
     headers,
   );
@@ -196,6 +197,7 @@ function _object(id: string, record: MessageRecord, meta: ResponseMeta) {
     ...(record.state.output !== undefined ? { output: record.state.output } : {}),
     ...(record.usage ? { usage: record.usage } : {}),
     ...(record.toolCalls ? { toolCalls: record.toolCalls } : {}),
+    ...(record.truncated ? { truncated: true } : {}),
     ...(record.state.error ? { error: record.state.error } : {}),
   });
 }

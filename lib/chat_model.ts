@@ -62,6 +62,8 @@ export interface ModelRequest {
 export interface ModelReply {
   content: string;
   toolCalls: ToolCall[];
+  /** The provider stopped at its output limit (`finish_reason: "length"`): the text is cut short. */
+  truncated?: boolean;
   usage: { prompt_tokens: number; completion_tokens: number };
 }
 
@@ -160,6 +162,7 @@ function _toReply(completion: OpenAI.Chat.Completions.ChatCompletion): ModelRepl
   return {
     content: message.content ?? "",
     toolCalls: (message.tool_calls ?? []).filter((c) => c.type === "function"),
+    ...(completion.choices[0]?.finish_reason === "length" ? { truncated: true } : {}),
     usage: {
       prompt_tokens: completion.usage?.prompt_tokens ?? 0,
       completion_tokens: completion.usage?.completion_tokens ?? 0,

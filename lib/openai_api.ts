@@ -199,7 +199,9 @@ export function chatCompletion(
   reply: string,
   usage: { prompt_tokens: number; completion_tokens: number },
   toolCalls?: ToolCall[],
+  truncated = false,
 ) {
+  const finish = toolCalls?.length ? "tool_calls" : truncated ? "length" : "stop";
   const message = toolCalls?.length
     ? { role: "assistant", content: reply || null, tool_calls: toolCalls }
     : { role: "assistant", content: reply };
@@ -208,7 +210,7 @@ export function chatCompletion(
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message, finish_reason: toolCalls?.length ? "tool_calls" : "stop" }],
+    choices: [{ index: 0, message, finish_reason: finish }],
     usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
   };
 }
@@ -218,7 +220,7 @@ export function chatCompletionChunk(
   id: string,
   model: string,
   delta: { role?: "assistant"; content?: string; tool_calls?: unknown[] },
-  finishReason: "stop" | "tool_calls" | null = null,
+  finishReason: "stop" | "tool_calls" | "length" | null = null,
   withUsage = false,
 ) {
   return {

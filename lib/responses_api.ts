@@ -258,7 +258,13 @@ export function outputMessageId(responseId: string): string {
 }
 
 /** A response's status, from its run's state. */
-export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "cancelled";
+export type ResponseStatus =
+  | "queued"
+  | "in_progress"
+  | "completed"
+  | "incomplete"
+  | "failed"
+  | "cancelled";
 
 /** The response status of a run state. */
 export function responseStatus(state: RunState): ResponseStatus {
@@ -309,6 +315,8 @@ export interface ResponseState {
   output?: string;
   /** Calls of the client's tools that ended the turn. */
   toolCalls?: ToolCall[];
+  /** The reply stopped at `max_output_tokens`: the response is `incomplete`. */
+  truncated?: boolean;
   usage?: TurnUsage;
   error?: { message: string; type: string };
 }
@@ -321,10 +329,12 @@ export function responseObject(state: ResponseState) {
     id: state.id,
     object: "response" as const,
     created_at: meta.created_at,
-    status: state.status,
+    status: state.status === "completed" && state.truncated ? "incomplete" : state.status,
     background: meta.background,
     error: state.error ? { code: state.error.type, message: state.error.message } : null,
-    incomplete_details: null,
+    incomplete_details: state.status === "completed" && state.truncated
+      ? { reason: "max_output_tokens" as const }
+      : null,
     instructions: meta.instructions,
     max_output_tokens: meta.max_output_tokens,
     metadata: meta.metadata,

@@ -71,12 +71,14 @@ export function responseStreamFrames(
         const usage = _usage(event.data.usage);
         const toolCalls =
           (Array.isArray(event.data.tool_calls) ? event.data.tool_calls : []) as ToolCall[];
+        const truncated = event.data.truncated === true;
         const done = responseObject({
           id,
           meta,
           status: "completed",
           output: text,
           toolCalls,
+          truncated,
           usage,
         });
         return [
@@ -104,7 +106,8 @@ export function responseStreamFrames(
               frame("response.output_item.done", { output_index: i + 1, item }),
             ];
           }),
-          frame("response.completed", { response: done }),
+          // Cut short at max_output_tokens: the same end, named incomplete.
+          frame(truncated ? "response.incomplete" : "response.completed", { response: done }),
         ];
       }
       case "run.failed":

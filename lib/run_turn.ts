@@ -42,6 +42,8 @@ export interface TurnResult {
   usage: { prompt_tokens: number; completion_tokens: number };
   /** The calls of client tools that ended the turn: the client runs them and answers. */
   toolCalls?: ToolCall[];
+  /** The reply stopped at the model's output limit. */
+  truncated?: boolean;
 }
 
 /** Text of the reply when the step cap ends a turn that still wanted tools. */
@@ -78,7 +80,8 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     usage.completion_tokens += reply.usage.completion_tokens;
     if (reply.toolCalls.length === 0) {
       added.push({ role: "assistant", content: reply.content });
-      return { reply: reply.content, messages: added, steps: step, usage };
+      const truncated = reply.truncated ? { truncated: true } : {};
+      return { reply: reply.content, messages: added, steps: step, usage, ...truncated };
     }
     added.push({ role: "assistant", content: reply.content || null, tool_calls: reply.toolCalls });
     const clientCalls = reply.toolCalls.filter((call) => clientNames.has(_callName(call)));

@@ -370,3 +370,24 @@ Deno.test("POST /v1/chat/completions streams a client tool call and refuses a to
     assert(clash instanceof OpenAI.BadRequestError && /session_info/.test(clash.message));
   });
 });
+
+Deno.test("POST /v1/chat/completions answers finish_reason length for a reply cut at max_tokens", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(() => ({ kind: "text", text: "partial", finish: "length" }));
+    const reply = await client(worker, "cut").chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "long" }],
+      max_tokens: 2,
+    });
+    assertStrictEquals(reply.choices[0].finish_reason, "length");
+    const stream = await client(worker, "cut-stream").chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "long" }],
+      max_tokens: 2,
+      stream: true,
+    });
+    const reasons = [];
+    for await (const chunk of stream) reasons.push(chunk.choices[0]?.finish_reason);
+    assertStrictEquals(reasons.at(-1), "length");
+  });
+});

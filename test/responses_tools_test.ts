@@ -101,3 +101,27 @@ Deno.test("POST /v1/responses streams a function call's events", async () => {
     assert(call?.type === "function_call" && call.name === "get_weather");
   });
 });
+
+Deno.test("POST /v1/responses reports a reply cut at max_output_tokens as incomplete, also streamed", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(() => ({ kind: "text", text: "cut sho", finish: "length" }));
+    const openai = client(worker);
+    const response = await openai.responses.create({
+      model: "gpt-4o-mini",
+      input: "write a long essay",
+      max_output_tokens: 3,
+    });
+    assertStrictEquals(response.status, "incomplete");
+    assertEquals(response.incomplete_details, { reason: "max_output_tokens" });
+    assertStrictEquals(response.output_text, "cut sho");
+    assertStrictEquals(fake.requests[0].body.max_completion_tokens, 3);
+    const stream = openai.responses.stream({
+      model: "gpt-4o-mini",
+      input: "again",
+      max_output_tokens: 3,
+    });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    assertStrictEquals(types.at(-1), "response.incomplete");
+  });
+});

@@ -36,6 +36,7 @@ export async function runClaimedTurn(
         reply: result.reply,
         usage: result.usage,
         ...(result.toolCalls?.length ? { toolCalls: result.toolCalls } : {}),
+        ...(result.truncated ? { truncated: true } : {}),
       },
       messages: [...seed, ...result.messages],
     };

@@ -157,6 +157,7 @@ export class SessionSentinel {
       state: runStateOf(row.status, row.outcome),
       ...(done ? { usage: done.usage } : {}),
       ...(done?.toolCalls ? { toolCalls: done.toolCalls } : {}),
+      ...(done?.truncated ? { truncated: true } : {}),
     };
   }
 

@@ -48,6 +48,7 @@ export class SessionStores {
         output: state.output,
         usage: done?.usage,
         ...(done?.toolCalls ? { tool_calls: done.toolCalls } : {}),
+        ...(done?.truncated ? { truncated: true } : {}),
       });
     } else if (state.status === "cancelled") this.events.emit(tx, seq, "run.cancelled", {});
     else this.events.emit(tx, seq, "run.failed", { error: state.error });

@@ -64,6 +64,8 @@ export interface MessageRecord {
   usage?: TurnUsage;
   /** Calls of the client's own tools that ended the turn. */
   toolCalls?: ToolCall[];
+  /** The reply stopped at the model's output limit. */
+  truncated?: boolean;
 }
 
 /** Token counts of a turn. */
@@ -80,6 +82,8 @@ export type TurnOutcome =
     usage: TurnUsage;
     /** Calls of the client's own tools that ended the turn. */
     toolCalls?: ToolCall[];
+    /** The reply stopped at the model's output limit (`max_tokens`, `max_output_tokens`). */
+    truncated?: boolean;
   }
   | { status: "failed"; error: { message: string; type: string } };
 
@@ -127,6 +131,8 @@ export interface TurnResult {
   usage: TurnUsage;
   /** Calls of the client's own tools that ended the turn. */
   toolCalls?: ToolCall[];
+  /** The reply stopped at the model's output limit. */
+  truncated?: boolean;
 }
 
 /** Runs one claimed message as a turn; throws to fail it. */

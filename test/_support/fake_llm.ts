@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 
 /** One scripted reply of the fake model. */
 export type FakeStep =
-  | { kind: "text"; text: string; delayMs?: number }
+  | { kind: "text"; text: string; delayMs?: number; finish?: "stop" | "length" }
   | {
     kind: "tool_call";
     name: string;
@@ -291,7 +291,7 @@ class _FakeLlmServer implements FakeLlm {
         function: { name: step.name, arguments: JSON.stringify(step.args) },
       }
       : undefined;
-    const finish = call ? "tool_calls" : "stop";
+    const finish = call ? "tool_calls" : step.kind === "text" && step.finish ? step.finish : "stop";
     if (body?.stream !== true) {
       const message = call
         ? { role: "assistant", content: null, tool_calls: [call] }
