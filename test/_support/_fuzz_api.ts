@@ -11,6 +11,7 @@ import {
   MARK,
   renderBody,
   type RouteFuzz,
+  sessionSeqIdArb,
 } from "./_fuzz_gen.ts";
 import { RESPONSE_ROUTES } from "./_fuzz_responses.ts";
 
@@ -112,34 +113,8 @@ function _keyPath(key: string, how: "component" | "raw" | "uri"): string {
   return key;
 }
 
-const _b64url = (s: string) => btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-
 /** Run ids: real ones (an index into those seen), well-formed unknown ones, junk. */
-const _runIdArb = fc.oneof(
-  { weight: 3, arbitrary: fc.nat().map((i) => ({ real: i })) },
-  {
-    weight: 6,
-    arbitrary: fc.tuple(
-      fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{1,30}$/), latin1(20)),
-      fc.oneof(
-        fc.integer({ min: 1, max: 1000 }).map(String),
-        fc.constantFrom("0", "01", "-1", "1.5", "9".repeat(17), "99999999999999999999", ""),
-      ),
-    ).map(([session, seq]) => ({ id: `run_${_b64url(session)}_${seq}` })),
-  },
-  { weight: 3, arbitrary: latin1(60).map((id) => ({ id })) },
-  {
-    weight: 1,
-    arbitrary: fc.constantFrom(
-      "run_",
-      "run__1",
-      "run_%%%_1",
-      "run_" + "A".repeat(200) + "_1",
-      "run_AAAA_1",
-      "run_=_1",
-    ).map((id) => ({ id })),
-  },
-);
+const _runIdArb = sessionSeqIdArb("run");
 
 /** Path segments near baton's routes. */
 const _segment = fc.oneof(

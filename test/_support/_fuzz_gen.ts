@@ -288,3 +288,40 @@ export interface RouteFuzz<C> {
   /** Called with each answered case (e.g. to collect run ids). */
   seen?(res: Response, text: string): void;
 }
+
+const _b64url = (s: string) => btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+/**
+ * Ids of the form `<prefix>_<base64url session>_<seq>` (run and response ids): real ones (an
+ * index into those seen), well-formed unknown ones, junk, and near misses of the form.
+ */
+export function sessionSeqIdArb(
+  prefix: string,
+): fc.Arbitrary<{ real: number } | { id: string }> {
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.nat().map((i) => ({ real: i })) },
+    {
+      weight: 6,
+      arbitrary: fc.tuple(
+        fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{1,30}$/), latin1(20)),
+        fc.oneof(
+          fc.integer({ min: 1, max: 1000 }).map(String),
+          fc.constantFrom("0", "01", "-1", "1.5", "9".repeat(17), "99999999999999999999", ""),
+        ),
+      ).map(([session, seq]) => ({ id: `${prefix}_${_b64url(session)}_${seq}` })),
+    },
+    { weight: 3, arbitrary: latin1(60).map((id) => ({ id })) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        `${prefix}_`,
+        `${prefix}__1`,
+        `${prefix}_%%%_1`,
+        `${prefix}_${"A".repeat(200)}_1`,
+        `${prefix}_AAAA_1`,
+        `${prefix}_=_1`,
+        prefix === "run" ? "resp_ZnpfMQ_1" : "run_ZnpfMQ_1",
+      ).map((id) => ({ id })),
+    },
+  );
+}

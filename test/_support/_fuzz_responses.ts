@@ -6,37 +6,17 @@ import {
   type Built,
   contentType,
   extraHeaders,
-  latin1,
   MARK,
   renderBody,
   type RouteFuzz,
+  sessionSeqIdArb,
 } from "./_fuzz_gen.ts";
 
 /** Response ids returned by POST /v1/responses, reused by the other routes and as previous ids. */
 const _responseIds: string[] = [];
 
-const _b64url = (s: string) => btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-
 /** Response ids: real ones (an index into those seen), well-formed unknown ones, junk. */
-const _idArb = fc.oneof(
-  { weight: 4, arbitrary: fc.nat().map((i) => ({ real: i })) },
-  {
-    weight: 4,
-    arbitrary: fc.tuple(
-      fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{1,30}$/), latin1(20)),
-      fc.oneof(
-        fc.integer({ min: 1, max: 1000 }).map(String),
-        fc.constantFrom("0", "01", "-1", "9".repeat(17), ""),
-      ),
-    ).map(([session, seq]) => ({ id: `resp_${_b64url(session)}_${seq}` })),
-  },
-  { weight: 2, arbitrary: latin1(60).map((id) => ({ id })) },
-  {
-    weight: 1,
-    arbitrary: fc.constantFrom("resp_", "resp__1", "resp_%%%_1", "resp_=_1", "run_ZnpfMQ_1")
-      .map((id) => ({ id })),
-  },
-);
+const _idArb = sessionSeqIdArb("resp");
 
 function _id(spec: { real: number } | { id: string }): string {
   if (!("real" in spec)) return spec.id;
