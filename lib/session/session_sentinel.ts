@@ -2,19 +2,15 @@
 import { type ChatMessage, messageText } from "../chat_model.ts";
 import type { ReplyChannel } from "../platform.ts";
 import {
-  HELP_TEXT,
   newConversationText,
   parseCommand,
   QUEUE_FULL_NOTICE,
   QUEUED_NOTICE,
-  type SessionCommand,
-  START_TEXT,
-  statusText,
   stopText,
-  unknownCommandText,
 } from "../session_commands.ts";
 import type { Transport } from "../transport.ts";
 import { decideBusy } from "./busy_policy.ts";
+import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
 import { OutboxSender } from "./outbox_sender.ts";
 import type { SessionStorage, Tx } from "./session_db.ts";
 import { runStateOf, SessionStores } from "./session_stores.ts";
@@ -74,6 +70,7 @@ export class SessionSentinel {
   readonly #stores: SessionStores;
   readonly #sender: OutboxSender | null;
   readonly #runner: TurnRunner;
+  readonly #commands: CommandRunner;
   readonly #options: SentinelOptions;
   readonly #now: () => number;
   /** True while this instance's drain is alive: any other claim found is a dead executor's. */
@@ -101,6 +98,7 @@ export class SessionSentinel {
       sender: this.#sender,
       now: this.#now,
     });
+    this.#commands = new CommandRunner(this.#stores, this.#runner, this.#now);
   }
 
   /**
@@ -118,7 +116,9 @@ export class SessionSentinel {
 
   /** Stops the running turn and drops the waiting messages (`stop`), then starts a new conversation (`reset`). */
   control(command: "stop" | "reset"): { reply: string; stopped: boolean; dropped: number } {
-    const result = this.#stores.db.transaction((tx) => this.#stopAll(tx, command === "reset"));
+    const result = this.#stores.db.transaction((tx) =>
+      this.#commands.stopAll(tx, command === "reset")
+    );
     this.#wake(this.#now());
     const reply = command === "reset"
       ? newConversationText(result.stopped)
@@ -188,7 +188,7 @@ export class SessionSentinel {
         return this.#runner.endCurrent(tx, "cancelled", "stopped");
       }
       if (this.#stores.inbox.get(seq)?.status !== "queued") return false;
-      this.#stores.settle(tx, seq, _cancelled("the run was stopped"));
+      this.#stores.settle(tx, seq, cancelledOutcome("the run was stopped"));
       return true;
     });
   }
@@ -263,7 +263,7 @@ export class SessionSentinel {
     }
     const command = message.commands ? parseCommand(message.text) : null;
     if (command) {
-      const reply = this.#runCommand(tx, command.command, command.word);
+      const reply = this.#commands.answer(tx, command.command, command.word);
       const outcome: TurnOutcome = { status: "completed", reply, usage: _ZERO_USAGE };
       const seq = this.#stores.inbox.insert(tx, message, now, "command", outcome);
       return this.#withNotice(tx, message, { seq, duplicate: false }, reply, now);
@@ -334,42 +334,6 @@ export class SessionSentinel {
     return this.#stores.claims.takeNoticeSlot(tx, now) ? QUEUED_NOTICE : undefined;
   }
 
-  /** A command's answer; /stop and /new change state. */
-  #runCommand(tx: Tx, command: SessionCommand, word: string): string {
-    switch (command) {
-      case "status": {
-        const running = this.#runner.current();
-        return statusText({
-          running: this.#stores.claims.state().seq !== null,
-          runningForMs: running ? this.#now() - running.startedAt : 0,
-          step: running?.step ?? 0,
-          queued: this.#stores.inbox.waitingCount(),
-        });
-      }
-      case "stop": {
-        const { stopped, dropped } = this.#stopAll(tx, false);
-        return stopText(stopped, dropped);
-      }
-      case "new":
-        return newConversationText(this.#stopAll(tx, true).stopped);
-      case "help":
-        return HELP_TEXT;
-      case "start":
-        return START_TEXT;
-      case "unknown":
-        return unknownCommandText(word);
-    }
-  }
-
-  /** Ends the running turn and cancels every waiting message; `fresh` also starts a new conversation. */
-  #stopAll(tx: Tx, fresh: boolean): { stopped: boolean; dropped: number } {
-    const stopped = this.#runner.endCurrent(tx, "cancelled", "stopped");
-    const waiting = this.#stores.inbox.waiting();
-    for (const seq of waiting) this.#stores.settle(tx, seq, _cancelled("cancelled by /stop"));
-    if (fresh) this.#stores.claims.newConversation(tx);
-    return { stopped, dropped: waiting.length };
-  }
-
   /**
    * Makes sure a drain will run: at once when the host can start one (its claim arms the watchdog
    * in this same synchronous step, so the message, the claim and the alarm are one durable write),
@@ -392,8 +356,4 @@ export class SessionSentinel {
       console.error("notices not sent", error instanceof Error ? error.message : "unknown");
     });
   }
-}
-
-function _cancelled(message: string): TurnOutcome {
-  return { status: "failed", error: { message, type: "cancelled" } };
 }

@@ -1,0 +1,68 @@
+// The chat commands' effects on a session (/status, /stop, /new, …) and the texts they answer with; runtime-neutral.
+import {
+  HELP_TEXT,
+  newConversationText,
+  type SessionCommand,
+  START_TEXT,
+  statusText,
+  stopText,
+  unknownCommandText,
+} from "../session_commands.ts";
+import type { Tx } from "./session_db.ts";
+import type { SessionStores } from "./session_stores.ts";
+import type { TurnRunner } from "./turn_runner.ts";
+import type { TurnOutcome } from "./types.ts";
+
+/** Answers commands inside `submit`'s transaction; they never take the claim. */
+export class CommandRunner {
+  readonly #stores: SessionStores;
+  readonly #runner: TurnRunner;
+  readonly #now: () => number;
+
+  constructor(stores: SessionStores, runner: TurnRunner, now: () => number) {
+    this.#stores = stores;
+    this.#runner = runner;
+    this.#now = now;
+  }
+
+  /** A command's answer; /stop and /new change state. */
+  answer(tx: Tx, command: SessionCommand, word: string): string {
+    switch (command) {
+      case "status": {
+        const running = this.#runner.current();
+        return statusText({
+          running: this.#stores.claims.state().seq !== null,
+          runningForMs: running ? this.#now() - running.startedAt : 0,
+          step: running?.step ?? 0,
+          queued: this.#stores.inbox.waitingCount(),
+        });
+      }
+      case "stop": {
+        const { stopped, dropped } = this.stopAll(tx, false);
+        return stopText(stopped, dropped);
+      }
+      case "new":
+        return newConversationText(this.stopAll(tx, true).stopped);
+      case "help":
+        return HELP_TEXT;
+      case "start":
+        return START_TEXT;
+      case "unknown":
+        return unknownCommandText(word);
+    }
+  }
+
+  /** Ends the running turn and cancels every waiting message; `fresh` also starts a new conversation. */
+  stopAll(tx: Tx, fresh: boolean): { stopped: boolean; dropped: number } {
+    const stopped = this.#runner.endCurrent(tx, "cancelled", "stopped");
+    const waiting = this.#stores.inbox.waiting();
+    for (const seq of waiting) this.#stores.settle(tx, seq, cancelledOutcome("cancelled by /stop"));
+    if (fresh) this.#stores.claims.newConversation(tx);
+    return { stopped, dropped: waiting.length };
+  }
+}
+
+/** The outcome of a message stopped before or while it ran. */
+export function cancelledOutcome(message: string): TurnOutcome {
+  return { status: "failed", error: { message, type: "cancelled" } };
+}
