@@ -1,5 +1,6 @@
 // Test support for the SessionSentinel tests: options, a message, an executor that records and can hold turns; Deno (tests only).
 import type { ChatMessage } from "../chat_model.ts";
+import type { ReplyChannel } from "../platform.ts";
 import type { InboundMessage, SentinelOptions, TurnExecutor } from "./mod.ts";
 
 /** Sentinel options for unit tests: no channel, generous timeouts. */
@@ -56,4 +57,15 @@ export function recordingExecutor() {
     return h;
   };
   return { state, execute, hold };
+}
+
+/** A reply channel that sends every text as one part and records it in `sent`. */
+export function recordingChannel(sent: string[]): ReplyChannel {
+  return {
+    split: (_target, text) => [text],
+    send: (_target, text) => {
+      sent.push(text);
+      return Promise.resolve({ ok: true });
+    },
+  };
 }

@@ -1,7 +1,7 @@
 // Unit tests for lib/session/session_sentinel.ts: replies and notices through the outbox, across crashes; Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { SessionSentinel } from "./mod.ts";
-import { msg, options, recordingExecutor } from "./_sentinel_fixtures.ts";
+import { msg, options, recordingChannel, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 
 Deno.test("SessionSentinel resumes a reply cut off by a crash without resending the part in doubt", async () => {
@@ -66,13 +66,7 @@ Deno.test("SessionSentinel resends a part after a crash during a 429 wait: nothi
 
   const after = new SessionSentinel(storage, recordingExecutor().execute, {
     ...options,
-    channel: {
-      split: (_target, text) => [text],
-      send: (_target, text) => {
-        sent.push(text);
-        return Promise.resolve({ ok: true });
-      },
-    },
+    channel: recordingChannel(sent),
   });
   await after.drain();
   assertEquals(sent, ["re: hi"]);
@@ -84,13 +78,7 @@ Deno.test("SessionSentinel.submit() sends a chat user's command answer through t
   const storage = sqliteStorage();
   const sentinel = new SessionSentinel(storage, recordingExecutor().execute, {
     ...options,
-    channel: {
-      split: (_target, text) => [text],
-      send: (_target, text) => {
-        sent.push(text);
-        return Promise.resolve({ ok: true });
-      },
-    },
+    channel: recordingChannel(sent),
   });
   const help = { ...msg("/help", "d-help"), commands: true, reply: { platform: "telegram" } };
   await sentinel.submit(help);

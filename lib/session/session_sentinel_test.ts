@@ -276,3 +276,26 @@ Deno.test("SessionSentinel answers the same request within a minute of its faile
   await sentinel.drain();
   assertStrictEquals(calls, 2);
 });
+
+Deno.test("SessionSentinel ignores a dead executor that ends while the recovered run of the same message holds the session", async () => {
+  const storage = sqliteStorage();
+  const dead = recordingExecutor();
+  const deadHold = dead.hold("first");
+  const before = new SessionSentinel(storage, dead.execute, options);
+  await before.submit(msg("first"));
+  const abandoned = before.drain();
+  while (dead.state.running === 0) await new Promise((r) => setTimeout(r, 1));
+
+  const live = recordingExecutor();
+  const liveHold = live.hold("first");
+  const after = new SessionSentinel(storage, live.execute, options);
+  const recovered = after.drain();
+  while (live.state.running === 0) await new Promise((r) => setTimeout(r, 1));
+  deadHold.resolve(); // same message, same seq: only the generation tells the two runs apart
+  await abandoned;
+  assertEquals(after.snapshot().messages, [], "the stale run wrote nothing");
+  assertStrictEquals(after.snapshot().running, true, "nor released the live run's claim");
+  liveHold.resolve();
+  await recovered;
+  assertEquals(after.snapshot().messages.map((m) => m.content), ["first", "re: first"]);
+});

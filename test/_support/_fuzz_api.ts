@@ -2,14 +2,16 @@
 import fc from "fast-check";
 import { API_KEY } from "./clients.ts";
 import {
+  asksForStream,
+  authHeader,
   bodyArb,
-  type Built,
   contentType,
   extraHeaders,
   headerValue,
   latin1,
   MARK,
   renderBody,
+  route,
   type RouteFuzz,
   sessionSeqIdArb,
 } from "./_fuzz_gen.ts";
@@ -164,32 +166,9 @@ const _KJ_METHODS = [
 /** run ids returned by POST /v1/runs, reused by GET /v1/runs/{id}. */
 const _runIds: string[] = [];
 
-/** A route whose case type is inferred from its arbitrary. */
-function _route<C>(
-  name: string,
-  arb: fc.Arbitrary<C>,
-  build: (c: C, marker: string) => Built,
-  seen?: (res: Response, text: string) => void,
-): RouteFuzz<C> {
-  return { name, arb, build: (c, marker) => Promise.resolve(build(c, marker)), seen };
-}
-
-/** The authorization header of a case, none when its spec is null. */
-function _auth(auth: string | null): [string, string][] {
-  return auth === null ? [] : [["authorization", auth]];
-}
-
-function _sseIfStreaming(body: Uint8Array): boolean {
-  try {
-    return JSON.parse(new TextDecoder().decode(body))?.stream === true;
-  } catch {
-    return false;
-  }
-}
-
 /** The API routes, in the order (and so with the seeds) the fuzzer has always used. */
 export const API_ROUTES: RouteFuzz<never>[] = [
-  _route(
+  route(
     "POST /v1/chat/completions",
     fc.record({
       auth: _authArb,
@@ -204,17 +183,17 @@ export const API_ROUTES: RouteFuzz<never>[] = [
         method: "POST",
         path: "/v1/chat/completions",
         headers: [
-          ..._auth(c.auth),
+          ...authHeader(c.auth),
           ["content-type", c.type],
           ...(c.session === null ? [] : [["x-session-id", c.session] as [string, string]]),
           ...c.extra,
         ],
         body,
-        sseAllowed: _sseIfStreaming(body),
+        sseAllowed: asksForStream(body),
       };
     },
   ),
-  _route(
+  route(
     "GET /v1/models",
     fc.record({
       auth: _authArb,
@@ -229,19 +208,19 @@ export const API_ROUTES: RouteFuzz<never>[] = [
     (c) => ({
       method: c.method,
       path: `/v1/models${c.suffix}`,
-      headers: [..._auth(c.auth), ...c.extra],
+      headers: [...authHeader(c.auth), ...c.extra],
     }),
   ),
-  _route(
+  route(
     "GET /v1/sessions/{key}",
     fc.record({ auth: _authArb, key: _keyArb, how: _keyEncoding, extra: extraHeaders }),
     (c) => ({
       method: "GET",
       path: `/v1/sessions/${_keyPath(c.key, c.how)}`,
-      headers: [..._auth(c.auth), ...c.extra],
+      headers: [...authHeader(c.auth), ...c.extra],
     }),
   ),
-  _route(
+  route(
     "POST /v1/sessions/{key}/stop",
     fc.record({
       auth: _authArb,
@@ -253,24 +232,24 @@ export const API_ROUTES: RouteFuzz<never>[] = [
     (c, marker) => ({
       method: "POST",
       path: `/v1/sessions/${_keyPath(c.key, c.how)}/stop`,
-      headers: [..._auth(c.auth), ...c.extra],
+      headers: [...authHeader(c.auth), ...c.extra],
       ...(c.body ? { body: renderBody(c.body, marker) } : {}),
     }),
   ),
-  _route(
+  route(
     "POST /v1/runs",
     fc.record({ auth: _authArb, body: bodyArb(_runBase), type: contentType, extra: extraHeaders }),
     (c, marker) => ({
       method: "POST",
       path: "/v1/runs",
-      headers: [..._auth(c.auth), ["content-type", c.type], ...c.extra],
+      headers: [...authHeader(c.auth), ["content-type", c.type], ...c.extra],
       body: renderBody(c.body, marker),
     }),
     (res, text) => {
       if (res.status === 202) _runIds.push(JSON.parse(text).run_id);
     },
   ),
-  _route(
+  route(
     "GET /v1/runs/{id}",
     fc.record({ auth: _authArb, run: _runIdArb, how: _keyEncoding, extra: extraHeaders }),
     (c) => {
@@ -280,7 +259,7 @@ export const API_ROUTES: RouteFuzz<never>[] = [
       return {
         method: "GET",
         path: `/v1/runs/${_keyPath(id, c.how)}`,
-        headers: [..._auth(c.auth), ...c.extra],
+        headers: [...authHeader(c.auth), ...c.extra],
       };
     },
   ),
@@ -289,7 +268,7 @@ export const API_ROUTES: RouteFuzz<never>[] = [
 ] as unknown as RouteFuzz<never>[];
 
 /** Any method on any path (mostly near real routes): whatever it is, a 2xx/4xx JSON answer. */
-export const RANDOM_ROUTE: RouteFuzz<never> = _route(
+export const RANDOM_ROUTE: RouteFuzz<never> = route(
   "random method and path",
   fc.record({
     method: fc.oneof(
@@ -342,11 +321,11 @@ export const RANDOM_ROUTE: RouteFuzz<never> = _route(
     return {
       method: c.method,
       path,
-      headers: [..._auth(c.auth), ...c.extra],
+      headers: [...authHeader(c.auth), ...c.extra],
       ...(c.body && !bodyless ? { body: renderBody(c.body, marker) } : {}),
       sseAllowed: /^\/v1\/runs\/[^/]+\/events\/?$/.test(path) ||
         (/^\/v1\/(chat\/completions|responses)\/?$/.test(path) && c.body !== null && !bodyless &&
-          _sseIfStreaming(renderBody(c.body, marker))),
+          asksForStream(renderBody(c.body, marker))),
     };
   },
 ) as unknown as RouteFuzz<never>;

@@ -325,3 +325,27 @@ export function sessionSeqIdArb(
     },
   );
 }
+
+/** A route whose case type is inferred from its arbitrary. */
+export function route<C>(
+  name: string,
+  arb: fc.Arbitrary<C>,
+  build: (c: C, marker: string) => Built,
+  seen?: (res: Response, text: string) => void,
+): RouteFuzz<C> {
+  return { name, arb, build: (c, marker) => Promise.resolve(build(c, marker)), seen };
+}
+
+/** The authorization header of a case, none when its spec is null. */
+export function authHeader(auth: string | null): [string, string][] {
+  return auth === null ? [] : [["authorization", auth]];
+}
+
+/** Whether a rendered JSON body asks for a stream (so an SSE answer is allowed). */
+export function asksForStream(body: Uint8Array): boolean {
+  try {
+    return JSON.parse(new TextDecoder().decode(body))?.stream === true;
+  } catch {
+    return false;
+  }
+}

@@ -2,12 +2,14 @@
 import fc from "fast-check";
 import { API_KEY } from "./clients.ts";
 import {
+  asksForStream,
+  authHeader,
   bodyArb,
-  type Built,
   contentType,
   extraHeaders,
   MARK,
   renderBody,
+  route,
   type RouteFuzz,
   sessionSeqIdArb,
 } from "./_fuzz_gen.ts";
@@ -60,43 +62,22 @@ const _authArb = fc.constantFrom<string | null>(
   null,
 );
 
-function _auth(auth: string | null): [string, string][] {
-  return auth === null ? [] : [["authorization", auth]];
-}
-
-function _streaming(body: Uint8Array): boolean {
-  try {
-    return JSON.parse(new TextDecoder().decode(body))?.stream === true;
-  } catch {
-    return false;
-  }
-}
-
-function _route<C>(
-  name: string,
-  arb: fc.Arbitrary<C>,
-  build: (c: C, marker: string) => Built,
-  seen?: (res: Response, text: string) => void,
-): RouteFuzz<C> {
-  return { name, arb, build: (c, marker) => Promise.resolve(build(c, marker)), seen };
-}
-
 /** An id route: `method /v1/responses/{id}{suffix}`. */
 function _idRoute(method: string, suffix: string): RouteFuzz<never> {
-  return _route(
+  return route(
     `${method} /v1/responses/{id}${suffix}`,
     fc.record({ auth: _authArb, id: _idArb, extra: extraHeaders }),
     (c) => ({
       method,
       path: `/v1/responses/${encodeURIComponent(_id(c.id))}${suffix}`,
-      headers: [..._auth(c.auth), ...c.extra],
+      headers: [...authHeader(c.auth), ...c.extra],
     }),
   ) as unknown as RouteFuzz<never>;
 }
 
 /** The Responses API routes. */
 export const RESPONSE_ROUTES: RouteFuzz<never>[] = [
-  _route(
+  route(
     "POST /v1/responses",
     fc.record({
       auth: _authArb,
@@ -109,9 +90,9 @@ export const RESPONSE_ROUTES: RouteFuzz<never>[] = [
       return {
         method: "POST",
         path: "/v1/responses",
-        headers: [..._auth(c.auth), ["content-type", c.type], ...c.extra],
+        headers: [...authHeader(c.auth), ["content-type", c.type], ...c.extra],
         body,
-        sseAllowed: _streaming(body),
+        sseAllowed: asksForStream(body),
       };
     },
     (res, text) => {
