@@ -2,13 +2,16 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
+import { type ApiTenant, tenantOfKey } from "../lib/api_tenants.ts";
 import type { BatonConfig } from "../lib/config.ts";
 import { parseJsonBody, PayloadError } from "../lib/platform.ts";
-import { constantTimeEquals } from "../lib/platforms/_kit.ts";
 import type { Env } from "./env.ts";
 
-/** The hono environment of every route: the bindings, and the config read once per request. */
-export type App = { Bindings: Env; Variables: { config: BatonConfig } };
+/**
+ * The hono environment of every route: the bindings, the config read once per request, and (behind
+ * `requireApiKey`) the API tenant the request acts for.
+ */
+export type App = { Bindings: Env; Variables: { config: BatonConfig; tenant: ApiTenant } };
 
 /** Largest request body accepted on any route. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -59,10 +62,13 @@ export function sessionKeyParam(c: Context): string {
   return key;
 }
 
-/** Requires `Authorization: Bearer <GATEWAY_API_KEY>`, compared in constant time. */
+/**
+ * Requires `Authorization: Bearer <key>` with one of the deployment's API keys (`GATEWAY_API_KEY`,
+ * `GATEWAY_API_KEYS`), each compared in constant time, and sets `c.var.tenant` to the key's tenant.
+ */
 export const requireApiKey: MiddlewareHandler<App> = async (c, next) => {
-  const key = c.var.config.gatewayApiKey;
-  if (!key) {
+  const { apiKeys, adminTenants } = c.var.config;
+  if (!apiKeys.length) {
     return jsonError(
       c,
       403,
@@ -73,8 +79,21 @@ export const requireApiKey: MiddlewareHandler<App> = async (c, next) => {
   }
   const header = c.req.header("authorization") ?? "";
   const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match || !(await constantTimeEquals(match[1].trim(), key))) {
-    return jsonError(c, 401, "missing or invalid API key", "invalid_api_key");
+  const tenant = match ? await tenantOfKey(apiKeys, match[1].trim()) : null;
+  if (tenant === null) return jsonError(c, 401, "missing or invalid API key", "invalid_api_key");
+  c.set("tenant", { name: tenant, admin: adminTenants.includes(tenant) });
+  await next();
+};
+
+/** Requires an admin tenant (`ADMIN_API_KEYS`); after `requireApiKey`. Others get 403. */
+export const requireAdminTenant: MiddlewareHandler<App> = async (c, next) => {
+  if (!c.var.tenant?.admin) {
+    return jsonError(
+      c,
+      403,
+      "this API key's tenant is not an admin (ADMIN_API_KEYS)",
+      "permission_denied",
+    );
   }
   await next();
 };

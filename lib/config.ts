@@ -1,4 +1,6 @@
 // Deployment settings read from the Worker's env (vars and secrets); runtime-neutral.
+import { type AccessConfig, readAccessConfig } from "./access/access_policy.ts";
+import { parseTenantKeys, type TenantKey } from "./api_tenants.ts";
 import { type ContextDefaults, contextDefaultsFromEnv } from "./session_context.ts";
 import type { BusyMode } from "./session/mod.ts";
 
@@ -21,7 +23,16 @@ export interface BatonConfig {
   maxQueued: number;
   /** The "Queued —" notice to chat users; BUSY_ACK=off disables it. */
   busyAck: boolean;
-  gatewayApiKey: string;
+  /** API keys and their tenants: `GATEWAY_API_KEY` (tenant `default`) and `GATEWAY_API_KEYS`; none: the API is off. */
+  apiKeys: readonly TenantKey[];
+  /** Tenants that may use `/v1/access/*` and address platform sessions (`ADMIN_API_KEYS`, default `default`). */
+  adminTenants: readonly string[];
+  /** Turns each API tenant may start per minute (`API_TURNS_PER_MINUTE`); null: unlimited. */
+  apiTurnsPerMinute: number | null;
+  /** Browser origins allowed to call the API (`CORS_ORIGINS`); none: no CORS headers. */
+  corsOrigins: readonly string[];
+  /** Who may talk to the bot on the chat platforms. */
+  access: AccessConfig;
   webhookSecret: string;
   contextDefaults: ContextDefaults;
 }
@@ -45,7 +56,11 @@ export function readConfig(vars: object): BatonConfig {
       "queue",
     maxQueued: _int(env.MAX_QUEUED, 32, 1, 1_000),
     busyAck: _string(env.BUSY_ACK).toLowerCase() !== "off",
-    gatewayApiKey: _string(env.GATEWAY_API_KEY),
+    apiKeys: parseTenantKeys(_string(env.GATEWAY_API_KEY), _string(env.GATEWAY_API_KEYS)),
+    adminTenants: _list(env.ADMIN_API_KEYS, ["default"]),
+    apiTurnsPerMinute: _limit(env.API_TURNS_PER_MINUTE),
+    corsOrigins: _list(env.CORS_ORIGINS, []).map((o) => o.replace(/\/+$/, "")),
+    access: readAccessConfig(env),
     webhookSecret: _string(env.WEBHOOK_SECRET),
     contextDefaults: contextDefaultsFromEnv(env),
   };
@@ -53,6 +68,18 @@ export function readConfig(vars: object): BatonConfig {
 
 function _string(value: unknown): string {
   return typeof value === "string" ? value : "";
+}
+
+/** A comma-separated list, trimmed, empty entries dropped; `fallback` when unset. */
+function _list(value: unknown, fallback: string[]): string[] {
+  if (typeof value !== "string" || !value.trim()) return fallback;
+  return value.split(",").map((v) => v.trim()).filter(Boolean);
+}
+
+/** A positive whole-number limit (≤ 1,000,000), or null for unset or invalid: unlimited. */
+function _limit(value: unknown): number | null {
+  const n = _int(value, 0, 1, 1_000_000);
+  return n === 0 ? null : n;
 }
 
 function _int(value: unknown, fallback: number, min: number, max: number): number {

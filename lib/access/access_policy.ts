@@ -1,0 +1,138 @@
+// Who may talk to the bot on the chat platforms: the settings, the sender a platform names, and the decision that costs no I/O; runtime-neutral.
+
+/** `ACCESS_POLICY`: pairing codes for unknown direct senders (default), a closed list, or anyone. */
+export type AccessMode = "pairing" | "allowlist" | "open";
+
+/** The deployment's access settings. */
+export interface AccessConfig {
+  mode: AccessMode;
+  /** `ALLOWED_USERS` entries as `platform:user` (GitHub logins lower-cased), and `platform:*`. */
+  allowed: ReadonlySet<string>;
+  /** `ADMIN_USERS`: allowed, and may approve pairing codes from chat with `/pair CODE`. */
+  admins: ReadonlySet<string>;
+  /** GitHub `author_association` values allowed without a list entry (`GITHUB_ALLOWED_ASSOCIATIONS`). */
+  githubAssociations: ReadonlySet<string>;
+  /** `GITHUB_REFUSAL=comment`: one short refusal comment per issue to unknown authors (default: silence). */
+  githubRefusalComment: boolean;
+  /** Turns each platform user may start per hour across their sessions (`USER_TURNS_PER_HOUR`); null: unlimited. */
+  userTurnsPerHour: number | null;
+}
+
+/** Who sent a platform message, as the adapter saw it. */
+export interface Sender {
+  /** The adapter's name (`telegram`, `slack`, …) or `generic` for the signed webhook. */
+  platform: string;
+  /** The platform's user id: `123456`, `T0123/U0456`, a Discord snowflake, a GitHub login. */
+  user: string;
+  /** A display name, for the pairing list; never used to decide. */
+  name: string;
+  /** A private channel between the sender and the bot (pairing codes are only ever sent there). */
+  direct: boolean;
+  /** GitHub's `author_association` of the comment (OWNER, MEMBER, COLLABORATOR, …). */
+  association?: string;
+}
+
+/** What the settings alone say about a sender, before any lookup. */
+export type AccessVerdict =
+  /** Listed, admin, trusted by association, or the policy is open: no lookup. */
+  | { kind: "allowed"; admin: boolean }
+  /** Not listed: allowed only if paired (one lookup of the sender's record). */
+  | { kind: "unlisted" };
+
+/** What an unlisted, unpaired sender gets. */
+export type Refusal =
+  /** A pairing code in their direct chat (at most one code message per hour). */
+  | "pairing"
+  /** "This bot is private", in their direct chat at most once per day. */
+  | "private"
+  /** One short refusal comment per GitHub issue. */
+  | "comment"
+  /** Nothing: acknowledged, nothing sent. */
+  | "silence";
+
+const _DEFAULT_ASSOCIATIONS = ["OWNER", "MEMBER", "COLLABORATOR"];
+
+/** Reads the access settings from the Worker's env; an unknown `ACCESS_POLICY` is `pairing`, the safe default. */
+export function readAccessConfig(env: Record<string, unknown>): AccessConfig {
+  const text = (name: string) => typeof env[name] === "string" ? (env[name] as string) : "";
+  const mode =
+    (["pairing", "allowlist", "open"] as const).find((m) =>
+      m === text("ACCESS_POLICY").trim().toLowerCase()
+    ) ?? "pairing";
+  const admins = _entries(text("ADMIN_USERS"));
+  const associations = text("GITHUB_ALLOWED_ASSOCIATIONS").trim();
+  const quota = Number(text("USER_TURNS_PER_HOUR") || NaN);
+  return {
+    mode,
+    allowed: new Set([..._entries(text("ALLOWED_USERS")), ...admins]),
+    admins: new Set(admins),
+    githubAssociations: new Set(
+      associations
+        ? associations.split(",").map((a) => a.trim().toUpperCase()).filter(Boolean)
+        : _DEFAULT_ASSOCIATIONS,
+    ),
+    githubRefusalComment: text("GITHUB_REFUSAL").trim().toLowerCase() === "comment",
+    userTurnsPerHour: Number.isInteger(quota) && quota >= 1 && quota <= 1_000_000 ? quota : null,
+  };
+}
+
+/** The `platform:user` entry naming a sender, as `ALLOWED_USERS` writes it. */
+export function senderEntry(sender: Pick<Sender, "platform" | "user">): string {
+  return _entry(sender.platform, sender.user);
+}
+
+/** Whether `sender` is an admin (`ADMIN_USERS`). */
+export function isAdmin(config: AccessConfig, sender: Sender): boolean {
+  return config.admins.has(senderEntry(sender));
+}
+
+/**
+ * What the settings say about `sender` without any I/O. The generic webhook is trusted by its
+ * signature unless `ALLOWED_USERS` lists generic users, and then only those (or `generic:*`).
+ */
+export function accessVerdict(config: AccessConfig, sender: Sender): AccessVerdict {
+  const entry = senderEntry(sender);
+  if (config.admins.has(entry)) return { kind: "allowed", admin: true };
+  if (config.mode === "open" || config.allowed.has(entry)) return { kind: "allowed", admin: false };
+  if (config.allowed.has(`${sender.platform}:*`)) return { kind: "allowed", admin: false };
+  if (sender.platform === "generic") {
+    const listsGeneric = [...config.allowed].some((e) => e.startsWith("generic:"));
+    return listsGeneric ? { kind: "unlisted" } : { kind: "allowed", admin: false };
+  }
+  if (
+    sender.platform === "github" && sender.association !== undefined &&
+    config.githubAssociations.has(sender.association.toUpperCase())
+  ) {
+    return { kind: "allowed", admin: false };
+  }
+  return { kind: "unlisted" };
+}
+
+/** What an unlisted sender who is not paired gets: codes and notices only where the chat is private. */
+export function refusalFor(config: AccessConfig, sender: Sender): Refusal {
+  if (sender.platform === "github") return config.githubRefusalComment ? "comment" : "silence";
+  if (!sender.direct || sender.platform === "generic") return "silence";
+  return config.mode === "pairing" ? "pairing" : "private";
+}
+
+/** Whether an unlisted sender may pair at all (the generic webhook and GitHub never do). */
+export function mayPair(config: AccessConfig, sender: Sender): boolean {
+  return refusalFor(config, sender) === "pairing";
+}
+
+// `platform:user`, GitHub logins compared without case as GitHub does.
+function _entry(platform: string, user: string): string {
+  const p = platform.trim().toLowerCase();
+  const u = user.trim();
+  return `${p}:${p === "github" ? u.toLowerCase() : u}`;
+}
+
+function _entries(list: string): string[] {
+  const out: string[] = [];
+  for (const raw of list.split(",")) {
+    const colon = raw.indexOf(":");
+    if (colon <= 0 || colon === raw.length - 1) continue;
+    out.push(_entry(raw.slice(0, colon), raw.slice(colon + 1)));
+  }
+  return out;
+}
