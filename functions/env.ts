@@ -1,9 +1,12 @@
 // The Worker's bindings, vars and secrets; Workers types only.
+import type { AccessDO } from "./access_do.ts";
 import type { SessionDO } from "./session_do.ts";
 
 /** Bindings and settings of a baton deployment (see README, Configuration). */
 export interface Env {
   SESSIONS: DurableObjectNamespace<SessionDO>;
+  /** Access records: one per sender, per API tenant, and the owner's pairing directory. */
+  ACCESS: DurableObjectNamespace<AccessDO>;
   LLM_BASE_URL?: string;
   LLM_API_KEY?: string;
   LLM_MODEL?: string;
@@ -18,6 +21,16 @@ export interface Env {
   MAX_QUEUED?: string;
   BUSY_ACK?: string;
   GATEWAY_API_KEY?: string;
+  GATEWAY_API_KEYS?: string;
+  ADMIN_API_KEYS?: string;
+  API_TURNS_PER_MINUTE?: string;
+  CORS_ORIGINS?: string;
+  ACCESS_POLICY?: string;
+  ALLOWED_USERS?: string;
+  ADMIN_USERS?: string;
+  GITHUB_ALLOWED_ASSOCIATIONS?: string;
+  GITHUB_REFUSAL?: string;
+  USER_TURNS_PER_HOUR?: string;
   WEBHOOK_SECRET?: string;
   TELEGRAM_WEBHOOK_SECRET?: string;
   TELEGRAM_BOT_TOKEN?: string;

@@ -1,7 +1,8 @@
-// Worker entry: the HTTP app and the session Durable Object class; Workers.
+// Worker entry: the HTTP app and the Durable Object classes (sessions, access records); Workers.
 import { app } from "./routes.ts";
 import type { Env } from "./env.ts";
 
+export { AccessDO } from "./access_do.ts";
 export { SessionDO } from "./session_do.ts";
 
 export default { fetch: app.fetch } satisfies ExportedHandler<Env>;

@@ -1,6 +1,7 @@
 // Signed inbound webhooks: the generic Standard Webhooks route and one route per chat platform adapter; Workers.
 import { Hono } from "hono";
 import { z } from "zod";
+import { accessVerdict } from "../lib/access/access_policy.ts";
 import { sessionIdField } from "../lib/openai_api.ts";
 import { PayloadError, type PlatformAdapter, type PlatformEnv } from "../lib/platform.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
@@ -8,6 +9,7 @@ import type { InboundMessage } from "../lib/session/mod.ts";
 import { verifyStandardWebhook } from "../lib/standard_webhooks.ts";
 import { type App, failureStatus, jsonError, parseJson, RequestError } from "./_http.ts";
 import { runMessage, submitMessage } from "./session_client.ts";
+import { gateMessage } from "./_access_gate.ts";
 
 const _genericBody = z.object({
   session: sessionIdField,
@@ -37,6 +39,11 @@ webhookRoutes.post("/generic", async (c) => {
   });
   if (!verified.ok) return jsonError(c, 401, verified.message, "invalid_signature");
   const payload = parseJson(_genericBody, body);
+  // Trusted by its signature, unless ALLOWED_USERS names the generic users it accepts.
+  const sender = { platform: "generic", user: payload.user ?? "", name: "", direct: false };
+  if (accessVerdict(config.access, sender).kind !== "allowed") {
+    return jsonError(c, 403, "user: not in ALLOWED_USERS for the generic webhook", "access_denied");
+  }
   const sessionKey = `webhook:${payload.session}`;
   const message: InboundMessage = {
     text: payload.text,
@@ -90,6 +97,8 @@ for (const adapter of PLATFORM_ADAPTERS) {
       return c.json(ingress.body, ingress.status as 200);
     }
     const { message } = ingress;
+    const refused = await gateMessage(c, adapter, message);
+    if (refused) return refused;
     const inbound: InboundMessage = {
       text: message.text,
       deliveryKey: message.deliveryKey,

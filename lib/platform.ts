@@ -1,5 +1,6 @@
 // The shape every chat-platform adapter fills (verify, parse, send) and the reply deliverer over them; runtime-neutral.
 import type { z } from "zod";
+import type { Sender } from "./access/access_policy.ts";
 import type { ContextFields } from "./session_context.ts";
 import { splitMessage } from "./split_message.ts";
 
@@ -28,6 +29,8 @@ export interface PlatformMessage<T extends ReplyTarget = ReplyTarget> {
   text: string;
   context: Omit<ContextFields, "async_delivery">;
   reply: T;
+  /** Who sent it, for access control (the route adds the platform). */
+  sender: Omit<Sender, "platform">;
 }
 
 /** What a verified delivery asks of baton. */
@@ -63,6 +66,12 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
   verify(request: RawRequest, env: PlatformEnv): Promise<string | null>;
   /** Turns a verified delivery into what to do. Throws `PayloadError` for a malformed payload (400). */
   parse(request: RawRequest, env: PlatformEnv): Ingress<T>;
+  /**
+   * Where the platform expects the answer to a delivery to carry a notice (Discord's interaction
+   * response, seen only by the sender), the response body that does; without it, notices to a
+   * sender who may not start a turn (a pairing code, a quota notice) are sent with `send`.
+   */
+  inlineNotice?(text: string): { status: number; body: unknown };
   /** Sends part `index` (of `count`) of a reply to a valid target. Network errors are returned, never thrown. */
   send(
     target: T,

@@ -46,7 +46,7 @@ export interface Counts {
 }
 
 /** baton's Durable Object binding, as in wrangler.toml. */
-const _BATON_OBJECTS = { SESSIONS: "SessionDO" };
+const _BATON_OBJECTS = { SESSIONS: "SessionDO", ACCESS: "AccessDO" };
 
 function _batonVars(fake: FakeLlm, telegram: TelegramObserver): Record<string, string> {
   return {
@@ -57,6 +57,8 @@ function _batonVars(fake: FakeLlm, telegram: TelegramObserver): Record<string, s
     TELEGRAM_WEBHOOK_SECRET: TG_SECRET,
     TELEGRAM_BOT_TOKEN: TG_TOKEN,
     TELEGRAM_API_ROOT: telegram.url,
+    // Senders are not checked here: the chaos run and benches measure the message path itself.
+    ACCESS_POLICY: "open",
   };
 }
 

@@ -199,6 +199,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       TELEGRAM_WEBHOOK_SECRET: _TELEGRAM_SECRET,
       TELEGRAM_BOT_TOKEN: _BOT_TOKEN,
       TELEGRAM_API_ROOT: telegram.url,
+      // Senders are not checked here: the chaos run and benches measure the message path itself.
+      ACCESS_POLICY: "open",
     },
   };
   const url = `http://127.0.0.1:${devOptions.port}`;

@@ -62,7 +62,14 @@ const _interaction = z.looseObject({
 const _command = z.looseObject({
   token: z.string().min(1),
   channel_id: z.string().min(1).optional(),
-  channel: z.looseObject({ id: z.string().min(1), name: z.string().nullish() }).optional(),
+  channel: z.looseObject({
+    id: z.string().min(1),
+    name: z.string().nullish(),
+    type: z.number().optional(),
+  }).optional(),
+  guild_id: z.string().optional(),
+  /** Where the command ran: 0 a server, 1 the bot's DM, 2 a private channel (user-installed apps). */
+  context: z.number().optional(),
   member: z.looseObject({ user: _user }).optional(),
   user: _user.optional(),
   data: z.looseObject({ options: z.array(_option).optional() }).optional(),
@@ -129,8 +136,13 @@ function _firstText(options: readonly _Option[] | undefined): string | null {
   return null;
 }
 
+// An interaction answer with a message only the sender sees.
+function _ephemeral(content: string) {
+  return { type: 4, data: { content, flags: _EPHEMERAL } };
+}
+
 function _notice(content: string): Ingress<DiscordTarget> {
-  return respond({ type: 4, data: { content, flags: _EPHEMERAL } });
+  return respond(_ephemeral(content));
 }
 
 function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
@@ -156,7 +168,7 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
   }
   const command = _command.safeParse(payload);
   if (!command.success) return respond({});
-  const { token, channel_id, channel, member, user, data } = command.data;
+  const { token, channel_id, channel, guild_id, context, member, user, data } = command.data;
   const chatId = channel_id ?? channel?.id;
   const author = member?.user ?? user;
   if (!chatId || !author) return respond({});
@@ -184,6 +196,13 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
         platform: "discord",
         application_id: interaction.application_id,
         token,
+      },
+      sender: {
+        user: author.id,
+        name: author.global_name || author.username,
+        // The bot's DM only: not a server, not a group DM (channel type 3) another app runs in.
+        direct: guild_id === undefined && member === undefined &&
+          (context === undefined ? channel?.type !== 3 : context === 1),
       },
     },
     ack: { status: 200, body: { type: 5 } },
@@ -237,5 +256,7 @@ export const discordAdapter: PlatformAdapter<DiscordTarget> = {
   replyTarget: _target,
   verify: _verify,
   parse: _parse,
+  // Every interaction needs an answer; an ephemeral one is seen by the sender only.
+  inlineNotice: (content) => ({ status: 200, body: _ephemeral(content) }),
   send: _send,
 };

@@ -65,6 +65,7 @@ Deno.test("discordAdapter.parse() turns a slash command's string option into a m
         message_id: "1200000000000000001",
       },
       reply: { platform: "discord", application_id: APP_ID, token: TOKEN },
+      sender: { user: "1500000000000000001", name: "Ada L.", direct: false },
     },
     ack: { status: 200, body: { type: 5 } },
   });
@@ -188,4 +189,30 @@ Deno.test("discordAdapter.parse() throws PayloadError on invalid JSON", async ()
     error = e;
   }
   assertStrictEquals((error as Error)?.name, "PayloadError");
+});
+
+Deno.test("discordAdapter.parse() calls the bot's DM direct, and a server or group DM not", async () => {
+  const dm = command([{ name: "prompt", type: 3, value: "hi" }], {
+    guild_id: undefined,
+    member: undefined,
+    user: { id: "1500000000000000002", username: "bob", global_name: null },
+    channel: { id: "1300000000000000002", type: 1 },
+    context: 1,
+  });
+  assertEquals(messageOf(await parse(dm)).sender, {
+    user: "1500000000000000002",
+    name: "bob",
+    direct: true,
+  });
+  const groupDm = { ...dm, channel: { id: "1300000000000000003", type: 3 }, context: 2 };
+  assertStrictEquals(messageOf(await parse(groupDm)).sender.direct, false);
+  const server = command([{ name: "prompt", type: 3, value: "hi" }]);
+  assertStrictEquals(messageOf(await parse(server)).sender.direct, false);
+});
+
+Deno.test("discordAdapter.inlineNotice() answers with an ephemeral message", () => {
+  assertEquals(discordAdapter.inlineNotice!("private"), {
+    status: 200,
+    body: { type: 4, data: { content: "private", flags: 64 } },
+  });
 });

@@ -40,6 +40,7 @@ const _issueComment = z.looseObject({
     id: z.number().int(),
     body: z.string(),
     user: z.looseObject({ login: z.string().min(1), id: z.number().int(), type: z.string() }),
+    author_association: z.string().optional(),
   }),
   issue: z.looseObject({ number: z.number().int().positive() }),
   repository: z.looseObject({ full_name: z.string().regex(_REPO) }),
@@ -214,6 +215,13 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
           message_id: String(comment.id),
         },
         reply,
+        // Never a private channel: GitHub has none, so no pairing codes there.
+        sender: {
+          user: comment.user.login,
+          name: comment.user.login,
+          direct: false,
+          ...(comment.author_association ? { association: comment.author_association } : {}),
+        },
       },
     };
   },

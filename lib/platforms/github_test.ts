@@ -28,6 +28,7 @@ function commentPayload(overrides: {
   body?: string;
   login?: string;
   type?: string;
+  association?: string;
 } = {}) {
   return {
     action: overrides.action ?? "created",
@@ -36,6 +37,7 @@ function commentPayload(overrides: {
       id: 9001,
       body: overrides.body ?? "@batonbot why is CI red?",
       user: { login: overrides.login ?? "octocat", id: 583231, type: overrides.type ?? "User" },
+      ...(overrides.association ? { author_association: overrides.association } : {}),
     },
     repository: { full_name: "octo-org/hello-world", name: "hello-world" },
     sender: { login: overrides.login ?? "octocat" },
@@ -133,6 +135,7 @@ Deno.test("githubAdapter.parse() turns a created comment mentioning the bot into
         message_id: "9001",
       },
       reply: { platform: "github", repo: "octo-org/hello-world", issue: 42 },
+      sender: { user: "octocat", name: "octocat", direct: false },
     },
   });
 });
@@ -304,5 +307,16 @@ Deno.test("githubAdapter.send() does not retry other failures, which could post 
   await withFetch(() => Promise.reject(new TypeError("connection reset")), async () => {
     const result = await send();
     assert(!result.ok && !result.retryable && result.status === 0);
+  });
+});
+
+Deno.test("githubAdapter.parse() names the author and their author_association, never as a direct chat", () => {
+  const ingress = parseComment(commentPayload({ login: "OctoCat", association: "COLLABORATOR" }));
+  assert(ingress.kind === "message");
+  assertEquals(ingress.message.sender, {
+    user: "OctoCat",
+    name: "OctoCat",
+    direct: false,
+    association: "COLLABORATOR",
   });
 });

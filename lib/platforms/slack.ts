@@ -133,6 +133,8 @@ function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarg
         message_id: event.ts,
       },
       reply,
+      // Slack user ids are unique within a workspace; `T…/U…` names one across workspaces.
+      sender: { user: `${team}/${event.user}`, name: event.user, direct },
     },
   };
 }

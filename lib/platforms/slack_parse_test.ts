@@ -48,6 +48,7 @@ Deno.test("slackAdapter.parse() turns an app_mention into a threaded turn withou
       message_id: "1700000000.000100",
     },
     reply: { platform: "slack", channel: "C1", thread_ts: "1700000000.000100" },
+    sender: { user: "T1/U1", name: "U1", direct: false },
   });
 });
 
@@ -91,6 +92,7 @@ Deno.test("slackAdapter.parse() keys a direct message by the conversation and re
       message_id: "1700000000.000200",
     },
     reply: { platform: "slack", channel: "D1" },
+    sender: { user: "T1/U1", name: "U1", direct: true },
   });
 });
 

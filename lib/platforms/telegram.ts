@@ -32,6 +32,7 @@ const _user = z.looseObject({
 
 const _chat = z.looseObject({
   id: z.number().int(),
+  type: z.string().optional(),
   title: z.string().optional(),
   username: z.string().optional(),
   first_name: z.string().optional(),
@@ -110,6 +111,12 @@ function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress<TelegramTa
         message_id: String(message.message_id),
       },
       reply,
+      sender: {
+        user: String(sender.id),
+        name: sender.name,
+        // Older payloads lack `type`: a private chat's id is the user's, always positive.
+        direct: chat.type === undefined ? chat.id > 0 : chat.type === "private",
+      },
     },
   };
 }

@@ -70,6 +70,7 @@ Deno.test("telegramAdapter.parse() turns a private text message into a turn", ()
         message_id: "7",
       },
       reply: { platform: "telegram", chat_id: 42, message_id: 7 },
+      sender: { user: "42", name: "alice", direct: true },
     },
   });
 });
@@ -283,4 +284,16 @@ Deno.test("telegramAdapter.send() refuses a malformed token without calling out 
     assert(!result.message.includes("abc/../x"));
     assertEquals(seen.length, 0);
   });
+});
+
+Deno.test("telegramAdapter.parse() calls a private chat direct and a group not, with or without chat.type", () => {
+  const direct = (message: Record<string, unknown>) => {
+    const ingress = _parse(_update(message));
+    if (ingress.kind !== "message") throw new Error("expected a message");
+    return ingress.message.sender.direct;
+  };
+  assertEquals(direct({ text: "hi" }), true);
+  assertEquals(direct({ text: "hi", chat: _group }), false);
+  assertEquals(direct({ text: "hi", chat: { id: 42 } }), true);
+  assertEquals(direct({ text: "hi", chat: { id: -100 } }), false);
 });

@@ -121,6 +121,8 @@ export async function withBaton(
         LLM_MAX_RETRIES: "2",
         GATEWAY_API_KEY: API_KEY,
         WEBHOOK_SECRET,
+        // Anyone may talk to the bot unless a test says otherwise: access control has its own tests.
+        ACCESS_POLICY: "open",
         ...opts.vars,
       },
       persistDir: opts.persistDir,

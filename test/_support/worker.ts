@@ -114,7 +114,7 @@ export async function startWorker(
   const scriptPath = await buildWorker(opts.entry);
   const { mf, url } = await startMiniflare(scriptPath, {
     vars: opts.vars,
-    durableObjects: { SESSIONS: "SessionDO" },
+    durableObjects: { SESSIONS: "SessionDO", ACCESS: "AccessDO" },
     persistDir: opts.persistDir,
   });
   let disposed: Promise<void> | undefined;

@@ -1,0 +1,164 @@
+// One sender's access record (paired or not, their pending pairing code, notices sent, turns in the quota window), kept in the sender's own object; runtime-neutral.
+import type { KeyStorage } from "../request_keys.ts";
+import type { Refusal } from "./access_policy.ts";
+
+/** How long a pairing code is valid, and the least time between two code messages to one sender. */
+export const PAIRING_CODE_MS = 60 * 60 * 1000;
+/** The least time between two "this bot is private" notices to one sender. */
+export const PRIVATE_NOTICE_MS = 24 * 60 * 60 * 1000;
+/** The least time between two over-quota notices to one sender. */
+export const QUOTA_NOTICE_MS = 60 * 60 * 1000;
+
+/** Unambiguous characters only: no 0/O, 1/I/L. */
+const _CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+const _CODE_LENGTH = 8;
+
+/** The storage a record lives in, with deletion (a Durable Object's `storage.kv`). */
+export interface RecordStorage extends KeyStorage {
+  delete(key: string): boolean;
+}
+
+/** What the Worker asks of a sender's record for one message. */
+export interface AdmitRequest {
+  /** Unlisted by the settings: the sender must have been paired. */
+  needsPairing: boolean;
+  /** What an unpaired sender gets. */
+  refusal: Refusal;
+  /** Display name, kept with a pending code for the owner's list. */
+  name: string;
+  /** A turn-quota window, or null when this message does not count (a command, no quota, an admin). */
+  quota: { limit: number; windowMs: number } | null;
+  /** The message's delivery id: a redelivery is counted once. */
+  deliveryKey: string;
+  now: number;
+}
+
+/** A pairing code waiting for the owner. */
+export interface PendingPairing {
+  code: string;
+  name: string;
+  /** When this request for access was first made (ms). */
+  firstAt: number;
+  expiresAt: number;
+}
+
+/** The record's answer. `notify`: send the notice now (the record counted it as sent). */
+export type AdmitResult =
+  | { kind: "admitted" }
+  | { kind: "over_quota"; notify: boolean; retryAfterMs: number }
+  | { kind: "refused"; refusal: Refusal; notify: boolean; pairing?: PendingPairing };
+
+interface _Approval {
+  at: number;
+  by: string;
+}
+
+interface _Counted {
+  key: string;
+  at: number;
+}
+
+/**
+ * Decides one message against the record, in one synchronous step (the object serialises them,
+ * so 50 messages at once count exactly): pairing first, then the quota. A refused or over-quota
+ * message is not counted. Notices are throttled here, where the throttle is consistent.
+ */
+export function admitToRecord(storage: RecordStorage, request: AdmitRequest): AdmitResult {
+  const { now } = request;
+  if (request.needsPairing && !storage.get<_Approval>("approved")) {
+    return _refuse(storage, request);
+  }
+  if (!request.quota) return { kind: "admitted" };
+  const { limit, windowMs } = request.quota;
+  const counted = (storage.get<_Counted[]>("turns") ?? []).filter((t) => now - t.at < windowMs);
+  if (counted.some((t) => t.key === request.deliveryKey)) return { kind: "admitted" };
+  if (counted.length >= limit) {
+    storage.put("turns", counted);
+    return {
+      kind: "over_quota",
+      notify: _noticeDue(storage, "quota_notice_at", QUOTA_NOTICE_MS, now),
+      retryAfterMs: Math.max(1, counted[0].at + windowMs - now),
+    };
+  }
+  counted.push({ key: request.deliveryKey, at: now });
+  storage.put("turns", counted);
+  return { kind: "admitted" };
+}
+
+/** A notice `admitToRecord` counted as sent could not be sent: the next message may try again. */
+export function noticeFailed(storage: RecordStorage, kind: "refusal" | "quota"): void {
+  storage.delete(kind === "quota" ? "quota_notice_at" : "refusal_notice_at");
+}
+
+/** Marks the sender paired (idempotent); their pending code and refusal notices are done with. */
+export function approveRecord(storage: RecordStorage, by: string, now: number): void {
+  if (!storage.get<_Approval>("approved")) storage.put<_Approval>("approved", { at: now, by });
+  storage.delete("pending");
+  storage.delete("refusal_notice_at");
+}
+
+/** Revokes a pairing; true when the sender had been paired. Their next direct message gets a new code. */
+export function revokeRecord(storage: RecordStorage): boolean {
+  const was = storage.get<_Approval>("approved") !== undefined;
+  storage.delete("approved");
+  storage.delete("pending");
+  storage.delete("refusal_notice_at");
+  return was;
+}
+
+/** A fresh pairing code: 8 characters of an unambiguous alphabet, from the platform's CSPRNG. */
+export function newPairingCode(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(_CODE_LENGTH));
+  // 256 is not a multiple of 31: reject the top values so every character is equally likely.
+  let code = "";
+  for (const b of bytes) {
+    if (b >= 248) return newPairingCode();
+    code += _CODE_ALPHABET[b % _CODE_ALPHABET.length];
+  }
+  return code;
+}
+
+/** A code as a person typed it (any case, spaces or dashes), or null when it cannot be one. */
+export function normalizePairingCode(text: string): string | null {
+  const code = text.replace(/[\s-]/g, "").toUpperCase();
+  return code.length === _CODE_LENGTH && [...code].every((ch) => _CODE_ALPHABET.includes(ch))
+    ? code
+    : null;
+}
+
+function _refuse(storage: RecordStorage, request: AdmitRequest): AdmitResult {
+  const { now, refusal } = request;
+  if (refusal === "silence") return { kind: "refused", refusal, notify: false };
+  if (refusal !== "pairing") {
+    const window = refusal === "private" ? PRIVATE_NOTICE_MS : Number.POSITIVE_INFINITY;
+    return {
+      kind: "refused",
+      refusal,
+      notify: _noticeDue(storage, "refusal_notice_at", window, now),
+    };
+  }
+  let pending = storage.get<PendingPairing>("pending");
+  if (!pending || pending.expiresAt <= now) {
+    pending = {
+      code: newPairingCode(),
+      name: request.name,
+      firstAt: pending?.firstAt ?? now,
+      expiresAt: now + PAIRING_CODE_MS,
+    };
+    storage.put("pending", pending);
+  }
+  return {
+    kind: "refused",
+    refusal,
+    notify: _noticeDue(storage, "refusal_notice_at", PAIRING_CODE_MS, now),
+    pairing: pending,
+  };
+}
+
+// Whether a notice of this kind is due; if so it is counted as sent now.
+function _noticeDue(storage: RecordStorage, key: string, windowMs: number, now: number): boolean {
+  const last = storage.get<number>(key);
+  if (last !== undefined && now - last < windowMs) return false;
+  storage.put(key, now);
+  return true;
+}
