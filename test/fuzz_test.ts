@@ -5,6 +5,7 @@ import type { FakeLlm } from "./_support/fake_llm.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
 import { withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
+import { ACCESS_ROUTES } from "./_support/_fuzz_access.ts";
 import { API_ROUTES, RANDOM_ROUTE } from "./_support/_fuzz_api.ts";
 import { type Built, MAX_BODY, type RouteFuzz } from "./_support/_fuzz_gen.ts";
 import { WEBHOOK_VARS, webhookFuzz, WEBHOOKS } from "./_support/_fuzz_webhooks.ts";
@@ -208,6 +209,7 @@ Deno.test("every route: fuzzed requests answer 2xx/4xx JSON and rejected ones st
       ...API_ROUTES,
       ...(WEBHOOKS.map(webhookFuzz) as unknown as RouteFuzz<never>[]),
       RANDOM_ROUTE,
+      ...ACCESS_ROUTES,
     ];
     for (const [i, route] of routes.entries()) {
       await t.step(`${route.name}: answers 2xx/4xx with JSON for fuzzed input`, async () => {

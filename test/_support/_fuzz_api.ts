@@ -18,7 +18,7 @@ import {
 import { RESPONSE_ROUTES } from "./_fuzz_responses.ts";
 
 /** Authorization header specs: the right bearer key mostly, near misses, junk, none (null). */
-const _authArb = fc.oneof(
+export const apiAuthArb = fc.oneof(
   { weight: 12, arbitrary: fc.constant<string | null>(`Bearer ${API_KEY}`) },
   {
     weight: 6,
@@ -107,9 +107,11 @@ const _keyArb = fc.oneof(
     ),
   },
 );
-const _keyEncoding = fc.constantFrom<"component" | "raw" | "uri">("component", "raw", "uri");
+/** How a path segment is written: URI-component-encoded, as is, or URI-encoded. */
+export const pathEncoding = fc.constantFrom<"component" | "raw" | "uri">("component", "raw", "uri");
 
-function _keyPath(key: string, how: "component" | "raw" | "uri"): string {
+/** `segment` written the way `how` says. */
+export function encodePath(key: string, how: "component" | "raw" | "uri"): string {
   if (how === "component") return encodeURIComponent(key);
   if (how === "uri") return encodeURI(key);
   return key;
@@ -171,7 +173,7 @@ export const API_ROUTES: RouteFuzz<never>[] = [
   route(
     "POST /v1/chat/completions",
     fc.record({
-      auth: _authArb,
+      auth: apiAuthArb,
       body: bodyArb(_chatBase),
       session: fc.option(_sessionIdArb, { freq: 3 }),
       type: contentType,
@@ -196,7 +198,7 @@ export const API_ROUTES: RouteFuzz<never>[] = [
   route(
     "GET /v1/models",
     fc.record({
-      auth: _authArb,
+      auth: apiAuthArb,
       method: fc.constantFrom("GET", "GET", "GET", "HEAD"),
       suffix: fc.oneof(
         { weight: 5, arbitrary: fc.constant("") },
@@ -213,32 +215,37 @@ export const API_ROUTES: RouteFuzz<never>[] = [
   ),
   route(
     "GET /v1/sessions/{key}",
-    fc.record({ auth: _authArb, key: _keyArb, how: _keyEncoding, extra: extraHeaders }),
+    fc.record({ auth: apiAuthArb, key: _keyArb, how: pathEncoding, extra: extraHeaders }),
     (c) => ({
       method: "GET",
-      path: `/v1/sessions/${_keyPath(c.key, c.how)}`,
+      path: `/v1/sessions/${encodePath(c.key, c.how)}`,
       headers: [...authHeader(c.auth), ...c.extra],
     }),
   ),
   route(
     "POST /v1/sessions/{key}/stop",
     fc.record({
-      auth: _authArb,
+      auth: apiAuthArb,
       key: _keyArb,
-      how: _keyEncoding,
+      how: pathEncoding,
       body: fc.option(bodyArb(_runBase), { freq: 2 }),
       extra: extraHeaders,
     }),
     (c, marker) => ({
       method: "POST",
-      path: `/v1/sessions/${_keyPath(c.key, c.how)}/stop`,
+      path: `/v1/sessions/${encodePath(c.key, c.how)}/stop`,
       headers: [...authHeader(c.auth), ...c.extra],
       ...(c.body ? { body: renderBody(c.body, marker) } : {}),
     }),
   ),
   route(
     "POST /v1/runs",
-    fc.record({ auth: _authArb, body: bodyArb(_runBase), type: contentType, extra: extraHeaders }),
+    fc.record({
+      auth: apiAuthArb,
+      body: bodyArb(_runBase),
+      type: contentType,
+      extra: extraHeaders,
+    }),
     (c, marker) => ({
       method: "POST",
       path: "/v1/runs",
@@ -251,14 +258,14 @@ export const API_ROUTES: RouteFuzz<never>[] = [
   ),
   route(
     "GET /v1/runs/{id}",
-    fc.record({ auth: _authArb, run: _runIdArb, how: _keyEncoding, extra: extraHeaders }),
+    fc.record({ auth: apiAuthArb, run: _runIdArb, how: pathEncoding, extra: extraHeaders }),
     (c) => {
       const id = "real" in c.run
         ? (_runIds.length ? _runIds[c.run.real % _runIds.length] : "run_ZnpfMQ_1")
         : c.run.id;
       return {
         method: "GET",
-        path: `/v1/runs/${_keyPath(id, c.how)}`,
+        path: `/v1/runs/${encodePath(id, c.how)}`,
         headers: [...authHeader(c.auth), ...c.extra],
       };
     },
@@ -310,7 +317,7 @@ export const RANDOM_ROUTE: RouteFuzz<never> = route(
       },
     ),
     query: fc.option(fc.webQueryParameters()),
-    auth: _authArb,
+    auth: apiAuthArb,
     body: fc.option(bodyArb(_universalBase)),
     extra: extraHeaders,
   }),
