@@ -1,12 +1,20 @@
 // Which session a chat request without X-Session-Id runs in: the one its history continues, else a new one; Workers.
 import type { Context } from "hono";
+import { tenantPrefix } from "../lib/api_tenants.ts";
 import { conversationFingerprint, hashHex } from "../lib/openai_api.ts";
 import type { ChatTurnInput } from "../lib/openai_api.ts";
 import type { App } from "./_http.ts";
 import { findConversation, pointConversation } from "./session_client.ts";
 
-/** Whose conversations these are. One API key today; tenants (issue 12) will each get their own. */
-export const TENANT = "api";
+/**
+ * Whose conversations and Idempotency-Keys these are, as hashed into their fingerprints, pointers
+ * and key records: `api` for the default tenant (the value from before tenants, so an existing
+ * deployment's pointers and key records still match), `api.<name>` for a named one. Another
+ * tenant's hashes never coincide, so neither can continue or replay the other's requests.
+ */
+export function hashScope(c: Context<App>): string {
+  return tenantPrefix(c.var.tenant.name).slice(0, -1);
+}
 
 /** Where a chat request runs, and whether it must continue that session's conversation. */
 export interface ChatPlacement {
@@ -30,11 +38,11 @@ export async function placeChat(
   if (header !== undefined) return { sessionId: header, continues: false };
   if (!turn.seed.some((m) => m.role === "user")) {
     return {
-      sessionId: `f${await hashHex([TENANT, turn.system, turn.input], 16)}`,
+      sessionId: `f${await hashHex([hashScope(c), turn.system, turn.input], 16)}`,
       continues: true,
     };
   }
-  const fingerprint = await conversationFingerprint(TENANT, turn.system, turn.seed);
+  const fingerprint = await conversationFingerprint(hashScope(c), turn.system, turn.seed);
   const sessionId = await findConversation(c.env, fingerprint);
   return sessionId ? { sessionId, continues: true } : newChatPlacement();
 }
@@ -63,7 +71,7 @@ export async function rememberChat(
   ];
   await pointConversation(
     c.env,
-    await conversationFingerprint(TENANT, turn.system, state),
+    await conversationFingerprint(hashScope(c), turn.system, state),
     sessionId,
   );
 }

@@ -2,7 +2,7 @@
 import type { Context } from "hono";
 import { hashHex } from "../lib/openai_api.ts";
 import { type App, RequestError } from "./_http.ts";
-import { TENANT } from "./_conversations.ts";
+import { hashScope } from "./_conversations.ts";
 import { sessionStub } from "./session_client.ts";
 
 /** What the session needs to know a request again. */
@@ -27,7 +27,8 @@ export function newSessionId(identity: RequestIdentity, prefix: string): string 
 /**
  * Identifies a request that starts a turn. With `Idempotency-Key`, the key is claimed for this
  * request (an object per key, so a reuse with another body is seen wherever it would run): a key
- * another request holds is 422 `idempotency_key_reused`.
+ * another request holds is 422 `idempotency_key_reused`. Keys are per tenant (`hashScope`): the
+ * same key in two tenants names two records, and neither tenant can replay the other's answer.
  */
 export async function requestIdentity(
   c: Context<App>,
@@ -43,9 +44,10 @@ export async function requestIdentity(
     );
   }
   const session = c.req.header("x-session-id") ?? null;
-  const requestHash = await hashHex([TENANT, route, session, new TextDecoder().decode(body)]);
+  const scope = hashScope(c);
+  const requestHash = await hashHex([scope, route, session, new TextDecoder().decode(body)]);
   if (key === undefined) return { requestHash };
-  const keyHash = await hashHex([TENANT, key]);
+  const keyHash = await hashHex([scope, key]);
   let claimed: boolean;
   try {
     claimed = await sessionStub(c.env, `idem:${keyHash}`).claimIdempotencyKey(requestHash);

@@ -1,6 +1,8 @@
 // OpenAI-compatible API routes: chat completions (JSON and SSE), models, session state; Workers.
+import type { Context } from "hono";
 import { Hono } from "hono";
 import { batonToolNames } from "../lib/agent.ts";
+import { mayAddressSession, tenantSessionKey } from "../lib/api_tenants.ts";
 import {
   callerInRequest,
   chatCompletion,
@@ -49,14 +51,14 @@ apiRoutes.get("/models/:id", requireApiKey, (c) => {
 });
 
 apiRoutes.get("/sessions/:key", requireApiKey, async (c) => {
-  const key = sessionKeyParam(c);
+  const key = _addressableKey(c);
   const snapshot = await sessionStub(c.env, key).snapshot({ session_key: key });
   return c.json({ key, ...snapshot });
 });
 
 for (const command of ["stop", "reset"] as const) {
   apiRoutes.post(`/sessions/:key/${command}`, requireApiKey, async (c) => {
-    const key = sessionKeyParam(c);
+    const key = _addressableKey(c);
     const result = await sessionStub(c.env, key).control(command, { session_key: key });
     return c.json({ key, status: command === "stop" ? "stopped" : "reset", ...result });
   });
@@ -105,7 +107,7 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
       platform: "api",
       chat_id: placement.sessionId,
       user_id: request.user ?? "",
-      session_key: `api:${placement.sessionId}`,
+      session_key: tenantSessionKey(c.var.tenant.name, placement.sessionId),
     },
     ...(turn.system ? { system: turn.system } : {}),
     ...(turn.seed.length ? { seed: turn.seed } : {}),
@@ -169,6 +171,19 @@ apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
     headers,
   );
 });
+
+/**
+ * The `:key` session key, when the caller's tenant may address it (its own API sessions; any for an
+ * admin tenant). Another's is a 404, as for every resource of another tenant: a 403 would tell
+ * that the session exists and is someone else's.
+ */
+function _addressableKey(c: Context<App>): string {
+  const key = sessionKeyParam(c);
+  if (!mayAddressSession(c.var.tenant, key)) {
+    throw new RequestError(404, "no such session", "not_found");
+  }
+  return key;
+}
 
 /**
  * Maps run events onto the OpenAI stream: text deltas only; tool events never reach it. With

@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { batonToolNames } from "../lib/agent.ts";
+import { tenantSessionKey } from "../lib/api_tenants.ts";
 import type { ChatMessage } from "../lib/chat_model.ts";
 import {
   inputItemsList,
@@ -24,7 +25,10 @@ import { relayRunEvents } from "./_run_events.ts";
 import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
 import { tools } from "./tools.ts";
 
-/** Routes under /v1/responses, each behind the API key. */
+/**
+ * Routes under /v1/responses, each behind the API key. A response id names a session id, never a
+ * tenant: the session key comes from the caller's tenant, so another tenant's response is a 404.
+ */
 export const responseRoutes = new Hono<App>();
 
 /** Where a response runs: its session, and the history it must continue or starts with. */
@@ -48,7 +52,8 @@ responseRoutes.post("/", requireApiKey, async (c) => {
   const newSession = () => newSessionId(identity, "r");
   let placement = await _place(c, turn, newSession);
   const fork = () => ({ session: newSession(), seed: placement.seed, continues: false });
-  const message = (p: _Placement) => ({ ..._message(turn, p), ...identity });
+  const tenant = c.var.tenant.name;
+  const message = (p: _Placement) => ({ ..._message(tenant, turn, p), ...identity });
   if (request.stream || request.background) {
     const submitted = await submitOrFork(c.env, placement, fork, message);
     placement = submitted.placement;
@@ -59,9 +64,8 @@ responseRoutes.post("/", requireApiKey, async (c) => {
       return c.json(responseObject({ id, meta: turn.meta, status: "queued" }), 200, headers);
     }
     const frames = responseStreamFrames(id, turn.meta);
-    const relay = await relayRunEvents(c.env, _context(placement.session), receipt.seq, frames, {
-      ...headers,
-    });
+    const context = _context(tenant, placement.session);
+    const relay = await relayRunEvents(c.env, context, receipt.seq, frames, { ...headers });
     if (!relay) {
       throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
     }
@@ -91,20 +95,18 @@ responseRoutes.get("/:id", requireApiKey, async (c) => {
 });
 
 responseRoutes.delete("/:id", requireApiKey, async (c) => {
-  const { id, seq, session } = await _find(c);
-  if (!(await sessionStub(c.env, `api:${session}`).deleteResponse(seq, _context(session)))) {
+  const { id, seq, context } = await _find(c);
+  if (!(await sessionStub(c.env, context.session_key).deleteResponse(seq, context))) {
     throw _notFound();
   }
   return c.json({ id, object: "response", deleted: true });
 });
 
 responseRoutes.post("/:id/cancel", requireApiKey, async (c) => {
-  const { id, seq, session, record, meta } = await _find(c);
-  const stub = sessionStub(c.env, `api:${session}`);
-  const stopped = await stub.cancelRun(seq, _context(session));
-  const now = stopped
-    ? await stub.response(seq, _context(session)) as MessageRecord | null
-    : record;
+  const { id, seq, context, record, meta } = await _find(c);
+  const stub = sessionStub(c.env, context.session_key);
+  const stopped = await stub.cancelRun(seq, context);
+  const now = stopped ? await stub.response(seq, context) as MessageRecord | null : record;
   if (!now) throw _notFound();
   if (!stopped && now.state.status !== "cancelled") {
     throw new RequestError(
@@ -145,10 +147,10 @@ async function _place(
   return { session: newSession(), seed: [...turns, ...turn.earlier], continues: false };
 }
 
-function _message(turn: ResponseTurn, placement: _Placement): InboundMessage {
+function _message(tenant: string, turn: ResponseTurn, placement: _Placement): InboundMessage {
   return {
     text: turn.input,
-    context: _context(placement.session),
+    context: _context(tenant, placement.session),
     ...(turn.system ? { system: turn.system } : {}),
     ...(placement.seed.length ? { seed: placement.seed } : {}),
     ...(turn.params ? { params: turn.params } : {}),
@@ -164,6 +166,8 @@ type _Found = {
   id: string;
   session: string;
   seq: number;
+  /** The caller's tenant's context of `session`. */
+  context: _Context;
   record: MessageRecord & { turns?: ChatMessage[] | null };
   meta: ResponseMeta;
 };
@@ -172,14 +176,15 @@ type _Found = {
 async function _lookup(c: Context<App>, id: string, withTurns = false): Promise<_Found | null> {
   const parsed = parseResponseId(id);
   if (!parsed) return null;
-  const stub = sessionStub(c.env, `api:${parsed.session}`);
+  const context = _context(c.var.tenant.name, parsed.session);
+  const stub = sessionStub(c.env, context.session_key);
   // The RPC's inferred type gives up on `unknown` fields (meta): it is the method's return type.
-  const record = await stub.response(parsed.seq, _context(parsed.session), withTurns) as
+  const record = await stub.response(parsed.seq, context, withTurns) as
     | _Found["record"]
     | null;
   const meta = record?.message.meta;
   if (!record || !isResponseMeta(meta) || !meta.store) return null;
-  return { id, ...parsed, record, meta };
+  return { id, ...parsed, context, record, meta };
 }
 
 /** The response of the `:id` parameter, or a 404. */
@@ -232,6 +237,9 @@ function _notFound(message = "no such response"): RequestError {
   return new RequestError(404, message, "not_found");
 }
 
-function _context(session: string): ContextFields {
-  return { platform: "api", chat_id: session, session_key: `api:${session}` };
+type _Context = ContextFields & { session_key: string };
+
+/** The context of API session `session` of `tenant`; its `session_key` names the session object. */
+function _context(tenant: string, session: string): _Context {
+  return { platform: "api", chat_id: session, session_key: tenantSessionKey(tenant, session) };
 }

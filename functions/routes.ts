@@ -2,8 +2,10 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { methodNotAllowed } from "hono/method-not-allowed";
+import { secureHeaders } from "hono/secure-headers";
 import { readConfig } from "../lib/config.ts";
 import { withSessionContext } from "../lib/session_context.ts";
+import { corsPolicy } from "./_cors.ts";
 import { type App, jsonError, MAX_BODY_BYTES, RequestError } from "./_http.ts";
 import { apiRoutes } from "./api_routes.ts";
 import { responseRoutes } from "./responses_routes.ts";
@@ -13,6 +15,27 @@ import { webhookRoutes } from "./webhook_routes.ts";
 /** The baton Worker app. */
 export const app = new Hono<App>();
 
+// Outermost, so every answer carries them: errors, 404s, 405s, preflights, webhooks. A JSON API
+// needs the two that stop a browser from treating a body as something else (nosniff) and from
+// leaking the URL onwards (no-referrer); the rest govern documents a browser renders (framing,
+// opener, XSS filter, downloads) or are the domain's choice (HSTS), so they stay off.
+app.use(
+  "*",
+  secureHeaders({
+    xContentTypeOptions: true,
+    referrerPolicy: true,
+    crossOriginEmbedderPolicy: false,
+    crossOriginResourcePolicy: false,
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    strictTransportSecurity: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xFrameOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
+  }),
+);
 // The one entry binding of a Worker request: the config is read here, once, and the session
 // context is bound empty. A turn's own context is bound where the turn runs: in its session
 // object, by every RPC method and the alarm, from the fields the message carries.
@@ -21,6 +44,9 @@ app.use("*", (c, next) => {
   c.set("config", config);
   return withSessionContext({}, config.contextDefaults, next);
 });
+// Before the method check and the routes' key checks: a preflight carries neither a routed method
+// (OPTIONS) nor the key, and is answered here.
+app.use("*", corsPolicy);
 app.use(
   "*",
   methodNotAllowed({

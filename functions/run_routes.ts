@@ -1,6 +1,7 @@
 // The runs API: start a turn, read its state, follow its events live, stop it; Workers.
 import { Hono } from "hono";
 import { z } from "zod";
+import { tenantSessionKey } from "../lib/api_tenants.ts";
 import { SESSION_ID, sessionIdField } from "../lib/openai_api.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import type { InboundMessage } from "../lib/session/mod.ts";
@@ -9,12 +10,17 @@ import { sessionStub, submitMessage } from "./session_client.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
 
+type _Context = ContextFields & { session_key: string };
+
 const _runRequest = z.object({
   input: z.string().min(1).max(100_000),
   session: sessionIdField.optional(),
 });
 
-/** Routes under /v1/runs, each behind the API key. */
+/**
+ * Routes under /v1/runs, each behind the API key. A run id names a session id, never a tenant: the
+ * session key comes from the caller's tenant, so another tenant's run is simply not found (404).
+ */
 export const runRoutes = new Hono<App>();
 
 runRoutes.post("/", requireApiKey, async (c) => {
@@ -23,25 +29,21 @@ runRoutes.post("/", requireApiKey, async (c) => {
 
   const identity = await requestIdentity(c, "runs", bytes);
   const session = body.session ?? newSessionId(identity, "r");
-  const message: InboundMessage = {
-    text: body.input,
-    context: _context(session),
-    events: true,
-    ...identity,
-  };
-  const receipt = await submitMessage(c.env, `api:${session}`, message, true);
+  const context = _context(c.var.tenant.name, session);
+  const message: InboundMessage = { text: body.input, context, events: true, ...identity };
+  const receipt = await submitMessage(c.env, context.session_key, message, true);
   return c.json({ run_id: _runId(session, receipt.seq), session, status: "queued" }, 202);
 });
 
 runRoutes.get("/:id", requireApiKey, async (c) => {
-  const run = _parseRunId(c.req.param("id"));
-  const state = await sessionStub(c.env, `api:${run.session}`).runState(run.seq, run.context);
+  const run = _parseRunId(c.var.tenant.name, c.req.param("id"));
+  const state = await sessionStub(c.env, run.context.session_key).runState(run.seq, run.context);
   if (!state) throw new RequestError(404, "no such run", "not_found");
   return c.json({ run_id: c.req.param("id"), session: run.session, ...state });
 });
 
 runRoutes.get("/:id/events", requireApiKey, async (c) => {
-  const run = _parseRunId(c.req.param("id"));
+  const run = _parseRunId(c.var.tenant.name, c.req.param("id"));
   const runId = c.req.param("id");
   const relay = await relayRunEvents(c.env, run.context, run.seq, (event) => [
     { event: event.type, data: { type: event.type, run_id: runId, ...event.data } },
@@ -51,16 +53,17 @@ runRoutes.get("/:id/events", requireApiKey, async (c) => {
 });
 
 runRoutes.post("/:id/stop", requireApiKey, async (c) => {
-  const run = _parseRunId(c.req.param("id"));
-  const stub = sessionStub(c.env, `api:${run.session}`);
+  const run = _parseRunId(c.var.tenant.name, c.req.param("id"));
+  const stub = sessionStub(c.env, run.context.session_key);
   if (await stub.cancelRun(run.seq, run.context)) return c.json({ status: "stopping" });
   const state = await stub.runState(run.seq, run.context);
   if (!state) throw new RequestError(404, "no such run", "not_found");
   throw new RequestError(409, `the run has already ended (${state.status})`, "run_finished");
 });
 
-function _context(session: string): ContextFields {
-  return { platform: "api", chat_id: session, session_key: `api:${session}` };
+/** The context of API session `session` of `tenant`; its `session_key` names the session object. */
+function _context(tenant: string, session: string): _Context {
+  return { platform: "api", chat_id: session, session_key: tenantSessionKey(tenant, session) };
 }
 
 /** `run_<base64url session id>_<seq>`: the id routes to its session without a lookup. */
@@ -69,7 +72,11 @@ function _runId(session: string, seq: number): string {
   return `run_${encoded}_${seq}`;
 }
 
-function _parseRunId(id: string): { session: string; seq: number; context: ContextFields } {
+/** The session and seq of run `id`, in `tenant`'s sessions; a malformed id is a 404. */
+function _parseRunId(
+  tenant: string,
+  id: string,
+): { session: string; seq: number; context: _Context } {
   const match = /^run_([A-Za-z0-9_-]{1,172})_([1-9][0-9]{0,15})$/.exec(id);
   let session = "";
   try {
@@ -78,5 +85,5 @@ function _parseRunId(id: string): { session: string; seq: number; context: Conte
     session = "";
   }
   if (!match || !SESSION_ID.test(session)) throw new RequestError(404, "no such run", "not_found");
-  return { session, seq: Number(match[2]), context: _context(session) };
+  return { session, seq: Number(match[2]), context: _context(tenant, session) };
 }
