@@ -29,6 +29,7 @@ import {
   requireApiKey,
   sessionKeyParam,
 } from "./_http.ts";
+import { apiTurnQuota } from "./_api_quota.ts";
 import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
 
 /** Routes under /v1, each behind the API key. */
@@ -64,7 +65,7 @@ for (const command of ["stop", "reset"] as const) {
   });
 }
 
-apiRoutes.post("/chat/completions", requireApiKey, async (c) => {
+apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
   const { config } = c.var;
   const body = new Uint8Array(await c.req.arrayBuffer());
   const request = parseJson(chatCompletionRequest, body);

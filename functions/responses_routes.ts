@@ -20,6 +20,7 @@ import { responseStreamFrames } from "../lib/responses_stream.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import type { InboundMessage, MessageRecord } from "../lib/session/mod.ts";
 import { type App, failureStatus, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { apiTurnQuota } from "./_api_quota.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
@@ -39,7 +40,7 @@ interface _Placement {
   continues: boolean;
 }
 
-responseRoutes.post("/", requireApiKey, async (c) => {
+responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const body = new Uint8Array(await c.req.arrayBuffer());
   const request = parseJson(responseRequest, body);
   if (request.background && request.store === false) {

@@ -7,6 +7,7 @@ import { readConfig } from "../lib/config.ts";
 import { withSessionContext } from "../lib/session_context.ts";
 import { corsPolicy } from "./_cors.ts";
 import { type App, jsonError, MAX_BODY_BYTES, RequestError } from "./_http.ts";
+import { accessRoutes } from "./access_routes.ts";
 import { apiRoutes } from "./api_routes.ts";
 import { responseRoutes } from "./responses_routes.ts";
 import { runRoutes } from "./run_routes.ts";
@@ -73,6 +74,7 @@ app.use(
 app.get("/healthz", (c) => c.json({ ok: true }));
 app.route("/v1/runs", runRoutes);
 app.route("/v1/responses", responseRoutes);
+app.route("/v1/access", accessRoutes);
 app.route("/v1", apiRoutes);
 app.route("/webhooks", webhookRoutes);
 

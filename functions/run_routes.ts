@@ -6,6 +6,7 @@ import { SESSION_ID, sessionIdField } from "../lib/openai_api.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import type { InboundMessage } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { apiTurnQuota } from "./_api_quota.ts";
 import { sessionStub, submitMessage } from "./session_client.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
@@ -23,7 +24,7 @@ const _runRequest = z.object({
  */
 export const runRoutes = new Hono<App>();
 
-runRoutes.post("/", requireApiKey, async (c) => {
+runRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const bytes = new Uint8Array(await c.req.arrayBuffer());
   const body = parseJson(_runRequest, bytes);
 

@@ -246,3 +246,41 @@ Deno.test("/v1/access/* is for admin tenants only and refuses a listed user's re
     await bad.body?.cancel();
   });
 });
+
+Deno.test("apiTurnQuota() answers 429 rate_limited with Retry-After past API_TURNS_PER_MINUTE, per tenant, for every turn route", async () => {
+  const vars = { API_TURNS_PER_MINUTE: "2", GATEWAY_API_KEYS: "acme:acme-key-1" };
+  await withPlatform(vars, async (worker, fake) => {
+    const run = (key: string, idempotency?: string) =>
+      worker.fetch("/v1/runs", {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          ...(idempotency ? { "idempotency-key": idempotency } : {}),
+        },
+        body: JSON.stringify({ input: "hi" }),
+      });
+    assertStrictEquals((await run(API_KEY, "k1")).status, 202);
+    // A retry with the same Idempotency-Key is the same turn: counted once.
+    assertStrictEquals((await run(API_KEY, "k1")).status, 202);
+    assertStrictEquals((await run(API_KEY)).status, 202);
+    for (const path of ["/v1/runs", "/v1/chat/completions", "/v1/responses"]) {
+      const over = await worker.fetch(path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          input: "x",
+          model: "m",
+          messages: [{ role: "user", content: "x" }],
+        }),
+      });
+      assertStrictEquals(over.status, 429, path);
+      assertEquals((await json(over)).error.type, "rate_limited");
+      const wait = Number(over.headers.get("retry-after"));
+      assert(wait >= 1 && wait <= 60, `Retry-After ${wait}`);
+    }
+    // Another tenant has its own minute.
+    assertStrictEquals((await run("acme-key-1")).status, 202);
+    await until(() => fake.requests.length === 3, "three turns");
+  });
+});
