@@ -201,15 +201,19 @@ export class Rig {
   }
 
   /**
-   * Runs `fn` on a fresh copy of `baton` in a workerd of its own (one warm-up turn first):
+   * Runs `fn` on a fresh copy of `baton` (with `vars` over the usual ones) in a workerd of its own (one warm-up turn first):
    * workerd keeps every session object it created in memory, and past about 2,000 of them new
    * ones fail with SQLITE_NOMEM. Returns once Miniflare's fire-and-forget removal of the temp dir
    * is done: deleting thousands of SQLite files on this process's event loop slows every request
    * for seconds.
    */
-  async onFresh<T>(baton: Baton, fn: (fresh: Baton) => Promise<T>): Promise<T> {
+  async onFresh<T>(
+    baton: Baton,
+    fn: (fresh: Baton) => Promise<T>,
+    vars: Record<string, string> = {},
+  ): Promise<T> {
     const worker = await startBundled(baton.scriptPath, {
-      vars: _batonVars(this.fake, this.telegram),
+      vars: { ..._batonVars(this.fake, this.telegram), ...vars },
       durableObjects: _BATON_OBJECTS,
     });
     let tmpDir: string | undefined;

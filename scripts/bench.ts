@@ -1,5 +1,6 @@
 // `npm run bench [-- --baseline <git-ref>]`: baton against a fake model, phase by phase, optionally side by side with another ref; Deno.
 import { baselineRef, buildBaseline } from "./_bench_baseline.ts";
+import { accessCheck } from "./_bench_phases_access.ts";
 import { runtimeFloor } from "./_bench_phases_runtime.ts";
 import { fanOut, sessionsCurve } from "./_bench_phases_sessions.ts";
 import { telegram } from "./_bench_phases_telegram.ts";
@@ -25,6 +26,7 @@ const PHASES: readonly Phase[] = [
   { title: "model calls per turn", run: modelCallsPerTurn },
   // No baton code: a new vs a warm empty object, and a durable write before a model call.
   { title: "runtime floor: what workerd itself costs", run: runtimeFloor },
+  { title: "access check: one sender-record call per message vs none", run: accessCheck },
 ];
 /** Run once every Worker has stopped, so that they do not disturb the timings. */
 const AFTER_WORKERS: readonly Phase[] = [
