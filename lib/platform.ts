@@ -40,6 +40,40 @@ export type Ingress<T extends ReplyTarget = ReplyTarget> =
   /** Store the message, then acknowledge with `ack` (default 200 `{"ok":true}`). */
   | { kind: "message"; message: PlatformMessage<T>; ack?: { status: number; body: unknown } };
 
+/** One part of a stored text as the outbox sends it. */
+export interface PartSend {
+  index: number;
+  count: number;
+  /**
+   * A name unique to this part, carried invisibly where the platform can carry one (a GitHub
+   * comment marker, Slack message metadata), so that a send left in doubt can be looked for.
+   */
+  marker?: string;
+  /**
+   * Called synchronously just before the request leaves (every time it does): the outbox marks
+   * the part attempted here, so nothing but the request itself lies between the mark and the send.
+   */
+  leaving?: () => void;
+}
+
+/**
+ * The leading note of a part resent after a send that may or may not have arrived, where the
+ * platform offers no way to look (`REPLY_IN_DOUBT=resend`): a repeat shows itself as one.
+ */
+export const RESEND_NOTE =
+  "↻ Resent after an interruption — this may repeat an earlier message.\n\n";
+
+/** What to do with a part whose earlier send was cut off before its answer was recorded. */
+export type InDoubt =
+  /** The platform shows it arrived: record it sent. */
+  | "delivered"
+  /** Send it again as it is: it did not arrive, or a repeat cannot show twice. */
+  | "resend"
+  /** Send it again behind `RESEND_NOTE`: nobody can tell whether it arrived. */
+  | "resend_marked"
+  /** Leave it (`REPLY_IN_DOUBT=skip`): a text missing rather than maybe shown twice. */
+  | "skip";
+
 /** How one send went. */
 export type SendResult =
   | { ok: true }
@@ -72,13 +106,19 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
    * sender who may not start a turn (a pairing code, a quota notice) are sent with `send`.
    */
   inlineNotice?(text: string): { status: number; body: unknown };
-  /** Sends part `index` (of `count`) of a reply to a valid target. Network errors are returned, never thrown. */
-  send(
-    target: T,
-    text: string,
-    part: { index: number; count: number },
-    env: PlatformEnv,
-  ): Promise<SendResult>;
+  /**
+   * Sends part `index` (of `count`) of a reply to a valid target, carrying `part.marker` where the
+   * platform can and calling `part.leaving` just before the request leaves. Network errors are
+   * returned, never thrown.
+   */
+  send(target: T, text: string, part: PartSend, env: PlatformEnv): Promise<SendResult>;
+  /**
+   * Where the platform can be read back: whether a part carrying `marker` was posted to the target
+   * at or after `sinceMs` — true found, false absent, null when the platform could not be asked.
+   */
+  findPart?(target: T, marker: string, sinceMs: number, env: PlatformEnv): Promise<boolean | null>;
+  /** Whether sending part `index` again can never show it twice (Discord's edit of `@original`). */
+  idempotentPart?(index: number): boolean;
 }
 
 /** A verified delivery whose payload is malformed (answered 400). */
@@ -98,12 +138,23 @@ export function parseJsonBody(body: Uint8Array): unknown {
 /** How the session sends a stored reply back: split into parts, then one send per part. */
 export interface ReplyChannel {
   split(target: ReplyTarget, text: string): string[];
-  send(
+  send(target: ReplyTarget, text: string, part: PartSend): Promise<SendResult>;
+  /**
+   * What to do with a part whose send, last attempted at `attemptedAt`, was cut off: look where
+   * the platform allows it, resend where a repeat cannot show twice, else `REPLY_IN_DOUBT`.
+   */
+  inDoubt(
     target: ReplyTarget,
-    text: string,
-    part: { index: number; count: number },
-  ): Promise<SendResult>;
+    part: { index: number; marker?: string },
+    attemptedAt: number,
+  ): Promise<InDoubt>;
 }
+
+/** Characters each part leaves free for `RESEND_NOTE` or a platform's part marker. */
+export const PART_ROOM = 80;
+
+/** How far before a recorded attempt a look-back starts: the platform's clock is not ours. */
+const _LOOK_BACK_MS = 5 * 60 * 1000;
 
 /**
  * The reply channel over a table of adapters, by `target.platform`. Each stored target is checked
@@ -112,11 +163,33 @@ export interface ReplyChannel {
  */
 export function replyChannel(adapters: readonly PlatformAdapter[], env: PlatformEnv): ReplyChannel {
   const byName = new Map(adapters.map((a) => [a.name, a]));
+  const unsure: InDoubt = (env.REPLY_IN_DOUBT ?? "").trim().toLowerCase() === "skip"
+    ? "skip"
+    : "resend_marked";
   return {
     // Without an adapter there is no limit to split by; the send below reports the problem.
+    // Every part leaves room for what a send may add: the resend note, or GitHub's marker.
     split: (target, text) => {
       const adapter = byName.get(target.platform);
-      return adapter ? splitMessage(text, adapter.maxMessageChars) : [text];
+      if (!adapter) return [text];
+      return splitMessage(text, adapter.maxMessageChars - PART_ROOM);
+    },
+    inDoubt: async (target, part, attemptedAt) => {
+      const adapter = byName.get(target.platform);
+      const checked = adapter?.replyTarget.safeParse(target);
+      // Sent again, a broken target fails for good like the first time: nothing can show twice.
+      if (!adapter || !checked?.success) return "resend";
+      if (adapter.idempotentPart?.(part.index)) return "resend";
+      if (adapter.findPart && part.marker) {
+        const found = await adapter.findPart(
+          checked.data,
+          part.marker,
+          attemptedAt - _LOOK_BACK_MS,
+          env,
+        );
+        if (found !== null) return found ? "delivered" : "resend";
+      }
+      return unsure;
     },
     send: (target, text, part) => {
       const adapter = byName.get(target.platform);

@@ -300,7 +300,8 @@ async function mentionBy(
 function commented(github: FakePlatform, issue: number): string[] {
   return github.calls
     .filter((c) => c.method === "POST" && c.path === `/repos/${REPO}/issues/${issue}/comments`)
-    .map((c) => String(c.body.body));
+    // Without the invisible part marker replies carry (notices from the access check have none).
+    .map((c) => String(c.body.body).replace(/\n\n<!-- baton:part=[A-Za-z0-9_-]+ -->$/, ""));
 }
 
 /** withPlatform answering GitHub's 201 to a created comment. */

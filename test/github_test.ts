@@ -1,12 +1,17 @@
 // POST /webhooks/github end to end: signed issue comments in, issue comments out via a fake GitHub REST API; Deno + Miniflare.
 import { signGithubPayload } from "../lib/platforms/github.ts";
-import { assert, assertEquals, assertStrictEquals } from "@std/assert";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { json, sessionState, untilQueued } from "./_support/clients.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
 import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
+
+/** A comment's text as people see it: without the invisible part marker baton appends. */
+function visible(body: string): string {
+  return body.replace(/\n\n<!-- baton:part=[A-Za-z0-9_-]+ -->$/, "");
+}
 
 const SECRET = "github-test-webhook-secret";
 const TOKEN = "ghp_github_test_token";
@@ -98,7 +103,9 @@ Deno.test("POST /webhooks/github runs one turn for a comment mentioning the bot 
     assertStrictEquals(call.headers.get("accept"), "application/vnd.github+json");
     assertStrictEquals(call.headers.get("x-github-api-version"), "2022-11-28");
     assertStrictEquals(call.headers.get("user-agent"), "baton");
-    assertEquals(call.body, { body: "@batonbot why is CI red?" });
+    assertEquals(Object.keys(call.body), ["body"]);
+    assertMatch(call.body.body, /\n\n<!-- baton:part=o[0-9]+-[0-9a-z]+ -->$/);
+    assertStrictEquals(visible(call.body.body), "@batonbot why is CI red?");
     assertStrictEquals(fake.requests.length, 1);
     await pause(300);
     assertStrictEquals(github.calls.length, 1);
@@ -178,7 +185,7 @@ Deno.test("POST /webhooks/github acknowledges while the model call is still runn
     assertStrictEquals(github.calls.length, 0);
     fake.release();
     await github.waitForCalls(1);
-    assertEquals(github.calls[0].body, { body: "@batonbot take your time" });
+    assertStrictEquals(visible(github.calls[0].body.body), "@batonbot take your time");
   });
 });
 
@@ -216,7 +223,7 @@ Deno.test("POST /webhooks/github runs two comments on one issue as two turns in 
     await github.waitForCalls(1); // the queued notice to the second message's sender
     fake.release();
     await github.waitForCalls(3);
-    assertEquals(github.calls.map((c) => c.body.body), [
+    assertEquals(github.calls.map((c) => visible(c.body.body)), [
       "Queued — I'll answer after the current reply.",
       "@batonbot first",
       "re: second",
@@ -238,7 +245,7 @@ Deno.test("POST /webhooks/github splits a reply over 65,536 characters into orde
     assertStrictEquals((await deliver(worker, comment("@batonbot write a lot"))).status, 200);
     await github.waitForCalls(3);
     await pause(300);
-    const parts: string[] = github.calls.map((c) => c.body.body);
+    const parts: string[] = github.calls.map((c) => visible(c.body.body));
     assertStrictEquals(parts.length, 3);
     for (const part of parts) assert(part.length > 0 && part.length <= 65_536, `${part.length}`);
     assertStrictEquals(parts.join(""), long);
@@ -260,7 +267,7 @@ Deno.test("POST /webhooks/github waits out a 429's Retry-After, then comments ex
     assert(at[1] - at[0] >= 900, `waited ${at[1] - at[0]} ms`);
     await pause(500);
     assertStrictEquals(github.calls.length, 2);
-    assertEquals(github.calls[1].body, { body: "@batonbot limited" });
+    assertStrictEquals(visible(github.calls[1].body.body), "@batonbot limited");
   });
 });
 
@@ -284,7 +291,7 @@ Deno.test("POST /webhooks/github retries a secondary-limit 403 but never a plain
     });
     assertStrictEquals((await deliver(worker, comment("@batonbot secondary"))).status, 200);
     await github.waitForCalls(2);
-    assertEquals(github.calls.map((c) => c.body.body), [
+    assertEquals(github.calls.map((c) => visible(c.body.body)), [
       "@batonbot secondary",
       "@batonbot secondary",
     ]);
@@ -346,7 +353,7 @@ Deno.test("POST /webhooks/github binds the repository, issue and commenter as th
     assertStrictEquals((await deliver(worker, payload)).status, 200);
     await github.waitForCalls(1);
     assertStrictEquals(github.calls[0].path, `/repos/${REPO}/issues/7/comments`);
-    assertEquals(JSON.parse(github.calls[0].body.body), {
+    assertEquals(JSON.parse(visible(github.calls[0].body.body)), {
       platform: "github",
       chat_id: REPO,
       thread_id: "7",

@@ -1,10 +1,11 @@
 // POST /webhooks/slack end to end: signed Events API deliveries, turns and chat.postMessage replies in workerd; Deno + Miniflare.
-import { assert, assertEquals, assertStrictEquals } from "@std/assert";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { json, sessionState, settled, untilQueued } from "./_support/clients.ts";
 import { echoSessionInfo, holdOn } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
+import type { PlatformCall } from "./_support/fake_platform.ts";
 
 const SECRET = "slack-test-signing-secret-0123456789";
 const TOKEN = "xoxb-test-bot-token";
@@ -85,6 +86,12 @@ function dm(text: string, extra: Record<string, unknown> = {}) {
   };
 }
 
+/** A chat.postMessage body without its metadata (the part's invisible name). */
+function posted(call: PlatformCall): Record<string, unknown> {
+  const { metadata: _metadata, ...rest } = call.body;
+  return rest;
+}
+
 Deno.test("POST /webhooks/slack runs an app_mention as one turn and replies in its thread", async () => {
   await withPlatform(VARS, async (worker, fake, slack) => {
     const event = mention("hello there");
@@ -96,7 +103,11 @@ Deno.test("POST /webhooks/slack runs an app_mention as one turn and replies in i
     const call = slack.calls[0];
     assertEquals([call.method, call.path], ["POST", "/api/chat.postMessage"]);
     assertEquals(call.headers.get("authorization"), `Bearer ${TOKEN}`);
-    assertEquals(call.body, { channel: "C1", text: "hello there", thread_ts: event.ts });
+    const { metadata, ...visible } = call.body;
+    assertEquals(visible, { channel: "C1", text: "hello there", thread_ts: event.ts });
+    // The part's name rides along, invisible, so a send cut off by a crash can be looked for.
+    assertEquals(metadata.event_type, "baton_part");
+    assertMatch(metadata.event_payload.part, /^o[0-9]+-[0-9a-z]+$/);
     const state = await sessionState(worker, `slack:${TEAM}:C1:${event.ts}`);
     assertEquals(state.messages, [
       { role: "user", content: "hello there" },
@@ -110,7 +121,7 @@ Deno.test("POST /webhooks/slack runs a direct message and replies unthreaded in 
     await expectOk(await sendSlack(worker, callback(dm("just us"))));
     await slack.waitForCalls(1);
     assertEquals(slack.calls[0].path, "/api/chat.postMessage");
-    assertEquals(slack.calls[0].body, { channel: "D1", text: "just us" });
+    assertEquals(posted(slack.calls[0]), { channel: "D1", text: "just us" });
     assertEquals((await sessionState(worker, `slack:${TEAM}:D1`)).messages.length, 2);
   });
 });
@@ -238,7 +249,7 @@ Deno.test("POST /webhooks/slack acknowledges while the model call is still runni
     assert((await sessionState(worker, `slack:${TEAM}:D1`)).running);
     fake.release();
     await slack.waitForCalls(1);
-    assertEquals(slack.calls[0].body, { channel: "D1", text: "slow thought" });
+    assertEquals(posted(slack.calls[0]), { channel: "D1", text: "slow thought" });
   });
 });
 
@@ -319,7 +330,7 @@ Deno.test("POST /webhooks/slack waits out a 429's Retry-After, then delivers exa
     await expectOk(await sendSlack(worker, callback(dm("rate me"))));
     await slack.waitForCalls(2);
     await settled(worker, `slack:${TEAM}:D1`);
-    assertEquals(slack.calls.map((c) => c.body), [
+    assertEquals(slack.calls.map(posted), [
       { channel: "D1", text: "rate me" },
       { channel: "D1", text: "rate me" },
     ]);

@@ -175,6 +175,12 @@ export const parametersRetryAfter: WaitSource = ({ body }) =>
 export interface SendOptions {
   /** The API as messages name it: "could not reach the <api>", "the <api> answered 500". */
   readonly api: string;
+  /**
+   * The part's `leaving` (see `PartSend`), called just before the request leaves. Required, even
+   * when undefined, so that no adapter can forget to pass it: a send the outbox does not mark
+   * could never be found in doubt after a crash.
+   */
+  readonly leaving: (() => void) | undefined;
   /** Credentials that must never reach a message, e.g. a token in the URL; empty strings are skipped. */
   readonly secrets?: readonly string[];
   /**
@@ -207,6 +213,9 @@ export async function sendRequest(
   const secrets = options.secrets ?? [];
   let res: Response;
   try {
+    // Right before fetch, nothing between: in a Durable Object the output gate then holds the
+    // request until the mark is durable, so a request never leaves unrecorded.
+    options.leaving?.();
     res = await fetch(url, init);
   } catch {
     // The runtime's error may quote the URL, hence a token: none of it is passed on. The request
@@ -237,6 +246,21 @@ export async function sendRequest(
   }
   const retryable = kind === "error" && options.idempotent === true && res.status >= 500;
   return { ok: false, status: res.status, retryable, message };
+}
+
+/**
+ * Reads a platform API's JSON answer (a look-up, never a send): the body of a 2xx answer, or null
+ * when the API could not be reached, refused, or answered something that is not JSON. Nothing is
+ * thrown and nothing said, so no URL or token can reach a message.
+ */
+export async function readJson(url: string, init: RequestInit): Promise<unknown> {
+  try {
+    const res = await fetch(url, init);
+    const body = await _jsonBody(res);
+    return res.ok ? body ?? null : null;
+  } catch {
+    return null;
+  }
 }
 
 function _is429(answer: Answer): boolean {

@@ -200,6 +200,7 @@ async function _closedRoot(): Promise<string> {
 
 const _POST = { method: "POST", body: '{"text":"hi"}' };
 const _TELEGRAM: SendOptions = {
+  leaving: undefined,
   api: "Telegram Bot API",
   secrets: [TOKEN, SECRET_HALF],
   refused: ({ body }) => jsonField(body, "ok") === false,
@@ -208,7 +209,7 @@ const _TELEGRAM: SendOptions = {
     `Telegram sendMessage answered ${status}${detail(jsonField(body, "description"))}`,
 };
 
-const _IDEMPOTENT: SendOptions = { api: "Discord API", idempotent: true };
+const _IDEMPOTENT: SendOptions = { api: "Discord API", idempotent: true, leaving: undefined };
 
 function _assertNoSecret(result: SendResult): void {
   const text = JSON.stringify(result);
@@ -223,6 +224,18 @@ Deno.test("sendRequest() sends the request and maps a 2xx to ok", async () => {
     assertEquals(result, { ok: true });
     assertEquals(seen, [{ method: "POST", path: `/bot${TOKEN}/sendMessage`, body: _POST.body }]);
   });
+});
+
+Deno.test("sendRequest() calls leaving just before the request leaves", async () => {
+  const order: string[] = [];
+  await _withServer(() => {
+    order.push("request arrived");
+    return Response.json({ ok: true });
+  }, async (root) => {
+    const leaving = () => void order.push("leaving");
+    assertEquals(await sendRequest(`${root}/x`, _POST, { ..._TELEGRAM, leaving }), { ok: true });
+  });
+  assertEquals(order, ["leaving", "request arrived"]);
 });
 
 Deno.test("sendRequest() treats a connection error as not retryable, unless idempotent, and never shows the token", async () => {
@@ -270,7 +283,10 @@ Deno.test("sendRequest() honours a Retry-After header on a 429", async () => {
   await _withServer(
     () => new Response("slow down", { status: 429, headers: { "retry-after": "2" } }),
     async (root) => {
-      const result = await sendRequest(`${root}/x`, _POST, { api: "Slack API" });
+      const result = await sendRequest(`${root}/x`, _POST, {
+        leaving: undefined,
+        api: "Slack API",
+      });
       assertEquals(result, {
         ok: false,
         status: 429,
@@ -296,7 +312,11 @@ Deno.test("sendRequest() reads the wait from the body where the platform puts it
     () => Response.json({ retry_after: 0.25, global: false }, { status: 429, headers }),
     async (root) => {
       const waitFrom = [bodyRetryAfter, retryAfterHeader];
-      const result = await sendRequest(`${root}/x`, _POST, { api: "Discord API", waitFrom });
+      const result = await sendRequest(`${root}/x`, _POST, {
+        leaving: undefined,
+        api: "Discord API",
+        waitFrom,
+      });
       assert(!result.ok && result.retryable);
       assertStrictEquals(result.retryAfterMs, 250);
     },
@@ -305,7 +325,11 @@ Deno.test("sendRequest() reads the wait from the body where the platform puts it
     () => Response.json({ retry_after: "soon" }, { status: 429, headers }),
     async (root) => {
       const waitFrom = [bodyRetryAfter, retryAfterHeader];
-      const result = await sendRequest(`${root}/x`, _POST, { api: "Discord API", waitFrom });
+      const result = await sendRequest(`${root}/x`, _POST, {
+        leaving: undefined,
+        api: "Discord API",
+        waitFrom,
+      });
       assert(!result.ok && result.retryAfterMs === 9000, "an unusable source is passed over");
     },
   );
@@ -313,10 +337,10 @@ Deno.test("sendRequest() reads the wait from the body where the platform puts it
 
 Deno.test("sendRequest() leaves the wait to the caller, or to defaultWaitMs, when a 429 names none", async () => {
   await _withServer(() => new Response(null, { status: 429 }), async (root) => {
-    const bare = await sendRequest(`${root}/x`, _POST, { api: "Slack API" });
+    const bare = await sendRequest(`${root}/x`, _POST, { leaving: undefined, api: "Slack API" });
     const message = "the Slack API answered 429";
     assertEquals(bare, { ok: false, status: 429, retryable: true, message });
-    const options = { api: "GitHub API", defaultWaitMs: 60_000 };
+    const options = { leaving: undefined, api: "GitHub API", defaultWaitMs: 60_000 };
     const fallback = await sendRequest(`${root}/x`, _POST, options);
     assert(!fallback.ok && fallback.retryAfterMs === 60_000);
   });
@@ -329,6 +353,7 @@ Deno.test("sendRequest() uses the platform's rule for what counts as rate-limite
     () => new Response(null, { status: 403, headers: { "x-ratelimit-remaining": "0" } }),
     async (root) => {
       const result = await sendRequest(`${root}/x`, _POST, {
+        leaving: undefined,
         api: "GitHub API",
         rateLimited,
         describe: (a, kind) => `${kind} ${a.status}`,
@@ -338,14 +363,18 @@ Deno.test("sendRequest() uses the platform's rule for what counts as rate-limite
     },
   );
   await _withServer(() => new Response(null, { status: 403 }), async (root) => {
-    const result = await sendRequest(`${root}/x`, _POST, { api: "GitHub API", rateLimited });
+    const result = await sendRequest(`${root}/x`, _POST, {
+      leaving: undefined,
+      api: "GitHub API",
+      rateLimited,
+    });
     assert(!result.ok && !result.retryable);
   });
 });
 
 Deno.test("sendRequest() retries a 5xx only when idempotent, and never another 4xx", async () => {
   await _withServer(() => new Response("bad gateway", { status: 502 }), async (root) => {
-    const post = await sendRequest(`${root}/x`, _POST, { api: "Discord API" });
+    const post = await sendRequest(`${root}/x`, _POST, { leaving: undefined, api: "Discord API" });
     const message = "the Discord API answered 502";
     assertEquals(post, { ok: false, status: 502, retryable: false, message });
     const edit = await sendRequest(`${root}/x`, { method: "PATCH" }, _IDEMPOTENT);
@@ -362,6 +391,7 @@ Deno.test("sendRequest() turns a refused 2xx into a final failure worded by the 
     () => Response.json({ ok: false, error: "channel_not_found" }),
     async (root) => {
       const result = await sendRequest(`${root}/x`, _POST, {
+        leaving: undefined,
         api: "Slack API",
         idempotent: true,
         refused: ({ body }) => jsonField(body, "ok") !== true,
@@ -377,6 +407,7 @@ Deno.test("sendRequest() turns a refused 2xx into a final failure worded by the 
   );
   await _withServer(() => new Response("<html>not json</html>"), async (root) => {
     const result = await sendRequest(`${root}/x`, _POST, {
+      leaving: undefined,
       api: "Slack API",
       refused: ({ body }) => body === undefined,
     });

@@ -3,6 +3,7 @@ import { z } from "zod";
 import {
   type Ingress,
   parseJsonBody,
+  type PartSend,
   type PlatformAdapter,
   type PlatformEnv,
   type RawRequest,
@@ -219,7 +220,7 @@ function _describe(status: number): string {
 async function _send(
   target: DiscordTarget,
   text: string,
-  part: { index: number; count: number },
+  part: PartSend,
   env: PlatformEnv,
 ): Promise<SendResult> {
   const first = part.index === 0;
@@ -238,6 +239,7 @@ async function _send(
     }),
   }, {
     api: "Discord API",
+    leaving: part.leaving,
     // The interaction token is in the URL.
     secrets: [target.token],
     // Editing @original is idempotent, so a lost or failed edit may be repeated; a follow-up may not.
@@ -258,5 +260,8 @@ export const discordAdapter: PlatformAdapter<DiscordTarget> = {
   parse: _parse,
   // Every interaction needs an answer; an ephemeral one is seen by the sender only.
   inlineNotice: (content) => ({ status: 200, body: _ephemeral(content) }),
+  // Editing @original again shows one message, whatever the first edit did; follow-ups cannot be
+  // read back, so a follow-up in doubt is resent behind the note (REPLY_IN_DOUBT).
+  idempotentPart: (index) => index === 0,
   send: _send,
 };

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import {
   parseJsonBody,
+  type PartSend,
   PayloadError,
   type PlatformAdapter,
   type PlatformEnv,
@@ -20,6 +21,7 @@ import {
   ignore,
   isFormBody,
   jsonField,
+  readJson,
   respond,
   retryAfterHeader,
   sendRequest,
@@ -129,9 +131,24 @@ function _isRateLimited({ status, headers }: Answer): boolean {
     (headers.has("retry-after") || headers.get("x-ratelimit-remaining") === "0");
 }
 
+/** The invisible tail of every comment baton posts: names its (message, part) for `findPart`. */
+export function partMarkerComment(marker: string): string {
+  return `<!-- baton:part=${marker} -->`;
+}
+
+function _headers(token: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${token}`,
+    accept: "application/vnd.github+json",
+    "x-github-api-version": "2022-11-28",
+    "user-agent": "baton",
+  };
+}
+
 async function _postComment(
   target: GithubTarget,
   text: string,
+  part: PartSend,
   env: PlatformEnv,
 ): Promise<SendResult> {
   const path = target.repo.split("/").map(encodeURIComponent).join("/");
@@ -139,16 +156,13 @@ async function _postComment(
   const root = apiRoot(env, "GITHUB_API_ROOT", _DEFAULT_API_ROOT);
   return await sendRequest(`${root}/repos/${path}/issues/${target.issue}/comments`, {
     method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      accept: "application/vnd.github+json",
-      "x-github-api-version": "2022-11-28",
-      "user-agent": "baton",
-      "content-type": "application/json",
-    },
-    body: JSON.stringify({ body: text }),
+    headers: { ..._headers(token), "content-type": "application/json" },
+    body: JSON.stringify({
+      body: part.marker ? `${text}\n\n${partMarkerComment(part.marker)}` : text,
+    }),
   }, {
     api: "GitHub API",
+    leaving: part.leaving,
     secrets: [token],
     rateLimited: _isRateLimited,
     waitFrom: [retryAfterHeader, _untilReset],
@@ -226,8 +240,38 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
     };
   },
 
-  send: (target, text, _part, env) => _postComment(target, text, env),
+  send: _postComment,
+  findPart: _findPart,
 };
+
+const _comments = z.array(z.looseObject({ body: z.string().nullish() }));
+/** Pages of 100 comments read before giving up on saying "absent". */
+const _MAX_PAGES = 3;
+
+/** Lists the issue's comments updated since `sinceMs` for one whose body carries `marker`. */
+async function _findPart(
+  target: GithubTarget,
+  marker: string,
+  sinceMs: number,
+  env: PlatformEnv,
+): Promise<boolean | null> {
+  const path = target.repo.split("/").map(encodeURIComponent).join("/");
+  const root = apiRoot(env, "GITHUB_API_ROOT", _DEFAULT_API_ROOT);
+  const since = new Date(Math.max(0, sinceMs)).toISOString();
+  const tail = partMarkerComment(marker);
+  for (let page = 1; page <= _MAX_PAGES; page++) {
+    const url = `${root}/repos/${path}/issues/${target.issue}/comments?since=${
+      encodeURIComponent(since)
+    }&per_page=100&page=${page}`;
+    const listed = _comments.safeParse(
+      await readJson(url, { headers: _headers(env.GITHUB_TOKEN ?? "") }),
+    );
+    if (!listed.success) return null;
+    if (listed.data.some((c) => c.body?.includes(tail))) return true;
+    if (listed.data.length < 100) return false;
+  }
+  return null;
+}
 
 /** Signs a body (text or raw bytes) the way GitHub does: `sha256=<hex HMAC-SHA256>`. For tests and tooling. */
 export async function signGithubPayload(

@@ -3,6 +3,7 @@ import { z } from "zod";
 import {
   type Ingress,
   parseJsonBody,
+  type PartSend,
   type PlatformAdapter,
   type PlatformEnv,
   type RawRequest,
@@ -130,7 +131,7 @@ function _botId(env: PlatformEnv): string {
 async function _sendMessage(
   target: TelegramTarget,
   text: string,
-  part: { index: number; count: number },
+  part: PartSend,
   env: PlatformEnv,
 ): Promise<SendResult> {
   const token = env.TELEGRAM_BOT_TOKEN ?? "";
@@ -153,6 +154,7 @@ async function _sendMessage(
     body: JSON.stringify(payload),
   }, {
     api: "Telegram Bot API",
+    leaving: part.leaving,
     // The token is in the URL: kept out of every message, whole or just its secret half.
     secrets: [token, token.slice(token.indexOf(":") + 1)],
     // The Bot API can answer 200 with {"ok": false}.

@@ -1,6 +1,6 @@
 // Test support for the SessionSentinel tests: options, a message, an executor that records and can hold turns; Deno (tests only).
 import type { ChatMessage } from "../chat_model.ts";
-import type { ReplyChannel } from "../platform.ts";
+import type { InDoubt, ReplyChannel } from "../platform.ts";
 import type { InboundMessage, SentinelOptions, TurnExecutor } from "./mod.ts";
 
 /** Sentinel options for unit tests: no channel, generous timeouts. */
@@ -59,13 +59,18 @@ export function recordingExecutor() {
   return { state, execute, hold };
 }
 
-/** A reply channel that sends every text as one part and records it in `sent`. */
-export function recordingChannel(sent: string[]): ReplyChannel {
+/**
+ * A reply channel that sends every text as one part and records it in `sent`; a part in doubt is
+ * resolved as `inDoubt` says (default: resent behind the note, as on Telegram).
+ */
+export function recordingChannel(sent: string[], inDoubt: InDoubt = "resend_marked"): ReplyChannel {
   return {
     split: (_target, text) => [text],
-    send: (_target, text) => {
+    send: (_target, text, part) => {
+      part.leaving?.();
       sent.push(text);
       return Promise.resolve({ ok: true });
     },
+    inDoubt: () => Promise.resolve(inDoubt),
   };
 }

@@ -15,6 +15,12 @@ export interface OutboxPart {
   target: ReplyTarget | null;
   /** Set once a send of it left; with no `sentAt`, nobody knows whether it arrived. */
   attemptedAt: number | null;
+  /**
+   * Names this part where the platform can carry a name (a GitHub comment marker, Slack metadata):
+   * the row id, unique in the session, and its creation time, so that no other session's part
+   * in the same chat can share it even if a session's rows were ever renumbered.
+   */
+  marker: string;
 }
 
 /** The `outbox` table. A part is sent at most once: `attempted_at` is stored before it leaves. */
@@ -94,7 +100,7 @@ export class OutboxStore {
 
   #select(where: string, ...bindings: number[]): OutboxPart[] {
     return this.#db.rows(
-      `SELECT id, seq, kind, part, count, text, target, attempted_at FROM outbox ${where}`,
+      `SELECT id, seq, kind, part, count, text, target, created_at, attempted_at FROM outbox ${where}`,
       ...bindings,
     ).map((row) => ({
       id: num(row, "id"),
@@ -105,6 +111,7 @@ export class OutboxStore {
       text: str(row, "text"),
       target: json<ReplyTarget>(row, "target"),
       attemptedAt: numOrNull(row, "attempted_at"),
+      marker: `o${num(row, "id")}-${num(row, "created_at").toString(36)}`,
     }));
   }
 }

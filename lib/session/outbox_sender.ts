@@ -1,5 +1,5 @@
 // The one way a stored text reaches a chat: send a part once, wait out 429s, record the result; runtime-neutral.
-import type { ReplyChannel, ReplyTarget } from "../platform.ts";
+import { type ReplyChannel, type ReplyTarget, RESEND_NOTE } from "../platform.ts";
 import { abortable } from "./abortable.ts";
 import type { OutboxPart, OutboxStore } from "./outbox.ts";
 import type { SessionDb } from "./session_db.ts";
@@ -16,7 +16,8 @@ export interface OutboxSenderOptions {
 }
 
 const _UNCONFIRMED_SEND =
-  "not resent: an earlier send of this part was cut off before its answer was recorded";
+  "not resent (REPLY_IN_DOUBT=skip): an earlier send of this part was cut off before its answer " +
+  "was recorded";
 
 /** Sends outbox parts: reply parts for the drain, notices on their own (they never wait for a turn). */
 export class OutboxSender {
@@ -37,8 +38,10 @@ export class OutboxSender {
   }
 
   /**
-   * Sends one stored part unless a send of it already left without an answer (then it is marked
-   * and skipped: a text shown twice is worse than one missing). `owned` is asked before each
+   * Sends one stored part. A part whose earlier send left without an answer (a crash cut it off)
+   * is resolved first, the way its platform allows (`ReplyChannel.inDoubt`): recorded as sent when
+   * the chat shows it, sent again when it does not or a repeat cannot show twice, else sent again
+   * behind `RESEND_NOTE` — or left, with `REPLY_IN_DOUBT=skip`. `owned` is asked before each
    * record: a holder that lost the session records nothing.
    */
   async send(
@@ -48,14 +51,25 @@ export class OutboxSender {
     owned: () => boolean = () => true,
   ): Promise<PartResult> {
     const label = `${part.kind} part ${part.index + 1}/${part.count}:`;
-    if (part.attemptedAt !== null) {
-      this.#db.transaction((tx) => this.#outbox.markDone(tx, part.id, _UNCONFIRMED_SEND, 0));
-      console.error("reply part not resent", target.platform, label, _UNCONFIRMED_SEND);
-      return "in_doubt";
-    }
+    let text = part.text;
     let error: string | null;
     try {
-      const sending = this.#attempts(part, target, signal);
+      if (part.attemptedAt !== null) {
+        const looking = this.#options.channel.inDoubt(target, part, part.attemptedAt);
+        const way = await (signal ? abortable(looking, signal) : looking);
+        if (!owned()) return "stopped";
+        if (way === "delivered" || way === "skip") {
+          const note = way === "skip" ? _UNCONFIRMED_SEND : null;
+          this.#db.transaction((tx) =>
+            this.#outbox.markDone(tx, part.id, note, this.#options.now())
+          );
+          console.warn("reply part in doubt:", target.platform, label, way);
+          return way === "skip" ? "in_doubt" : "sent";
+        }
+        console.warn("reply part in doubt:", target.platform, label, way);
+        if (way === "resend_marked") text = RESEND_NOTE + part.text;
+      }
+      const sending = this.#attempts(part, text, target, signal);
       error = await (signal ? abortable(sending, signal) : sending);
     } catch {
       return "stopped";
@@ -84,13 +98,14 @@ export class OutboxSender {
   }
 
   /**
-   * Tries until sent, a failure that is not a rate limit, or the wait budget is spent. Before
-   * each send `attempted_at` is stored (durable before the request leaves: the output gate holds
-   * it); it is cleared when an answer says nothing was posted, so a crash in between is the only
-   * way a part is left in doubt. Returns the error, or null when sent.
+   * Tries until sent, a failure that is not a rate limit, or the wait budget is spent. As each
+   * request leaves, `attempted_at` is stored (durable before the request is let out: the output
+   * gate holds it); it is cleared when an answer says nothing was posted, so a crash in between
+   * is the only way a part is left in doubt. Returns the error, or null when sent.
    */
   async #attempts(
     part: OutboxPart,
+    text: string,
     target: ReplyTarget,
     signal?: AbortSignal,
   ): Promise<string | null> {
@@ -101,10 +116,15 @@ export class OutboxSender {
     for (let tries = 0;; tries++) {
       // A stop during a 429 wait: the caller has moved on, and nothing more may leave.
       if (signal?.aborted) return "stopped";
-      mark(true);
       let result;
       try {
-        result = await channel.send(target, part.text, { index: part.index, count: part.count });
+        // Marked as the request leaves, not before: nothing else lies in the window of doubt.
+        result = await channel.send(target, text, {
+          index: part.index,
+          count: part.count,
+          marker: part.marker,
+          leaving: () => mark(true),
+        });
       } catch (error) {
         return error instanceof Error ? error.message : String(error);
       }

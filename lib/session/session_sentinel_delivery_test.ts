@@ -1,22 +1,34 @@
 // Unit tests for lib/session/session_sentinel.ts: replies and notices through the outbox, across crashes; Deno.
-import { assertEquals, assertStrictEquals } from "@std/assert";
+import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
+import { type InDoubt, type ReplyChannel, RESEND_NOTE } from "../platform.ts";
 import { SessionSentinel } from "./mod.ts";
 import { msg, options, recordingChannel, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 
-Deno.test("SessionSentinel resumes a reply cut off by a crash without resending the part in doubt", async () => {
+/**
+ * A reply of three parts whose second send is cut off by a crash (the request left, no answer was
+ * recorded), then a new sentinel on the same storage whose channel resolves the part in doubt as
+ * `way` says. Returns what reached the chat, and what the channel was asked about.
+ */
+async function crashMidPart(way: InDoubt) {
   const storage = sqliteStorage();
   const sent: string[] = [];
+  const asked: { index: number; marker?: string }[] = [];
   const cutOff = Promise.withResolvers<void>();
-  const channel = (dies: boolean) => ({
-    split: (_target: unknown, text: string) => [`${text} 1`, `${text} 2`, `${text} 3`],
-    send: (_target: unknown, text: string) => {
+  const channel = (dies: boolean): ReplyChannel => ({
+    split: (_target, text) => [`${text} 1`, `${text} 2`, `${text} 3`],
+    send: (_target, text, part) => {
+      part.leaving?.();
       if (dies && text.endsWith(" 2")) {
         cutOff.resolve();
         return new Promise<never>(() => {}); // the process dies while the request is out
       }
       sent.push(text);
       return Promise.resolve({ ok: true as const });
+    },
+    inDoubt: (_target, part) => {
+      asked.push({ index: part.index, marker: part.marker });
+      return Promise.resolve(way);
     },
   });
   const message = { ...msg("hi"), reply: { platform: "telegram", chat_id: 1 } };
@@ -28,15 +40,25 @@ Deno.test("SessionSentinel resumes a reply cut off by a crash without resending 
   void before.drain();
   await cutOff.promise;
   assertEquals(sent, ["re: hi 1"]);
-
   const after = new SessionSentinel(storage, recordingExecutor().execute, {
     ...options,
     channel: channel(false),
   });
   await after.drain();
-  assertEquals(sent, ["re: hi 1", "re: hi 3"], "part 2 may have been posted: never twice");
   assertEquals((await after.outcome(receipt.seq)).status, "completed");
   assertEquals(after.snapshot().running, false);
+  return { sent, asked };
+}
+
+Deno.test("SessionSentinel resolves a part cut off by a crash the way its channel says, and only that part", async () => {
+  const marked = await crashMidPart("resend_marked");
+  assertEquals(marked.sent, ["re: hi 1", `${RESEND_NOTE}re: hi 2`, "re: hi 3"]);
+  assertEquals(marked.asked.length, 1);
+  assertEquals(marked.asked[0].index, 1);
+  assertMatch(marked.asked[0].marker ?? "", /^o[0-9]+-[0-9a-z]+$/);
+  assertEquals((await crashMidPart("resend")).sent, ["re: hi 1", "re: hi 2", "re: hi 3"]);
+  assertEquals((await crashMidPart("delivered")).sent, ["re: hi 1", "re: hi 3"], "never twice");
+  assertEquals((await crashMidPart("skip")).sent, ["re: hi 1", "re: hi 3"]);
 });
 
 Deno.test("SessionSentinel resends a part after a crash during a 429 wait: nothing was posted", async () => {
@@ -48,7 +70,9 @@ Deno.test("SessionSentinel resends a part after a crash during a 429 wait: nothi
     ...options,
     channel: {
       split: (_target, text) => [text],
-      send: () => {
+      inDoubt: () => Promise.resolve("resend_marked"),
+      send: (_target, _text, part) => {
+        part.leaving?.();
         setTimeout(() => waiting.resolve(), 10);
         return Promise.resolve({
           ok: false,
