@@ -20,6 +20,7 @@ export interface Env {
   BUSY_INPUT_MODE?: string;
   MAX_QUEUED?: string;
   BUSY_ACK?: string;
+  REPLY_IN_DOUBT?: string;
   GATEWAY_API_KEY?: string;
   GATEWAY_API_KEYS?: string;
   ADMIN_API_KEYS?: string;
