@@ -16,6 +16,8 @@ export interface WranglerDev {
   pid: number;
   /** SIGKILL to the process group (wrangler, esbuild, workerd), then waits for the leader. */
   kill(): Promise<void>;
+  /** SIGTERM to wrangler (it flushes its log and stops workerd), SIGKILL to the group after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /** Settings of a `wrangler dev` run that survive restarts. */
@@ -29,6 +31,12 @@ export interface WranglerDevOptions {
   logFile: string;
   /** How long to wait for /healthz (default 60 s). */
   readyTimeoutMs?: number;
+  /** The checkout to run (default this one), e.g. a build under comparison; needs node_modules. */
+  root?: string;
+  /** More environment for wrangler (e.g. WRANGLER_LOG_PATH). */
+  env?: Record<string, string>;
+  /** wrangler's --log-level (default "warn"); at "warn" the worker's console.warn is not shown. */
+  logLevel?: "debug" | "info" | "log" | "warn" | "error";
 }
 
 /** Kills of the process groups still running, so an interrupted caller leaves none behind. */
@@ -49,7 +57,8 @@ export function freePort(): number {
 
 /** Starts `wrangler dev` in a new session (setsid) and waits until /healthz answers 200. */
 export async function startWranglerDev(options: WranglerDevOptions): Promise<WranglerDev> {
-  const wrangler = new URL("node_modules/.bin/wrangler", _root).pathname;
+  const root = options.root ? new URL(`file://${options.root.replace(/\/?$/, "/")}`) : _root;
+  const wrangler = new URL("node_modules/.bin/wrangler", root).pathname;
   const args = [
     "dev",
     "--ip",
@@ -62,14 +71,14 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
     options.persistDir,
     "--show-interactive-dev-session=false",
     "--log-level",
-    "warn",
+    options.logLevel ?? "warn",
   ];
   for (const [name, value] of Object.entries(options.vars)) args.push("--var", `${name}:${value}`);
   // setsid makes wrangler the leader of a new process group, so one kill reaches workerd too.
   const child = new Deno.Command("setsid", {
     args: ["sh", "-c", `exec "$0" "$@" >>"${options.logFile}" 2>&1`, wrangler, ...args],
-    cwd: _root.pathname,
-    env: { ...WRANGLER_OFFLINE_ENV },
+    cwd: root.pathname,
+    env: { ...WRANGLER_OFFLINE_ENV, ...options.env },
     stdin: "null",
     stdout: "null",
     stderr: "null",
@@ -90,6 +99,19 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
     if (!status) killGroup();
     await exited;
   };
+  const stop = async (graceMs = 5_000) => {
+    if (!status) {
+      try {
+        Deno.kill(child.pid, "SIGTERM");
+      } catch {
+        // Already gone.
+      }
+      await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs))]);
+    }
+    // workerd may outlive wrangler by a moment: the group goes either way.
+    killGroup();
+    await exited;
+  };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   for (;;) {
     if (status) {
@@ -100,7 +122,7 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
     try {
       const res = await fetch(`${url}/healthz`);
       await res.body?.cancel();
-      if (res.status === 200) return { url, pid: child.pid, kill };
+      if (res.status === 200) return { url, pid: child.pid, kill, stop };
     } catch {
       // Not listening yet.
     }

@@ -1,6 +1,32 @@
-// `npm run chaos`: baton under wrangler dev with faulty fakes and two SIGKILLs; prints the table, exits 1 on a failed check; Deno.
-import { formatChaosReport, runChaos } from "./_chaos_run.ts";
+// `npm run chaos`: baton under wrangler dev over every way in, faulty fakes, SIGKILLs; tables per seed, a summary, or a soak; exits 1 on a failed check; Deno.
+import { type ChaosReport, formatChaosReport, formatChaosSummary, runChaos } from "./_chaos_run.ts";
+import { CHAOS_WAYS, type ChaosWay } from "./_chaos_plan.ts";
+import { formatSoakReport, runSoak } from "./_chaos_soak.ts";
 import { killAllWranglerDevs } from "./_wrangler_dev.ts";
+
+const USAGE = `npm run chaos -- [options]
+
+Runs baton under \`wrangler dev\` on persisted local state and feeds it over every way in at once
+(Telegram, Slack, Discord, GitHub, the generic webhook, chat completions, the runs API), with fake
+platform APIs and a fake model that fail on purpose, duplicated and bad deliveries, and SIGKILLs
+of the runtime's process group at moments drawn from the seed (plus one while a platform holds a
+send open). Prints a table per seed; exits 1 if a must-be-zero figure is not zero.
+
+  --seed=S            repeat the plan of seed S (default: a random seed, printed)
+  --seeds=N           run N seeds (S, S+1, …; fresh state each), a table each, then a summary
+  --messages=N        inbound deliveries per seed, bad ones included (default 2000; reduced 300)
+  --sessions=N        sessions, round-robin over the ways in (default 56; reduced 14)
+  --kills=N           kills at drawn moments (default: 2 to 5, drawn from the seed)
+  --no-hold-kill      leave out the kill while a platform holds a send open
+  --reduced           the size npm test runs (300 deliveries, 14 sessions)
+  --ways=a,b          only these ways in (${CHAOS_WAYS.join(", ")})
+  --reply-in-doubt=M  baton's REPLY_IN_DOUBT (resend or skip; default baton's default)
+  --minutes=M         soak instead: M minutes of steady traffic, a kill every ~2 minutes, workerd
+                      RSS and per-minute figures (must not drift)
+  --rate=R            soak: messages per second (default 4)
+  --help              this text
+
+Set CHAOS_BATON_ROOT to run another checkout of baton (with its own node_modules).`;
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   Deno.addSignalListener(signal, () => {
@@ -9,36 +35,104 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
-const _flags = new Map(
+const flags = new Map(
   Deno.args.map((arg) => {
     const [name, value = "true"] = arg.replace(/^--/, "").split("=");
     return [name, value] as const;
   }),
 );
+const known = [
+  "seed",
+  "seeds",
+  "messages",
+  "sessions",
+  "kills",
+  "no-hold-kill",
+  "reduced",
+  "ways",
+  "reply-in-doubt",
+  "minutes",
+  "rate",
+  "help",
+];
+const unknown = [...flags.keys()].filter((f) => !known.includes(f));
+if (flags.has("help") || unknown.length) {
+  if (unknown.length) console.error(`unknown option ${unknown.map((f) => `--${f}`).join(", ")}\n`);
+  console.log(USAGE);
+  Deno.exit(unknown.length ? 2 : 0);
+}
 
-function _number(name: string, fallback: number): number {
-  const value = Number(_flags.get(name) ?? fallback);
-  if (!Number.isInteger(value) || value < 0) {
-    console.error(`--${name} must be a whole number`);
+function number(name: string, fallback: number): number {
+  const value = Number(flags.get(name) ?? fallback);
+  if (!Number.isFinite(value) || value < 0) {
+    console.error(`--${name} must be a non-negative number`);
     Deno.exit(2);
   }
   return value;
 }
 
-const reduced = _flags.has("reduced");
-const options = {
-  messages: _number("messages", reduced ? 300 : 2_000),
-  sessions: _number("sessions", reduced ? 10 : 50),
-  kills: _number("kills", 2),
-  seed: _number("seed", Math.floor(Math.random() * 1e6)),
-};
-console.log(
-  `chaos: ${options.messages} messages over ${options.sessions} sessions, ${options.kills} kills, seed ${options.seed} (--seed=${options.seed} repeats the plan)`,
-);
-const report = await runChaos({ ...options, log: (line) => console.log(`  ${line}`) });
-console.log();
-console.log(formatChaosReport(report));
-console.log(`\n${report.seconds.toFixed(1)} s`);
-for (const problem of report.problems.slice(0, 30)) console.log(`  ! ${problem}`);
-console.log(report.ok ? "chaos: passed" : "chaos: FAILED");
-Deno.exit(report.ok ? 0 : 1);
+const ways = flags.has("ways") ? flags.get("ways")!.split(",") as ChaosWay[] : [...CHAOS_WAYS];
+if (ways.some((w) => !CHAOS_WAYS.includes(w))) {
+  console.error(`--ways takes ${CHAOS_WAYS.join(", ")}`);
+  Deno.exit(2);
+}
+const replyInDoubt = flags.get("reply-in-doubt") as "resend" | "skip" | undefined;
+if (replyInDoubt !== undefined && replyInDoubt !== "resend" && replyInDoubt !== "skip") {
+  console.error("--reply-in-doubt takes resend or skip");
+  Deno.exit(2);
+}
+const reduced = flags.has("reduced");
+const firstSeed = Math.floor(number("seed", Math.floor(Math.random() * 1e6)));
+const log = (line: string) => console.log(`  ${line}`);
+
+if (flags.has("minutes")) {
+  const minutes = number("minutes", 10);
+  console.log(`chaos soak: ${minutes} min at ${number("rate", 4)} messages/s, seed ${firstSeed}`);
+  const soak = await runSoak({
+    minutes,
+    rate: number("rate", 4),
+    seed: firstSeed,
+    ways,
+    replyInDoubt,
+    log,
+  });
+  console.log();
+  console.log(formatSoakReport(soak));
+  for (const problem of soak.problems.slice(0, 40)) console.log(`  ! ${problem}`);
+  console.log(soak.ok ? "chaos soak: passed" : "chaos soak: FAILED");
+  Deno.exit(soak.ok ? 0 : 1);
+}
+
+const seeds = Math.max(1, Math.floor(number("seeds", 1)));
+const reports: ChaosReport[] = [];
+for (let i = 0; i < seeds; i++) {
+  const seed = firstSeed + i;
+  const options = {
+    seed,
+    messages: Math.floor(number("messages", reduced ? 300 : 2_000)),
+    sessions: Math.floor(number("sessions", reduced ? 14 : 56)),
+    ...(flags.has("kills") ? { kills: Math.floor(number("kills", 2)) } : {}),
+    holdKill: !flags.has("no-hold-kill"),
+    ways,
+    replyInDoubt,
+    log,
+  };
+  console.log(
+    `\nchaos seed ${seed} (--seed=${seed} repeats the plan): ${options.messages} deliveries over ${options.sessions} sessions, ${ways.length} ways in`,
+  );
+  const report = await runChaos(options);
+  reports.push(report);
+  console.log();
+  console.log(formatChaosReport(report));
+  console.log(
+    `\nseed ${seed}: ${report.ok ? "passed" : "FAILED"} in ${report.seconds.toFixed(1)} s`,
+  );
+  for (const problem of report.problems.slice(0, 40)) console.log(`  ! ${problem}`);
+}
+if (seeds > 1) {
+  console.log("\nsummary\n");
+  console.log(formatChaosSummary(reports));
+}
+const ok = reports.every((r) => r.ok);
+console.log(ok ? "chaos: passed" : "chaos: FAILED");
+Deno.exit(ok ? 0 : 1);

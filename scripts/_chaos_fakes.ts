@@ -1,0 +1,320 @@
+// The chaos run's fake Telegram, Slack, Discord and GitHub APIs: what each chat shows, and the read-backs baton may ask; Deno.
+import {
+  type ChaosServer,
+  type FakeAnswer,
+  type FakeCall,
+  type FaultRates,
+  startChaosServer,
+} from "./_chaos_fake_server.ts";
+import type { PlatformWay } from "./_chaos_plan.ts";
+import { RESEND_NOTE } from "../lib/platform.ts";
+
+/** Bot credentials the fakes check (a wrong one is refused, as the real APIs do). */
+export const CHAOS_CREDENTIALS = {
+  telegramToken: "424242:chaos-bot-token",
+  slackToken: "xoxb-chaos-bot-token",
+  githubToken: "ghp_chaos_token",
+  discordApp: "1100000000000000042",
+} as const;
+
+/** One text a chat shows, in the order the platform stored them. */
+export interface ShownPost {
+  way: PlatformWay;
+  /** The chat: Telegram chat id, Slack "channel" or "channel/thread_ts", GitHub issue, Discord token. */
+  chat: string;
+  text: string;
+  /** When the platform stored it (ms since the epoch). */
+  at: number;
+  /** Telegram: the message answered (first parts only). */
+  replyTo?: number;
+  /** Discord: an edit of the deferred `@original` message (a repeat replaces, never adds). */
+  edit?: boolean;
+  /** The part name baton carried (GitHub comment marker, Slack metadata), when it did. */
+  part?: string;
+}
+
+/** The four fake platform APIs and everything they were sent. */
+export interface ChaosPlatforms {
+  servers: Record<PlatformWay, ChaosServer>;
+  /** Every stored post of every platform, in arrival order. */
+  shown: ShownPost[];
+  /** Look-ups baton made per platform (GitHub comment lists, Slack history and replies). */
+  lookups: Record<PlatformWay, number>;
+  /** The vars that point baton at these fakes. */
+  vars: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/**
+ * A fake broken on purpose, to check the checks: "blind-read-backs" (GitHub's list and Slack's
+ * history never show baton's parts, so a part in doubt that arrived is sent again) or
+ * "strip-note" (Telegram and Discord store a resend without its note, as if baton sent none).
+ */
+export type Sabotage = "blind-read-backs" | "strip-note";
+
+const _GITHUB_MARKER = /\n\n<!-- baton:part=([A-Za-z0-9_-]{8,64}) -->$/;
+
+/** Starts the four fakes on loopback, each with its own seeded faults. */
+export async function startChaosPlatforms(
+  rates: FaultRates,
+  random: () => number,
+  sabotage?: Sabotage,
+): Promise<ChaosPlatforms> {
+  const shown: ShownPost[] = [];
+  const lookups: Record<PlatformWay, number> = { telegram: 0, slack: 0, discord: 0, github: 0 };
+  const store = (post: Omit<ShownPost, "at">) => {
+    const strip = sabotage === "strip-note" && post.text.startsWith(RESEND_NOTE);
+    shown.push({
+      ...post,
+      text: strip ? post.text.slice(RESEND_NOTE.length) : post.text,
+      at: Date.now(),
+    });
+  };
+  const blind = sabotage === "blind-read-backs";
+  const C = CHAOS_CREDENTIALS;
+
+  // Telegram: POST /bot<token>/sendMessage; no way to read a chat back.
+  let telegramIds = 0;
+  const telegram = await startChaosServer({
+    rates,
+    random,
+    isSend: () => true,
+    faultAnswer: (status) =>
+      status === 429
+        ? {
+          status,
+          body: {
+            ok: false,
+            error_code: 429,
+            description: "Too Many Requests: retry after 1",
+            parameters: { retry_after: 1 },
+          },
+        }
+        : { status, body: { ok: false, error_code: status, description: "Bad Gateway" } },
+    route: (call) => {
+      if (call.path !== `/bot${C.telegramToken}/sendMessage`) {
+        return { status: 401, body: { ok: false, error_code: 401, description: "Unauthorized" } };
+      }
+      store({
+        way: "telegram",
+        chat: String(call.body?.chat_id),
+        text: String(call.body?.text ?? ""),
+        replyTo: call.body?.reply_parameters?.message_id,
+      });
+      return { status: 200, body: { ok: true, result: { message_id: ++telegramIds } } };
+    },
+  });
+
+  // Slack: chat.postMessage (with metadata), conversations.replies / conversations.history.
+  const slackMessages: {
+    channel: string;
+    ts: string;
+    thread_ts?: string;
+    text: string;
+    metadata?: unknown;
+  }[] = [];
+  let lastTs = 0;
+  const nextTs = () => {
+    // Microseconds of the wall clock, strictly increasing: ts order is post order, as on Slack.
+    lastTs = Math.max(lastTs + 1, Date.now() * 1000);
+    return `${Math.floor(lastTs / 1e6)}.${String(lastTs % 1e6).padStart(6, "0")}`;
+  };
+  const slackAuthed = (call: FakeCall) =>
+    call.headers.get("authorization") === `Bearer ${C.slackToken}`;
+  const slack = await startChaosServer({
+    rates,
+    random,
+    isSend: (call) => call.path.endsWith("/chat.postMessage"),
+    faultAnswer: (status) =>
+      status === 429
+        ? { status, headers: { "retry-after": "1" }, body: { ok: false, error: "ratelimited" } }
+        : { status, body: { ok: false, error: "fatal_error" } },
+    route: (call) => {
+      if (!slackAuthed(call)) return { status: 200, body: { ok: false, error: "not_authed" } };
+      if (call.path === "/api/chat.postMessage") {
+        const { channel, text, thread_ts, metadata } = call.body ?? {};
+        if (typeof channel !== "string" || typeof text !== "string") {
+          return { status: 200, body: { ok: false, error: "invalid_arguments" } };
+        }
+        const ts = nextTs();
+        slackMessages.push({
+          channel,
+          ts,
+          text,
+          ...(thread_ts ? { thread_ts } : {}),
+          ...(metadata ? { metadata } : {}),
+        });
+        const part = metadata?.event_type === "baton_part"
+          ? metadata?.event_payload?.part
+          : undefined;
+        store({
+          way: "slack",
+          chat: thread_ts ? `${channel}/${thread_ts}` : channel,
+          text,
+          ...(typeof part === "string" ? { part } : {}),
+        });
+        return { status: 200, body: { ok: true, channel, ts, message: { ts, text } } };
+      }
+      if (
+        call.path === "/api/conversations.replies" || call.path === "/api/conversations.history"
+      ) {
+        lookups.slack++;
+        return _slackRead(call, blind ? [] : slackMessages);
+      }
+      return { status: 200, body: { ok: false, error: "unknown_method" } };
+    },
+  });
+
+  // Discord: PATCH the deferred @original, POST follow-ups, both on the interaction's webhook.
+  const discordHook = new RegExp(`^/webhooks/${C.discordApp}/([^/]+)(/messages/@original)?$`);
+  let discordIds = 0;
+  const discord = await startChaosServer({
+    rates,
+    random,
+    isSend: () => true,
+    faultAnswer: (status) =>
+      status === 429
+        ? {
+          status,
+          headers: { "retry-after": "1" },
+          body: { message: "You are being rate limited.", retry_after: 1, global: false },
+        }
+        : { status, body: { message: "Internal Server Error", code: 0 } },
+    route: (call) => {
+      const match = discordHook.exec(call.path);
+      const edit = match?.[2] !== undefined;
+      if (!match || call.method !== (edit ? "PATCH" : "POST")) {
+        return { status: 404, body: { message: "Unknown Webhook", code: 10015 } };
+      }
+      const content = String(call.body?.content ?? "");
+      store({ way: "discord", chat: decodeURIComponent(match[1]), text: content, edit });
+      return { status: 200, body: { id: String(++discordIds), content } };
+    },
+  });
+
+  // GitHub: POST and GET /repos/{owner}/{repo}/issues/{n}/comments (since, per_page, page).
+  const comments = new Map<
+    string,
+    { id: number; body: string; created_at: string; updated_at: string }[]
+  >();
+  let commentIds = 5000;
+  const issuePath = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/;
+  const github = await startChaosServer({
+    rates,
+    random,
+    isSend: (call) => call.method === "POST",
+    faultAnswer: (status) =>
+      status === 429
+        ? { status, headers: { "retry-after": "1" }, body: { message: "API rate limit exceeded" } }
+        : { status, body: { message: "Server Error" } },
+    route: (call) => {
+      if (call.headers.get("authorization") !== `Bearer ${C.githubToken}`) {
+        return { status: 401, body: { message: "Bad credentials" } };
+      }
+      const match = issuePath.exec(call.path);
+      if (!match) return { status: 404, body: { message: "Not Found" } };
+      const issue = `${match[1]}#${match[2]}`;
+      const list = comments.get(issue) ?? [];
+      comments.set(issue, list);
+      if (call.method === "POST") {
+        const body = String(call.body?.body ?? "");
+        const now = new Date().toISOString();
+        const comment = { id: ++commentIds, body, created_at: now, updated_at: now };
+        list.push(comment);
+        const part = _GITHUB_MARKER.exec(body)?.[1];
+        store({ way: "github", chat: match[2], text: body, ...(part ? { part } : {}) });
+        return { status: 201, body: comment };
+      }
+      if (call.method !== "GET") return { status: 404, body: { message: "Not Found" } };
+      lookups.github++;
+      return _githubList(call, blind ? [] : list);
+    },
+  });
+
+  const servers = { telegram, slack, discord, github };
+  return {
+    servers,
+    shown,
+    lookups,
+    vars: {
+      TELEGRAM_API_ROOT: telegram.url,
+      TELEGRAM_BOT_TOKEN: C.telegramToken,
+      SLACK_API_ROOT: `${slack.url}/api`,
+      SLACK_BOT_TOKEN: C.slackToken,
+      DISCORD_API_ROOT: discord.url,
+      DISCORD_APPLICATION_ID: C.discordApp,
+      GITHUB_API_ROOT: github.url,
+      GITHUB_TOKEN: C.githubToken,
+    },
+    close: async () => {
+      await Promise.all(Object.values(servers).map((s) => s.close()));
+    },
+  };
+}
+
+/** GitHub's list: comments updated at or after `since`, oldest first, paged with a Link header. */
+function _githubList(
+  call: FakeCall,
+  list: { id: number; body: string; created_at: string; updated_at: string }[],
+): FakeAnswer {
+  const since = call.query.get("since");
+  const sinceMs = since ? Date.parse(since) : -Infinity;
+  if (Number.isNaN(sinceMs)) return { status: 422, body: { message: "Validation Failed" } };
+  const perPage = Math.min(100, Math.max(1, Number(call.query.get("per_page") ?? 30) || 30));
+  const page = Math.max(1, Number(call.query.get("page") ?? 1) || 1);
+  // GitHub's timestamps have whole seconds: a comment in the same second as `since` is included.
+  const matching = list.filter((c) =>
+    Date.parse(c.updated_at) >= Math.floor(sinceMs / 1000) * 1000
+  );
+  const slice = matching.slice((page - 1) * perPage, page * perPage);
+  const headers: Record<string, string> = {};
+  if (page * perPage < matching.length) {
+    const next = new URL(`http://fake${call.path}?${call.query}`);
+    next.searchParams.set("page", String(page + 1));
+    headers.link = `<${next.pathname}${next.search}>; rel="next"`;
+  }
+  return { status: 200, headers, body: slice };
+}
+
+/** Slack's reads: a thread's replies (oldest first) or a channel's history (newest first), paged. */
+function _slackRead(
+  call: FakeCall,
+  all: { channel: string; ts: string; thread_ts?: string; text: string; metadata?: unknown }[],
+): FakeAnswer {
+  const channel = call.query.get("channel");
+  if (!channel) return { status: 200, body: { ok: false, error: "channel_not_found" } };
+  // Slack's `oldest` is exclusive unless `inclusive=true`.
+  const oldest = Number(call.query.get("oldest") ?? 0);
+  const after = (ts: string) =>
+    call.query.get("inclusive") === "true" ? Number(ts) >= oldest : Number(ts) > oldest;
+  const limit = Math.min(1000, Math.max(1, Number(call.query.get("limit") ?? 100) || 100));
+  const offset = Number(call.query.get("cursor") ?? 0) || 0;
+  const withMeta = call.query.get("include_all_metadata") === "true";
+  let messages;
+  if (call.path.endsWith("/conversations.replies")) {
+    const ts = call.query.get("ts");
+    if (!ts) return { status: 200, body: { ok: false, error: "thread_not_found" } };
+    // The parent first (the user's mention, not stored here), then replies by age.
+    messages = [
+      { ts, text: "(thread root)" },
+      ...all.filter((m) => m.channel === channel && m.thread_ts === ts && after(m.ts)),
+    ];
+  } else {
+    messages = all.filter((m) => m.channel === channel && !m.thread_ts && after(m.ts))
+      .reverse();
+  }
+  const page = messages.slice(offset, offset + limit).map((m) => {
+    const { metadata, ...rest } = m as typeof m & { metadata?: unknown };
+    return withMeta && metadata ? { ...rest, metadata } : rest;
+  });
+  const more = offset + limit < messages.length;
+  return {
+    status: 200,
+    body: {
+      ok: true,
+      messages: page,
+      has_more: more,
+      ...(more ? { response_metadata: { next_cursor: String(offset + limit) } } : {}),
+    },
+  };
+}

@@ -1,0 +1,196 @@
+// The chaos soak: steady traffic over every way in for minutes, a kill every ~2 minutes, workerd RSS and per-minute figures that must not drift; Deno.
+import { type ChaosMessage, type ChaosWay, seededRandom } from "./_chaos_plan.ts";
+import { type ChaosReport, formatChaosReport } from "./_chaos_report.ts";
+import { runChaos } from "./_chaos_run.ts";
+
+/** A soak's settings. */
+export interface SoakOptions {
+  minutes: number;
+  /** Messages per second over all ways. */
+  rate: number;
+  seed: number;
+  ways: ChaosWay[];
+  replyInDoubt?: "resend" | "skip";
+  log?: (line: string) => void;
+}
+
+/** One minute of a soak. */
+export interface SoakMinute {
+  minute: number;
+  sent: number;
+  answered: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+  /** Median workerd RSS of the minute's samples (MiB). */
+  rssMiB: number | null;
+  kills: number;
+}
+
+/** What a soak measured: the chaos verdict over all its messages, per-minute figures, RSS checks. */
+export interface SoakReport {
+  ok: boolean;
+  chaos: ChaosReport;
+  minutes: SoakMinute[];
+  /** RSS comparisons: label, before (MiB), after (MiB), growth (%). */
+  rss: { label: string; before: number; after: number; growth: number }[];
+  drift: { label: string; first: number; second: number; ok: boolean }[];
+  problems: string[];
+}
+
+/** How long after each start the runtime counts as warm (its sessions loaded, its code hot). */
+const _WARM_MS = 45_000;
+const _KILL_EVERY_MS = 120_000;
+
+/** Runs a soak and judges it. */
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const spanMs = Math.round(options.minutes * 60_000);
+  const random = seededRandom(options.seed ^ 0x50a4);
+  // A kill every ~2 minutes (± 10 s), none in the last 30 s so the end sample is settled.
+  const killTimes: number[] = [];
+  for (let t = _KILL_EVERY_MS; t < spanMs - 30_000; t += _KILL_EVERY_MS) {
+    killTimes.push(t + Math.floor((random() - 0.5) * 20_000));
+  }
+  const samples: { at: number; rssKiB: number | null }[] = [];
+  let sessions: ChaosMessage[][] = [];
+  const chaos = await runChaos({
+    seed: options.seed,
+    messages: Math.round(options.rate * spanMs / 1000),
+    // A fixed pool of sessions, so memory measures the traffic, not a growing set of objects.
+    sessions: options.ways.length * 4,
+    spanMs,
+    killTimes,
+    holdKill: false,
+    ways: options.ways,
+    replyInDoubt: options.replyInDoubt,
+    followEveryRun: true,
+    sampleMs: 5_000,
+    onSample: (sample) => {
+      samples.push({ at: sample.at, rssKiB: sample.rssKiB });
+      sessions = sample.sessions;
+    },
+    deadlineMs: spanMs + 10 * 60_000,
+    log: options.log,
+  });
+  const messages = sessions.flat();
+  const start = Math.min(...messages.map((m) => m.sentAt ?? Infinity));
+  const minutes: SoakMinute[] = [];
+  const count = Math.ceil(spanMs / 60_000);
+  for (let i = 0; i < count; i++) {
+    const sent = messages.filter((m) =>
+      m.sentAt !== undefined && Math.floor((m.sentAt - start) / 60_000) === i
+    );
+    const latencies = sent.filter((m) => m.answeredAt !== undefined).map((m) =>
+      m.answeredAt! - m.sentAt!
+    ).sort((a, b) => a - b);
+    const rss = samples.filter((s) => Math.floor(s.at / 60_000) === i && s.rssKiB !== null).map((
+      s,
+    ) => s.rssKiB!);
+    minutes.push({
+      minute: i + 1,
+      sent: sent.length,
+      answered: messages.filter((m) =>
+        m.answeredAt !== undefined && Math.floor((m.answeredAt - start) / 60_000) === i
+      ).length,
+      p50Ms: _quantile(latencies, 0.5),
+      p95Ms: _quantile(latencies, 0.95),
+      rssMiB: rss.length
+        ? _quantile(rss.sort((a, b) => a - b), 0.5)! / 1024
+        : null,
+      kills: killTimes.filter((t) => Math.floor(t / 60_000) === i).length,
+    });
+  }
+
+  // RSS: each start's samples, from warm to its end; the first warm sample against the last
+  // sample of the run, the same age in the first and last segments, and growth within each.
+  const bounds = [0, ...killTimes, Infinity];
+  const segments = bounds.slice(0, -1).map((from, i) =>
+    samples.filter((s) => s.at >= from + _WARM_MS && s.at < bounds[i + 1] && s.rssKiB !== null)
+  ).filter((s) => s.length);
+  const rss: SoakReport["rss"] = [];
+  const mib = (kib: number) => Math.round(kib / 1024 * 10) / 10;
+  const compare = (label: string, before: number, after: number) =>
+    rss.push({
+      label,
+      before: mib(before),
+      after: mib(after),
+      growth: Math.round((after / before - 1) * 1000) / 10,
+    });
+  if (segments.length) {
+    const first = segments[0];
+    const lastSegment = segments.at(-1)!;
+    compare("after warm-up → end of the soak", first[0].rssKiB!, lastSegment.at(-1)!.rssKiB!);
+    compare("first → last start, same age", first[0].rssKiB!, lastSegment[0].rssKiB!);
+    segments.forEach((segment, i) =>
+      compare(`start ${i + 1}: warm → its end`, segment[0].rssKiB!, segment.at(-1)!.rssKiB!)
+    );
+  }
+  // Drift: the first half of the full minutes against the second (the first minute warms up).
+  const full = minutes.slice(1, -1);
+  const half = Math.floor(full.length / 2);
+  const mean = (xs: number[]) => xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+  const drift: SoakReport["drift"] = [];
+  if (half >= 1) {
+    const [a, b] = [full.slice(0, half), full.slice(half)];
+    const rateA = mean(a.map((m) => m.answered));
+    const rateB = mean(b.map((m) => m.answered));
+    drift.push({
+      label: "answers per minute",
+      first: Math.round(rateA),
+      second: Math.round(rateB),
+      ok: Math.abs(rateB - rateA) <= 0.15 * rateA,
+    });
+    const p50A = mean(a.map((m) => m.p50Ms ?? 0));
+    const p50B = mean(b.map((m) => m.p50Ms ?? 0));
+    drift.push({
+      label: "p50 answer latency (ms)",
+      first: Math.round(p50A),
+      second: Math.round(p50B),
+      ok: p50B <= 1.5 * p50A + 100,
+    });
+  }
+  const problems = [...chaos.problems];
+  for (const r of rss) {
+    if (r.growth > 10) problems.push(`workerd RSS grew ${r.growth} % (${r.label})`);
+  }
+  for (const d of drift) if (!d.ok) problems.push(`${d.label} drifted: ${d.first} → ${d.second}`);
+  if (!segments.length) problems.push("no workerd RSS sample after warm-up");
+  return {
+    ok: chaos.ok && problems.length === chaos.problems.length && segments.length > 0,
+    chaos,
+    minutes,
+    rss,
+    drift,
+    problems,
+  };
+}
+
+function _quantile(sorted: number[], q: number): number | null {
+  if (!sorted.length) return null;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+/** The soak as tables: per minute, RSS, drift, then the chaos verdict over all its messages. */
+export function formatSoakReport(report: SoakReport): string {
+  const n = (v: number | null) => (v === null ? "–" : Math.round(v).toLocaleString("en-US"));
+  return [
+    "| minute | sent | answered | p50 ms | p95 ms | workerd RSS MiB | kills |",
+    "|---:|---:|---:|---:|---:|---:|---:|",
+    ...report.minutes.map((m) =>
+      `| ${m.minute} | ${m.sent} | ${m.answered} | ${n(m.p50Ms)} | ${n(m.p95Ms)} | ${
+        m.rssMiB === null ? "–" : m.rssMiB.toFixed(1)
+      } | ${m.kills} |`
+    ),
+    "",
+    "| workerd RSS | before MiB | after MiB | growth % (must be ≤ 10) |",
+    "|---|---:|---:|---:|",
+    ...report.rss.map((r) => `| ${r.label} | ${r.before} | ${r.after} | ${r.growth} |`),
+    "",
+    "| drift (first half of the minutes → second half) | first | second | ok |",
+    "|---|---:|---:|---|",
+    ...report.drift.map((d) =>
+      `| ${d.label} | ${d.first} | ${d.second} | ${d.ok ? "yes" : "NO"} |`
+    ),
+    "",
+    formatChaosReport(report.chaos),
+  ].join("\n");
+}

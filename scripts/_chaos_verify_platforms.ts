@@ -1,0 +1,263 @@
+// The chaos verdict on platform replies: which message each shown post answers, lost parts, duplicates marked or not, order; Deno.
+import { RESEND_NOTE } from "../lib/platform.ts";
+import type { ShownPost } from "./_chaos_fakes.ts";
+import { CHAOS_MARKERS, type ChaosMessage, type ChaosSession } from "./_chaos_plan.ts";
+import { LABELS } from "./_chaos_report.ts";
+import { type ChaosObservation, type Tally } from "./_chaos_tally.ts";
+import { discordToken } from "./_chaos_ways.ts";
+
+const _GITHUB_PART = /\n\n<!-- baton:part=[A-Za-z0-9_-]{8,64} -->$/;
+
+/** The first chaos marker in a text, if any. */
+function _firstMarker(text: string): string | undefined {
+  return text.match(CHAOS_MARKERS)?.[0];
+}
+
+/** A shown post as read: the note stripped (and noted), which message it answers, its units. */
+interface _Post {
+  post: ShownPost;
+  marked: boolean;
+  body: string;
+  message?: ChaosMessage;
+  /** What of its message's reply it shows: "echo", "L<j>" (a line of a long reply) or "notice". */
+  units: string[];
+}
+
+/**
+ * Attributes every post a fake platform stored to the message it answers, then counts per
+ * message: answered (every line of its reply, or a failure notice), lost, duplicates (with the
+ * resend note: marked; without: unmarked), and replies out of order within a session.
+ */
+export function verifyPlatformReplies(
+  obs: ChaosObservation,
+  tally: Tally,
+  turns: { failed: Set<string>; ran: Set<string> },
+): void {
+  const context = { ...turns, fakeEvents: obs.fakeEvents };
+  const byMarker = new Map(obs.sessions.flatMap((s) => s.messages).map((m) => [m.marker, m]));
+  const byToken = new Map(
+    obs.sessions.filter((s) => s.way === "discord").flatMap((s) => s.messages).map((
+      m,
+    ) => [discordToken(m), m]),
+  );
+  const bySessionChat = new Map<string, ChaosSession>();
+  for (const s of obs.sessions) {
+    if (s.way === "telegram" || s.way === "github") bySessionChat.set(`${s.way}:${s.chatId}`, s);
+    if (s.way === "slack") {
+      bySessionChat.set(
+        `slack:${s.slackKind === "dm" ? s.channel : `${s.channel}/${s.threadTs}`}`,
+        s,
+      );
+    }
+  }
+  const posts = new Map<ChaosSession, _Post[]>();
+  // A Discord @original edit replaces the last one: only each message's last edit is shown.
+  const lastEdit = new Map<string, ShownPost>();
+  for (const post of obs.shown) if (post.edit) lastEdit.set(post.chat, post);
+  for (const post of obs.shown) {
+    if (post.edit && lastEdit.get(post.chat) !== post) continue;
+    const session = post.way === "discord"
+      ? byToken.get(post.chat)?.session
+      : bySessionChat.get(`${post.way}:${post.chat}`);
+    if (!session) {
+      tally.add(LABELS.mixed, post.way, 1, `a ${post.way} post to an unknown chat ${post.chat}`);
+      continue;
+    }
+    const marked = post.text.startsWith(RESEND_NOTE);
+    const body = (marked ? post.text.slice(RESEND_NOTE.length) : post.text).replace(
+      _GITHUB_PART,
+      "",
+    );
+    const list = posts.get(session) ?? [];
+    list.push({ post, marked, body, units: [] });
+    posts.set(session, list);
+  }
+  for (const session of obs.sessions) {
+    if (
+      session.way === "telegram" || session.way === "slack" || session.way === "discord" ||
+      session.way === "github"
+    ) {
+      _verifySession(session, posts.get(session) ?? [], byMarker, byToken, tally, context);
+    }
+  }
+}
+
+function _verifySession(
+  session: ChaosSession,
+  posts: _Post[],
+  byMarker: Map<string, ChaosMessage>,
+  byToken: Map<string, ChaosMessage>,
+  tally: Tally,
+  turns: { failed: Set<string>; ran: Set<string>; fakeEvents: ChaosObservation["fakeEvents"] },
+): void {
+  const way = session.way;
+  const pending: _Post[] = [];
+  for (const p of posts) {
+    const markers = [...new Set([...p.body.matchAll(CHAOS_MARKERS)].map((m) => m[0]))];
+    if (markers.length) {
+      const message = byMarker.get(markers[0]);
+      if (markers.length > 1 || !message || message.session !== session) {
+        tally.add(
+          LABELS.mixed,
+          way,
+          1,
+          `${session.key} was shown ${JSON.stringify(p.body.slice(0, 60))}`,
+        );
+        continue;
+      }
+      p.message = message;
+      p.units = message.lines > 1 ? _lines(p.body, message) : ["echo"];
+      continue;
+    }
+    // A failure notice names no message: the platform's own link says which, where there is one.
+    const hinted = way === "telegram" && p.post.replyTo !== undefined
+      ? session.messages[p.post.replyTo - 1]
+      : way === "discord"
+      ? byToken.get(p.post.chat)
+      : undefined;
+    if (hinted) {
+      p.message = hinted;
+      p.units = ["notice"];
+    } else pending.push(p);
+  }
+  _placeNotices(session, posts, pending, turns.failed, tally);
+
+  const units = new Map<ChaosMessage, Map<string, _Post[]>>();
+  const order: number[] = [];
+  for (const p of posts) {
+    if (!p.message) continue;
+    const byUnit = units.get(p.message) ?? new Map<string, _Post[]>();
+    if (!units.has(p.message)) order.push(p.message.k);
+    units.set(p.message, byUnit);
+    for (const unit of p.units) byUnit.set(unit, [...(byUnit.get(unit) ?? []), p]);
+    if (p.marked) tally.add(LABELS.marked, way);
+    if (p.message.answeredAt === undefined) p.message.answeredAt = p.post.at;
+  }
+  let highest = -1;
+  for (const k of order) {
+    if (k < highest) {
+      tally.add(
+        LABELS.order,
+        way,
+        1,
+        `${session.key}: s${session.index}m${k}'s reply after s${session.index}m${highest}'s`,
+      );
+    }
+    highest = Math.max(highest, k);
+  }
+  for (const message of session.messages) {
+    const byUnit = units.get(message) ?? new Map<string, _Post[]>();
+    // A post that repeats anything already shown is one duplicate, however many lines it repeats.
+    const repeats = new Map<_Post, string>();
+    for (const [unit, shown] of byUnit) {
+      for (const extra of shown.slice(1)) repeats.set(extra, unit);
+    }
+    for (const [post, unit] of repeats) {
+      if (post.marked) tally.add(LABELS.markedDuplicates, way);
+      else {
+        const times = byUnit.get(unit)!.length;
+        tally.add(
+          LABELS.unmarked,
+          way,
+          1,
+          `${message.marker} (${way}) showed ${unit} ${times} times`,
+        );
+      }
+    }
+    const notice = byUnit.has("notice");
+    const expected = message.lines > 1
+      ? Array.from({ length: message.lines }, (_, j) => `L${j}`)
+      : ["echo"];
+    const echoed = expected.filter((u) => byUnit.has(u)).length;
+    if (notice && echoed) {
+      tally.add(
+        LABELS.unmarked,
+        way,
+        1,
+        `${message.marker} (${way}) got both a reply and a failure notice`,
+      );
+    }
+    if (!message.accepted) {
+      tally.add(LABELS.lost, way, 1, `${message.marker} (${way}) never accepted`);
+    } else if (notice || echoed === expected.length) {
+      tally.add(LABELS.answered, way);
+      if (notice) tally.add(LABELS.failures, way);
+    } else {
+      const what = (echoed
+        ? `${expected.length - echoed} of ${expected.length} lines missing`
+        : "never answered") +
+        (turns.ran.has(message.marker)
+          ? turns.failed.has(message.marker)
+            ? " (its turn ran, last model call failed)"
+            : " (its turn ran)"
+          : " (no turn ran)");
+      // What the fake did with the sends that carried its text: the likeliest cause.
+      const fates = (turns.fakeEvents[way] ?? []).filter((e) =>
+        e.text && _firstMarker(e.text) === message.marker
+      )
+        .map((e) =>
+          e.fate
+        );
+      const sends = fates.length ? `; sends: ${fates.join(", ")}` : "; no send carried its text";
+      tally.add(LABELS.lost, way, 1, `${message.marker} (${way}) accepted, ${what}${sends}`);
+    }
+  }
+}
+
+/** The lines of a long reply a post shows, as "L<j>"; a line of another message makes it mixed. */
+function _lines(body: string, message: ChaosMessage): string[] {
+  const units: string[] = [];
+  for (const line of body.split("\n")) {
+    const match = /^(s\d+m\d+) L(\d+) /.exec(line);
+    if (match && match[1] === message.marker) units.push(`L${match[2]}`);
+  }
+  return units;
+}
+
+/**
+ * Places the failure notices no platform link names (Slack, GitHub): replies come in turn order,
+ * so a notice between the replies of messages a and b answers a message between them that shows
+ * no reply — one whose last model call failed first. A notice with no such message left is a
+ * duplicate; one that carries the same part name as an earlier post is that post's duplicate.
+ */
+function _placeNotices(
+  session: ChaosSession,
+  posts: _Post[],
+  pending: _Post[],
+  failed: Set<string>,
+  tally: Tally,
+): void {
+  const echoed = new Set(
+    posts.filter((p) => p.message && p.units[0] !== "notice").map((p) => p.message!),
+  );
+  const noticed = new Set<ChaosMessage>();
+  const byPart = new Map<string, ChaosMessage>();
+  for (const p of posts) if (p.message && p.post.part) byPart.set(p.post.part, p.message);
+  for (const p of pending) {
+    const index = posts.indexOf(p);
+    const before = posts.slice(0, index).findLast((q) => q.message)?.message?.k ?? -1;
+    const after = posts.slice(index + 1).find((q) =>
+      q.message && q.units[0] !== "notice"
+    )?.message?.k ??
+      Infinity;
+    const known = p.post.part ? byPart.get(p.post.part) : undefined;
+    const open = session.messages.filter((m) =>
+      m.k > before && m.k < after && m.accepted && !echoed.has(m) && !noticed.has(m)
+    );
+    const chosen = known ?? open.find((m) => failed.has(m.marker)) ?? open[0] ??
+      posts.slice(0, index).findLast((q) => q.message && q.units[0] === "notice")?.message;
+    if (!chosen) {
+      tally.add(
+        LABELS.unmarked,
+        session.way,
+        1,
+        `${session.key}: a notice answering no message: ${p.body.slice(0, 60)}`,
+      );
+      continue;
+    }
+    p.message = chosen;
+    p.units = ["notice"];
+    noticed.add(chosen);
+    if (p.post.part) byPart.set(p.post.part, chosen);
+  }
+}
