@@ -279,7 +279,9 @@ export async function startRun(
     return;
   }
   message.accepted = true;
-  message.runId = runId;
+  // Every copy must name the same run (its Idempotency-Key): a second id is a second run.
+  message.answers.push({ status: 202, reply: runId });
+  message.runId ??= runId;
   for (const [i, kind] of message.subscribers.entries()) {
     const leaveAfter = kind === "leave" ? 1 + i : Infinity;
     // A late one joins after the stored events piled up (and perhaps after a kill).

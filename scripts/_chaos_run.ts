@@ -85,7 +85,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     spanMs: Math.max(15_000, Math.round(input.messages / Math.max(1, input.sessions) * 1000)),
     holdKill: true,
     ways: [...CHAOS_WAYS],
-    ...input,
+    // An option given as undefined keeps its default.
+    ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as ChaosOptions,
   };
   const log = o.log ?? (() => {});
   const started = performance.now();
@@ -188,7 +189,11 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     log(
       `baton up at ${runtime.url} (state in ${dir}); kills at ${
         killTimes.map((t) => (t / 1000).toFixed(1)).join(", ")
-      } s, a held ${PLATFORM_WAYS[held.way]} send at ${(held.at / 1000).toFixed(1)} s`,
+      } s${
+        o.holdKill
+          ? `, a held ${PLATFORM_WAYS[held.way]} send at ${(held.at / 1000).toFixed(1)} s`
+          : ""
+      }`,
     );
     // Messages sent and not answered yet (a failure notice names no message: counted open).
     const shownMarkers = new Set<string>();
@@ -208,9 +213,12 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     // A drawn kill leaves each start a few seconds up first: a runtime killed as it comes up
     // does nothing, and the run would measure restarts only.
     const kill = async (reason: string, prompt = false) => {
-      await runtime.up();
-      if (!prompt) {
-        await _sleep(Math.max(0, runtime.upSince() + 2_500 + faults() * 2_000 - Date.now()));
+      // Another kill (the held one) may restart the runtime meanwhile: then wait again.
+      for (let since = -1; !prompt && since !== runtime.upSince();) {
+        await runtime.up();
+        since = runtime.upSince();
+        await _sleep(Math.max(0, since + 2_500 + faults() * 2_000 - Date.now()));
+        await runtime.up();
       }
       openAtKills += open();
       await runtime.killAndRestart(reason);

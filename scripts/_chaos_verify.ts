@@ -276,6 +276,15 @@ function _verifyRun(
     tally.add(LABELS.lost, "runs", 1, `${m.marker} (runs) never accepted`);
     return;
   }
+  const runs = new Set(m.answers.map((a) => a.reply).filter((id) => id !== undefined));
+  if (runs.size > 1) {
+    tally.add(
+      LABELS.unmarked,
+      "runs",
+      runs.size - 1,
+      `${m.marker}'s copies started runs ${[...runs]}`,
+    );
+  }
   const events = late?.events ?? [];
   const finals = events.filter((e) => _FINAL.has(e.type));
   const count = (type: string) => events.filter((e) => e.type === type).length;

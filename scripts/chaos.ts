@@ -21,6 +21,9 @@ send open). Prints a table per seed; exits 1 if a must-be-zero figure is not zer
   --reduced           the size npm test runs (300 deliveries, 14 sessions)
   --ways=a,b          only these ways in (${CHAOS_WAYS.join(", ")})
   --reply-in-doubt=M  baton's REPLY_IN_DOUBT (resend or skip; default baton's default)
+  --platform-429=R    share of platform sends and read-backs answered 429 (default 0.05)
+  --platform-5xx=R    share of platform sends answered 5xx, half after storing (default 0.02)
+  --model-fail=R      share of model calls failing: 429, 500 or a stall (default 0.2)
   --minutes=M         soak instead: M minutes of steady traffic, a kill every ~2 minutes, workerd
                       RSS and per-minute figures (must not drift)
   --rate=R            soak: messages per second (default 4)
@@ -42,6 +45,9 @@ const flags = new Map(
   }),
 );
 const known = [
+  "platform-429",
+  "platform-5xx",
+  "model-fail",
   "seed",
   "seeds",
   "messages",
@@ -82,6 +88,22 @@ if (replyInDoubt !== undefined && replyInDoubt !== "resend" && replyInDoubt !== 
   Deno.exit(2);
 }
 const reduced = flags.has("reduced");
+/** Fault rates given on the command line (each a share between 0 and 1). */
+const rates: { platform429Rate?: number; platform5xxRate?: number; modelFailRate?: number } = {};
+for (
+  const [flag, key] of [["platform-429", "platform429Rate"], ["platform-5xx", "platform5xxRate"], [
+    "model-fail",
+    "modelFailRate",
+  ]] as const
+) {
+  if (!flags.has(flag)) continue;
+  const value = number(flag, 0);
+  if (value > 1) {
+    console.error(`--${flag} is a share between 0 and 1`);
+    Deno.exit(2);
+  }
+  rates[key] = value;
+}
 const firstSeed = Math.floor(number("seed", Math.floor(Math.random() * 1e6)));
 const log = (line: string) => console.log(`  ${line}`);
 
@@ -89,6 +111,7 @@ if (flags.has("minutes")) {
   const minutes = number("minutes", 10);
   console.log(`chaos soak: ${minutes} min at ${number("rate", 4)} messages/s, seed ${firstSeed}`);
   const soak = await runSoak({
+    ...rates,
     minutes,
     rate: number("rate", 4),
     seed: firstSeed,
@@ -113,6 +136,7 @@ for (let i = 0; i < seeds; i++) {
     sessions: Math.floor(number("sessions", reduced ? 14 : 56)),
     ...(flags.has("kills") ? { kills: Math.floor(number("kills", 2)) } : {}),
     holdKill: !flags.has("no-hold-kill"),
+    ...rates,
     ways,
     replyInDoubt,
     log,
