@@ -1,5 +1,5 @@
 // Unit tests of approvals in the session core (lib/session/approval_gate.ts, approvals.ts) over node:sqlite; Deno.
-import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
+import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import type { ChatModel } from "../chat_model.ts";
 import { runTurn } from "../run_turn.ts";
 import { bindTurn, currentContext } from "../session_context.ts";
@@ -76,13 +76,12 @@ const settle = () => new Promise((r) => setTimeout(r, 20));
 
 function sentinelWith(storage = sqliteStorage(), extra: Partial<typeof options> = {}) {
   const exec = askingExecutor();
-  let sentinel: SessionSentinel;
-  sentinel = new SessionSentinel(storage, exec.execute, {
+  const sentinel: SessionSentinel = new SessionSentinel(storage, exec.execute, {
     ...options,
     ...extra,
     startDrain: () => void sentinel.drain(),
   });
-  return { sentinel: sentinel!, runs: exec.runs, storage };
+  return { sentinel, runs: exec.runs, storage };
 }
 
 Deno.test("SessionSentinel pauses a turn whose tool asks, holds the session, and runs the tool once on /approve", async () => {
