@@ -27,6 +27,11 @@ export interface ApprovalGateOptions {
   timeoutMs: { chat: number; api: number };
   /** Whether the sender of a message is an admin, who may answer anyone's question. */
   isAdmin: (context: ContextFields) => boolean;
+  /**
+   * Told once an answer has committed: the host arms its watchdog, so that a turn whose answer is
+   * stored resumes even if the object dies before its drain starts (not only at the deadline).
+   */
+  onAnswered?: () => void;
   now: () => number;
 }
 
@@ -145,6 +150,8 @@ export class ApprovalGate {
       });
     }
     this.#ask(tx, seq, waiting.message, this.#options.now());
+    const { onAnswered } = this.#options;
+    if (onAnswered) tx.onCommit(onAnswered);
     return { kind: "answered", tool: question.tool, choice: answer.choice };
   }
 

@@ -240,3 +240,26 @@ Deno.test("SessionSentinel remembers /approve session until /new, /approve alway
   assertEquals(await ask("five"), "waiting_for_approval");
   assertEquals(runs.length, 4);
 });
+
+Deno.test("SessionSentinel arms its alarm when an answer is stored, so a restart right after resumes the turn", async () => {
+  let now = 1_000_000;
+  const alarms: number[] = [];
+  const storage = sqliteStorage();
+  const before = sentinelWith(storage, { now: () => now });
+  const first = before.sentinel.submit(chatMsg("go"));
+  await settle();
+  const watched = { ...storage, setAlarm: (t: number) => (alarms.push(t), Promise.resolve()) };
+  // The answer lands in an instance whose drain never runs: it dies right after the answer.
+  const dying = new SessionSentinel(watched, askingExecutor().execute, {
+    ...options,
+    now: () => now,
+    startDrain: () => {}, // the drain it would start dies with it
+  });
+  dying.answerApproval(first.seq, "once", "api");
+  assertEquals(alarms, [now + options.leaseMs], "the watchdog, not the 24 h deadline");
+  now += options.leaseMs;
+  const after = sentinelWith(storage, { now: () => now });
+  await after.sentinel.alarm();
+  assertEquals(after.runs.length, 1);
+  assertEquals((await after.sentinel.outcome(first.seq)).status, "completed");
+});

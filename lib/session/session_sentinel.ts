@@ -104,6 +104,7 @@ export class SessionSentinel {
       sender: this.#sender,
       timeoutMs: options.approvalTimeoutMs ?? { chat: 24 * 60 * 60_000, api: 10 * 60_000 },
       isAdmin: options.isAdmin ?? (() => false),
+      onAnswered: () => this.#armWatchdog(),
       now: this.#now,
     });
     this.#runner = new TurnRunner(this.#stores, {
