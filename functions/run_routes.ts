@@ -4,7 +4,7 @@ import { z } from "zod";
 import { tenantSessionKey } from "../lib/api_tenants.ts";
 import { SESSION_ID, sessionIdField } from "../lib/openai_api.ts";
 import type { ContextFields } from "../lib/session_context.ts";
-import type { InboundMessage } from "../lib/session/mod.ts";
+import { APPROVAL_CHOICES, type ApprovalChoice, type InboundMessage } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
 import { sessionStub, submitMessage } from "./session_client.ts";
@@ -60,6 +60,22 @@ runRoutes.post("/:id/stop", requireApiKey, async (c) => {
   const state = await stub.runState(run.seq, run.context);
   if (!state) throw new RequestError(404, "no such run", "not_found");
   throw new RequestError(409, `the run has already ended (${state.status})`, "run_finished");
+});
+
+const _approvalRequest = z.object({
+  choice: z.enum(APPROVAL_CHOICES as [ApprovalChoice, ...ApprovalChoice[]]),
+});
+
+runRoutes.post("/:id/approval", requireApiKey, async (c) => {
+  const run = _parseRunId(c.var.tenant.name, c.req.param("id"));
+  const body = parseJson(_approvalRequest, new Uint8Array(await c.req.arrayBuffer()));
+  const stub = sessionStub(c.env, run.context.session_key);
+  const answer = await stub.answerApproval(run.seq, body.choice, run.context);
+  if (answer === "not_found") throw new RequestError(404, "no such run", "not_found");
+  if (answer === "not_pending") {
+    throw new RequestError(409, "the run is not waiting for an approval", "approval_not_pending");
+  }
+  return c.json({ run_id: c.req.param("id"), choice: body.choice, status: "answered" });
 });
 
 /** The context of API session `session` of `tenant`; its `session_key` names the session object. */

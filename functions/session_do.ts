@@ -2,6 +2,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { createTurnExecutor } from "../lib/agent.ts";
 import type { ChatMessage } from "../lib/chat_model.ts";
+import { senderEntry } from "../lib/access/access_policy.ts";
 import { type BatonConfig, readConfig } from "../lib/config.ts";
 import { type PlatformEnv, replyChannel } from "../lib/platform.ts";
 import { claimRequestKey } from "../lib/request_keys.ts";
@@ -9,6 +10,7 @@ import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
 import { ndjsonTransport } from "../lib/transport.ts";
 import {
+  type ApprovalChoice,
   type InboundMessage,
   type MessageRecord,
   type RunEvent,
@@ -53,6 +55,11 @@ export class SessionDO extends DurableObject<Env> {
       maxQueued: this.#config.maxQueued,
       busyNotice: this.#config.busyAck,
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
+      approvalTimeoutMs: this.#config.approvalTimeoutMs,
+      isAdmin: (context) =>
+        this.#config.access.admins.has(
+          senderEntry({ platform: context.platform ?? "", user: context.user_id ?? "" }),
+        ),
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
       startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),
     });
@@ -136,6 +143,15 @@ export class SessionDO extends DurableObject<Env> {
       this.ctx.storage.kv.put(`deleted:${seq}`, 1);
       return true;
     });
+  }
+
+  /** Answers the approval question run `seq` waits on (see `SessionSentinel.answerApproval`). */
+  answerApproval(
+    seq: number,
+    choice: ApprovalChoice,
+    context: ContextFields,
+  ): "answered" | "not_pending" | "not_found" {
+    return this.#bound(context, () => this.#sentinel.answerApproval(seq, choice, "api"));
   }
 
   /** Stops one run; false when it had already ended. */

@@ -5,7 +5,7 @@ import { createDelegateTaskTool } from "./delegate_task.ts";
 import { runTurn, type ToolEvent } from "./run_turn.ts";
 import type { TurnExecutor } from "./session/mod.ts";
 import { bindTurn } from "./session_context.ts";
-import { sessionInfoTool, type Tool, ToolRegistry } from "./tools.ts";
+import { sessionInfoTool, type Tool, toolAsks, ToolRegistry } from "./tools.ts";
 
 /** The configured model: the OpenAI-compatible provider, or echo when LLM_BASE_URL is unset. */
 export function modelFromConfig(config: BatonConfig): ChatModel {
@@ -35,11 +35,15 @@ export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): Tur
       tools: new ToolRegistry(childTools),
       system: config.systemPrompt,
       maxSteps: config.maxTurnSteps,
+      asks: (tool, args) => toolAsks(tool, args, config.approvalTools),
     }),
   ]);
-  return (message, history, signal, progress) =>
+  return (message, history, signal, progress, approvals) =>
     bindTurn(message.context, config.contextDefaults, () =>
       runTurn({
+        asks: (tool, args) =>
+          !approvals?.granted.has(tool.name) && toolAsks(tool, args, config.approvalTools),
+        ...(approvals?.resume ? { resume: approvals.resume } : {}),
         model,
         tools,
         system: [config.systemPrompt, message.system ?? ""],

@@ -34,6 +34,13 @@ export interface BatonConfig {
   /** Who may talk to the bot on the chat platforms. */
   access: AccessConfig;
   webhookSecret: string;
+  /** Tools whose every call waits for the user's approval (`APPROVAL_TOOLS`, built-ins too); default none. */
+  approvalTools: ReadonlySet<string>;
+  /**
+   * How long a pending approval waits before it counts as denied: `chat` for chat users, `api` for
+   * API callers. `APPROVAL_TIMEOUT_MS` sets both; unset, 24 h and 10 min.
+   */
+  approvalTimeoutMs: { chat: number; api: number };
   contextDefaults: ContextDefaults;
 }
 
@@ -62,9 +69,16 @@ export function readConfig(vars: object): BatonConfig {
     corsOrigins: _list(env.CORS_ORIGINS, []).map((o) => o.replace(/\/+$/, "")),
     access: readAccessConfig(env),
     webhookSecret: _string(env.WEBHOOK_SECRET),
+    approvalTools: new Set(_list(env.APPROVAL_TOOLS, [])),
+    approvalTimeoutMs: {
+      chat: _int(env.APPROVAL_TIMEOUT_MS, _DAY_MS, 100, 7 * _DAY_MS),
+      api: _int(env.APPROVAL_TIMEOUT_MS, 10 * 60_000, 100, 7 * _DAY_MS),
+    },
     contextDefaults: contextDefaultsFromEnv(env),
   };
 }
+
+const _DAY_MS = 24 * 60 * 60 * 1000;
 
 function _string(value: unknown): string {
   return typeof value === "string" ? value : "";

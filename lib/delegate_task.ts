@@ -39,6 +39,8 @@ interface _TaskResult {
  */
 export function createDelegateTaskTool(options: {
   model: ChatModel;
+  /** Whether a child's tool call would need approval (then it is refused: a child cannot ask). */
+  asks?: (tool: Tool, args: Record<string, unknown>) => boolean;
   /** The child's tools: must not contain delegate_task. */
   tools: ToolRegistry;
   system: string;
@@ -105,6 +107,8 @@ export function createDelegateTaskTool(options: {
         input: args.goal + (args.context ? "\n\nContext:\n" + args.context : ""),
         maxSteps,
         signal,
+        // A child turn cannot pause for approval: its asking calls are refused, never run unasked.
+        ...(options.asks ? { asks: options.asks, onAsk: "refuse" as const } : {}),
       });
       return finish("completed", turn.reply);
     } catch (error) {

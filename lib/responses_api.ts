@@ -268,7 +268,9 @@ export type ResponseStatus =
 
 /** The response status of a run state. */
 export function responseStatus(state: RunState): ResponseStatus {
-  return state.status === "running" ? "in_progress" : state.status;
+  return state.status === "running" || state.status === "waiting_for_approval"
+    ? "in_progress"
+    : state.status;
 }
 
 /** The output message item, `text` so far. */

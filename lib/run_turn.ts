@@ -1,7 +1,7 @@
 // The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime.
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatModel, ModelParams, ToolCall } from "./chat_model.ts";
-import type { ToolRegistry } from "./tools.ts";
+import type { Tool, ToolRegistry } from "./tools.ts";
 
 /** What one turn needs. */
 export interface TurnRequest {
@@ -26,6 +26,34 @@ export interface TurnRequest {
   progress?: { step: number; messages: ChatMessage[] };
   /** Told when each tool call starts and ends (exactly once each, same call id). */
   onTool?: (event: ToolEvent) => void;
+  /** Whether a call of a baton tool must wait for the user's approval; absent: none does. */
+  asks?: (tool: Tool, args: Record<string, unknown>) => boolean;
+  /**
+   * What an asking call does: pause the turn (default), or `refuse` — the model is told the call
+   * needs an approval this turn cannot ask for (a delegated child turn, which cannot pause).
+   */
+  onAsk?: "pause" | "refuse";
+  /** Continues a turn that paused for approval, exactly where it stopped, instead of starting on `input`. */
+  resume?: TurnResume;
+}
+
+/** A tool call waiting for the user's approval. */
+export interface PendingCall {
+  call_id: string;
+  tool: string;
+  /** The call's arguments as the model wrote them (JSON text). */
+  arguments: string;
+}
+
+/** Where a paused turn resumes, and what the user answered. */
+export interface TurnResume {
+  /** The turn's messages when it paused: the last is the assistant message whose calls wait. */
+  messages: ChatMessage[];
+  /** Steps (model calls) the turn had made. */
+  step: number;
+  usage: { prompt_tokens: number; completion_tokens: number };
+  /** Calls the user did not approve, by call id, with what the model is told; every other call runs. */
+  denied: Record<string, string>;
 }
 
 /** A tool call's lifecycle event. */
@@ -44,18 +72,39 @@ export interface TurnResult {
   toolCalls?: ToolCall[];
   /** The reply stopped at the model's output limit. */
   truncated?: boolean;
+  /**
+   * The turn paused before running its last step's tools: these calls wait for approval, and
+   * `messages` are the turn's messages so far (pass them back in `resume`).
+   */
+  paused?: PendingCall[];
 }
 
 /** Text of the reply when the step cap ends a turn that still wanted tools. */
 export const STEP_CAP_REPLY =
   "I stopped after reaching this turn's step limit without a final answer.";
 
+/** What the model is told for an asking call in a turn that cannot ask (`onAsk: "refuse"`). */
+export const REFUSED_ASK =
+  "this tool needs the user's approval, which cannot be asked for here; the call was not run";
+
 /** Runs one agent turn: model calls and tool calls until the model answers with text or the cap. */
 export async function runTurn(request: TurnRequest): Promise<TurnResult> {
-  const { model, tools, signal } = request;
+  const { model, tools, signal, resume } = request;
   const added: ChatMessage[] = request.progress?.messages ?? [];
   const clientNames = new Set((request.clientTools ?? []).map(_toolName));
-  if (request.toolResults?.length) {
+  const usage = { ...(resume?.usage ?? { prompt_tokens: 0, completion_tokens: 0 }) };
+  let first = 1;
+  if (resume) {
+    added.push(...resume.messages);
+    first = resume.step + 1;
+    const last = resume.messages.at(-1);
+    const calls = last?.role === "assistant" ? last.tool_calls ?? [] : [];
+    const clientCalls = await _runCalls(request, added, calls, clientNames, resume.denied);
+    if (clientCalls.length) {
+      const reply = typeof last?.content === "string" ? last.content : "";
+      return { reply, messages: added, steps: resume.step, usage, toolCalls: clientCalls };
+    }
+  } else if (request.toolResults?.length) {
     added.push(...request.toolResults);
   } else {
     // Client calls left unanswered by a new question: their results are owed to the model.
@@ -65,8 +114,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     ...request.system.filter((s) => s).map((content): ChatMessage => ({ role: "system", content })),
     ...request.history,
   ];
-  const usage = { prompt_tokens: 0, completion_tokens: 0 };
-  for (let step = 1; step <= request.maxSteps; step++) {
+  for (let step = first; step <= request.maxSteps; step++) {
     signal.throwIfAborted();
     if (request.progress) request.progress.step = step;
     const reply = await model.complete({
@@ -84,28 +132,73 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
       return { reply: reply.content, messages: added, steps: step, usage, ...truncated };
     }
     added.push({ role: "assistant", content: reply.content || null, tool_calls: reply.toolCalls });
-    const clientCalls = reply.toolCalls.filter((call) => clientNames.has(_callName(call)));
-    for (const call of reply.toolCalls) {
-      if (clientNames.has(_callName(call))) continue; // the client runs its own
-      const name = call.type === "function" ? call.function.name : call.type;
-      request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
-      const started = Date.now();
-      const result = await _runTool(tools, call, signal);
-      request.onTool?.({
-        type: "tool.completed",
-        tool: name,
-        call_id: call.id,
-        duration_ms: Date.now() - started,
-        ...(result.error !== undefined ? { error: result.error } : {}),
-      });
-      added.push({ role: "tool", tool_call_id: call.id, content: result.content });
+    // Nothing of this step runs before every asking call is answered: the turn resumes here.
+    const paused = _asking(request, reply.toolCalls);
+    const refuse = request.onAsk === "refuse";
+    if (paused.length && !refuse) {
+      return { reply: reply.content, messages: added, steps: step, usage, paused };
     }
+    const refused = Object.fromEntries(paused.map((call) => [call.call_id, REFUSED_ASK]));
+    const clientCalls = await _runCalls(request, added, reply.toolCalls, clientNames, refused);
     if (clientCalls.length) {
       return { reply: reply.content, messages: added, steps: step, usage, toolCalls: clientCalls };
     }
   }
   added.push({ role: "assistant", content: STEP_CAP_REPLY });
   return { reply: STEP_CAP_REPLY, messages: added, steps: request.maxSteps, usage };
+}
+
+/** Runs a step's baton tool calls in order (a denied one only gets its denial); returns the client's calls. */
+async function _runCalls(
+  request: TurnRequest,
+  added: ChatMessage[],
+  calls: ToolCall[],
+  clientNames: Set<string>,
+  denied: Record<string, string>,
+): Promise<ToolCall[]> {
+  const { tools, signal } = request;
+  for (const call of calls) {
+    if (clientNames.has(_callName(call))) continue; // the client runs its own
+    if (Object.hasOwn(denied, call.id)) {
+      const content = JSON.stringify({ error: denied[call.id] });
+      added.push({ role: "tool", tool_call_id: call.id, content });
+      continue;
+    }
+    const name = call.type === "function" ? call.function.name : call.type;
+    request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
+    const started = Date.now();
+    const result = await _runTool(tools, call, signal);
+    request.onTool?.({
+      type: "tool.completed",
+      tool: name,
+      call_id: call.id,
+      duration_ms: Date.now() - started,
+      ...(result.error !== undefined ? { error: result.error } : {}),
+    });
+    added.push({ role: "tool", tool_call_id: call.id, content: result.content });
+  }
+  return calls.filter((call) => clientNames.has(_callName(call)));
+}
+
+/** The calls of a step that must wait for approval (a call that cannot run never asks: it fails). */
+function _asking(request: TurnRequest, calls: ToolCall[]): PendingCall[] {
+  if (!request.asks) return [];
+  return calls.flatMap((call) => {
+    if (call.type !== "function") return [];
+    const tool = request.tools.get(call.function.name);
+    const args = tool ? _parseArgs(call.function.arguments) : null;
+    if (!tool || !args || !request.asks!(tool, args)) return [];
+    return [{ call_id: call.id, tool: tool.name, arguments: call.function.arguments || "{}" }];
+  });
+}
+
+function _parseArgs(text: string): Record<string, unknown> | null {
+  try {
+    const args = text ? JSON.parse(text) : {};
+    return args && typeof args === "object" && !Array.isArray(args) ? args : null;
+  } catch {
+    return null;
+  }
 }
 
 function _toolName(tool: ChatCompletionTool): string {

@@ -2,9 +2,9 @@
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { scriptedModel, toolCall } from "../test/_support/scripted_model.ts";
 import { echoModel } from "./chat_model.ts";
-import { runTurn, STEP_CAP_REPLY } from "./run_turn.ts";
+import { REFUSED_ASK, runTurn, STEP_CAP_REPLY } from "./run_turn.ts";
 import { bindTurn } from "./session_context.ts";
-import { defineTool, sessionInfoTool, ToolRegistry } from "./tools.ts";
+import { defineTool, sessionInfoTool, type Tool, toolAsks, ToolRegistry } from "./tools.ts";
 
 const base = {
   system: ["be brief"],
@@ -173,4 +173,132 @@ Deno.test("runTurn() continues on the client's tool results, and answers calls a
   });
   assertEquals(abandoned.messages.map((m) => m.role), ["tool", "user", "assistant"]);
   assertEquals(onQuestion.requests[0].messages.slice(-2).map((m) => m.role), ["tool", "user"]);
+});
+
+/** A tool that counts its runs and asks before each, unless `approval` says otherwise. */
+function countingTool(approval: Parameters<typeof defineTool>[0]["approval"] = "always") {
+  const runs: unknown[] = [];
+  const tool = defineTool<{ n?: number }>({
+    name: "act",
+    description: "acts",
+    parameters: { type: "object" },
+    approval,
+    run(args) {
+      runs.push(args);
+      return "acted";
+    },
+  });
+  return { runs, tool };
+}
+
+const asksByApproval = (tool: Tool, args: Record<string, unknown>) =>
+  toolAsks(tool, args, new Set());
+
+Deno.test("runTurn() pauses before running a step's tools when a call asks, and resumes there", async () => {
+  const { runs, tool } = countingTool();
+  const tools = new ToolRegistry([tool, sessionInfoTool]);
+  const steps = [{
+    toolCalls: [toolCall("c0", "session_info", {}), toolCall("c1", "act", { n: 1 })],
+  }];
+  const paused = await runTurn({
+    ...base,
+    model: scriptedModel(steps),
+    tools,
+    input: "go",
+    asks: asksByApproval,
+  });
+  assertEquals(paused.paused, [{ call_id: "c1", tool: "act", arguments: '{"n":1}' }]);
+  assertEquals(runs, [], "nothing of the step ran, not even the call that does not ask");
+  assertEquals(paused.messages.map((m) => m.role), ["user", "assistant"]);
+
+  const approved = await runTurn({
+    ...base,
+    model: scriptedModel([{ content: "finished" }]),
+    tools,
+    asks: asksByApproval,
+    resume: { messages: paused.messages, step: paused.steps, usage: paused.usage, denied: {} },
+  });
+  assertEquals(runs, [{ n: 1 }], "the approved call ran once");
+  assertStrictEquals(approved.reply, "finished");
+  assertEquals(approved.messages.map((m) => m.role), [
+    "user",
+    "assistant",
+    "tool",
+    "tool",
+    "assistant",
+  ]);
+  assertEquals(approved.usage, { prompt_tokens: 2, completion_tokens: 2 });
+  assertStrictEquals(approved.steps, 2);
+});
+
+Deno.test("runTurn() resumed with a denial tells the model and never runs the call", async () => {
+  const { runs, tool } = countingTool();
+  const tools = new ToolRegistry([tool]);
+  const first = await runTurn({
+    ...base,
+    model: scriptedModel([{ toolCalls: [toolCall("c1", "act", {})] }]),
+    tools,
+    input: "go",
+    asks: asksByApproval,
+  });
+  const model = scriptedModel([{ content: "ok, I won't" }]);
+  const denied = await runTurn({
+    ...base,
+    model,
+    tools,
+    asks: asksByApproval,
+    resume: { messages: first.messages, step: 1, usage: first.usage, denied: { c1: "no way" } },
+  });
+  assertEquals(runs, []);
+  assertStrictEquals(denied.reply, "ok, I won't");
+  const result = model.requests[0].messages.at(-1)!;
+  assertEquals(result, { role: "tool", tool_call_id: "c1", content: '{"error":"no way"}' });
+});
+
+Deno.test("runTurn() asks by the tool's approval function, which sees the arguments and the bound context", async () => {
+  const seen: unknown[] = [];
+  const { runs, tool } = countingTool((args, context) => {
+    seen.push([args, context.user_id]);
+    return (args as { n?: number }).n === 2;
+  });
+  const model = scriptedModel([
+    { toolCalls: [toolCall("c1", "act", { n: 1 })] },
+    { toolCalls: [toolCall("c2", "act", { n: 2 })] },
+  ]);
+  const result = await bindTurn(
+    { user_id: "alice" },
+    {},
+    () =>
+      runTurn({
+        ...base,
+        model,
+        tools: new ToolRegistry([tool]),
+        input: "go",
+        asks: asksByApproval,
+      }),
+  );
+  assertEquals(runs, [{ n: 1 }]);
+  assertEquals(result.paused?.map((c) => c.call_id), ["c2"]);
+  assertEquals(seen, [[{ n: 1 }, "alice"], [{ n: 2 }, "alice"]]);
+});
+
+Deno.test("runTurn() with onAsk refuse tells the model and never runs the asking call", async () => {
+  const { runs, tool } = countingTool();
+  const model = scriptedModel([{ toolCalls: [toolCall("c1", "act", {})] }, { content: "fine" }]);
+  const result = await runTurn({
+    ...base,
+    model,
+    tools: new ToolRegistry([tool]),
+    input: "go",
+    asks: (t, args) => toolAsks(t, args, new Set()),
+    onAsk: "refuse",
+  });
+  assertEquals(runs, []);
+  assertStrictEquals(result.paused, undefined);
+  assertEquals(model.requests[1].messages.at(-1)!.content, JSON.stringify({ error: REFUSED_ASK }));
+});
+
+Deno.test("toolAsks() asks for a tool listed in APPROVAL_TOOLS even without its own approval", () => {
+  assert(toolAsks(sessionInfoTool, {}, new Set(["session_info"])));
+  assert(!toolAsks(sessionInfoTool, {}, new Set(["other"])));
 });

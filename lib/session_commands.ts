@@ -1,17 +1,43 @@
-// Chat commands (/status, /stop, /new, /reset, /help, /start): parsing and the texts users see; runtime-neutral.
+// Chat commands (/status, /stop, /new, /reset, /help, /start, /approve, /deny, /forget): parsing and the texts users see; runtime-neutral.
 
 /** A command baton answers itself, at once, without the model. */
-export type SessionCommand = "status" | "stop" | "new" | "help" | "start" | "unknown";
+export type SessionCommand =
+  | "status"
+  | "stop"
+  | "new"
+  | "help"
+  | "start"
+  | "approve"
+  | "deny"
+  | "forget"
+  | "unknown";
+
+/** A parsed command: which, the word as typed (lower case), and the rest of the line. */
+export interface ParsedCommand {
+  command: SessionCommand;
+  word: string;
+  argument: string;
+}
+
+const _KNOWN = ["status", "stop", "new", "help", "start", "approve", "deny", "forget"] as const;
 
 /** The command in `text`, or null when the text is an ordinary message. */
-export function parseCommand(text: string): { command: SessionCommand; word: string } | null {
-  const match = /^\/([A-Za-z0-9_]+)(?:@[A-Za-z0-9_]+)?(?:\s|$)/.exec(text.trim());
+export function parseCommand(text: string): ParsedCommand | null {
+  const match = /^\/([A-Za-z0-9_]+)(?:@[A-Za-z0-9_]+)?(?:\s+(.*))?$/s.exec(text.trim());
   if (!match) return null;
   const word = match[1].toLowerCase();
   const command: SessionCommand = word === "reset"
     ? "new"
-    : (["status", "stop", "new", "help", "start"] as const).find((c) => c === word) ?? "unknown";
-  return { command, word };
+    : _KNOWN.find((c) => c === word) ?? "unknown";
+  return { command, word, argument: (match[2] ?? "").trim().toLowerCase() };
+}
+
+/** A bare "yes" or "no" (while a question is pending it answers it), else null. */
+export function parseYesNo(text: string): ParsedCommand | null {
+  const word = text.trim().toLowerCase().replace(/[.!]+$/, "");
+  if (word === "yes" || word === "y") return { command: "approve", word, argument: "" };
+  if (word === "no" || word === "n") return { command: "deny", word, argument: "" };
+  return null;
 }
 
 /** The reply to /help. */
@@ -20,6 +46,8 @@ export const HELP_TEXT = [
   "/status — whether I am working on a reply, and how many messages wait",
   "/stop — stop the current reply and drop the waiting messages",
   "/new (or /reset) — stop, then start a fresh conversation",
+  "/approve [session|always], /deny — answer the pending approval question",
+  "/forget approvals — ask again for every tool approved for the session or always",
   "/help — this list",
 ].join("\n");
 
@@ -44,8 +72,11 @@ export function statusText(state: {
   runningForMs?: number;
   step?: number;
   queued: number;
+  /** Set while the turn waits for approval: what it waits for. */
+  waiting?: string;
 }): string {
   const waiting = state.queued === 1 ? "1 message waiting" : `${state.queued} messages waiting`;
+  if (state.running && state.waiting) return `${state.waiting}; ${waiting}.`;
   if (!state.running) {
     return state.queued ? `Not running; ${waiting}.` : "Idle: nothing running, nothing waiting.";
   }
@@ -63,4 +94,64 @@ export function stopText(stopped: boolean, dropped: number): string {
 /** The reply to /new and /reset. */
 export function newConversationText(stopped: boolean): string {
   return (stopped ? "Stopped the current reply. " : "") + "Started a new conversation.";
+}
+
+/** The longest argument summary a question shows. */
+const _SUMMARY_CHARS = 200;
+
+/** The question a chat user gets when a tool call waits for their approval. */
+export function approvalQuestionText(tool: string, args: string): string {
+  const summary = args.length > _SUMMARY_CHARS ? `${args.slice(0, _SUMMARY_CHARS)}…` : args;
+  return [
+    `Approval needed: ${tool} ${summary}`,
+    "Reply /approve (once), /approve session (this conversation), /approve always, or /deny — " +
+    "or just yes / no.",
+  ].join("\n");
+}
+
+/** The answer to /approve, /deny, yes or no. */
+export function approvalAnsweredText(
+  result:
+    | { kind: "answered"; tool: string; choice: "once" | "session" | "always" | "deny" }
+    | { kind: "not_pending" }
+    | { kind: "not_yours" },
+): string {
+  if (result.kind === "not_pending") return "Nothing is waiting for approval.";
+  if (result.kind === "not_yours") {
+    return "Not yours: only who asked (or an admin) can answer this.";
+  }
+  const { tool, choice } = result;
+  if (choice === "deny") return `Denied: ${tool} will not run.`;
+  if (choice === "session") {
+    return `Approved: ${tool} runs now and will not ask again in this conversation.`;
+  }
+  if (choice === "always") return `Approved: ${tool} runs now and will not ask again here.`;
+  return `Approved: ${tool} runs now.`;
+}
+
+/** The /status line of a turn waiting for approval (`question` null: answered, resuming). */
+export function approvalStatusText(
+  question: { tool: string; arguments: string } | null,
+  waitedMs: number,
+): string {
+  if (!question) return "Resuming after an approval.";
+  const seconds = Math.max(0, Math.round(waitedMs / 1000));
+  return `Waiting ${seconds} s for approval of ${question.tool} ${question.arguments} (/approve or /deny)`;
+}
+
+/** The /status line of the remembered approvals, or "" when there are none. */
+export function grantsText(grants: { tool: string; scope: "session" | "always" }[]): string {
+  if (!grants.length) return "";
+  const list = grants.map((g) =>
+    `${g.tool} (${g.scope === "always" ? "always" : "this conversation"})`
+  );
+  return `Approved without asking: ${list.join(", ")}.`;
+}
+
+/** The answer to /forget. */
+export function forgetText(argument: string, forgotten: number): string {
+  if (argument !== "approvals") return "Usage: /forget approvals";
+  return forgotten
+    ? `Forgot ${forgotten} approval${forgotten === 1 ? "" : "s"}: those tools ask again.`
+    : "No approvals to forget.";
 }

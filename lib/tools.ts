@@ -1,6 +1,6 @@
 // Agent tools: the registration API deployers use, and the built-in session_info; any runtime.
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
-import { currentContext } from "./session_context.ts";
+import { type ContextFields, currentContext } from "./session_context.ts";
 
 /** What a tool's `run` gets besides its arguments; the turn's context is readable via lib/session_context.ts. */
 export interface ToolRunOptions {
@@ -9,14 +9,37 @@ export interface ToolRunOptions {
 }
 
 /**
+ * Whether a call of a tool waits for its user's approval: `"always"`, or a function of the call's
+ * arguments and the turn's bound context (true: ask). Unset: the tool never asks by itself.
+ */
+export type ToolApproval<A = Record<string, unknown>> =
+  | "always"
+  | ((args: A, context: ContextFields) => boolean);
+
+/**
  * An agent tool. `parameters` is a JSON Schema object; `run` returns any JSON-serialisable value
- * (a string is passed to the model as is). Throwing reports the error to the model.
+ * (a string is passed to the model as is). Throwing reports the error to the model. With
+ * `approval`, a call first pauses the turn until the user answers (see README, "Approvals").
  */
 export interface Tool<A = Record<string, unknown>> {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
+  approval?: ToolApproval<A>;
   run(args: A, options: ToolRunOptions): unknown | Promise<unknown>;
+}
+
+/**
+ * Whether a call of `tool` with `args` must be approved first: listed in `listed`
+ * (`APPROVAL_TOOLS`), or its own `approval` says so for these arguments and the bound context.
+ */
+export function toolAsks(
+  tool: Tool,
+  args: Record<string, unknown>,
+  listed: ReadonlySet<string>,
+): boolean {
+  if (listed.has(tool.name) || tool.approval === "always") return true;
+  return typeof tool.approval === "function" && tool.approval(args, currentContext()) === true;
 }
 
 /** Type helper for declaring a tool with typed arguments. */

@@ -1,42 +1,70 @@
 // The chat commands' effects on a session (/status, /stop, /new, …) and the texts they answer with; runtime-neutral.
 import {
+  approvalAnsweredText,
+  forgetText,
+  grantsText,
   HELP_TEXT,
   newConversationText,
-  type SessionCommand,
+  type ParsedCommand,
   START_TEXT,
   statusText,
   stopText,
   unknownCommandText,
 } from "../session_commands.ts";
+import type { ApprovalGate } from "./approval_gate.ts";
+import type { ApprovalChoice } from "./approvals.ts";
 import type { Tx } from "./session_db.ts";
 import type { SessionStores } from "./session_stores.ts";
 import type { TurnRunner } from "./turn_runner.ts";
-import type { TurnOutcome } from "./types.ts";
+import type { InboundMessage, TurnOutcome } from "./types.ts";
 
 /** Answers commands inside `submit`'s transaction; they never take the claim. */
 export class CommandRunner {
   readonly #stores: SessionStores;
   readonly #runner: TurnRunner;
+  readonly #gate: ApprovalGate;
   readonly #now: () => number;
 
-  constructor(stores: SessionStores, runner: TurnRunner, now: () => number) {
+  constructor(stores: SessionStores, runner: TurnRunner, gate: ApprovalGate, now: () => number) {
     this.#stores = stores;
     this.#runner = runner;
+    this.#gate = gate;
     this.#now = now;
   }
 
-  /** A command's answer; /stop and /new change state. */
-  answer(tx: Tx, command: SessionCommand, word: string): string {
+  /** A command's answer; /stop, /new, /approve, /deny and /forget change state. */
+  answer(tx: Tx, { command, word, argument }: ParsedCommand, message: InboundMessage): string {
     switch (command) {
       case "status": {
         const running = this.#runner.current();
-        return statusText({
-          running: this.#stores.claims.state().seq !== null,
+        const claim = this.#stores.claims.state();
+        const waiting = this.#gate.statusLine(this.#now());
+        const state = statusText({
+          running: claim.seq !== null,
           runningForMs: running ? this.#now() - running.startedAt : 0,
           step: running?.step ?? 0,
           queued: this.#stores.inbox.waitingCount(),
+          ...(waiting ? { waiting } : {}),
         });
+        const grants = grantsText(this.#stores.approvals.grants(claim.conversation));
+        return grants ? `${state}\n${grants}` : state;
       }
+      case "approve":
+      case "deny": {
+        const choice: ApprovalChoice | undefined = command === "deny"
+          ? "deny"
+          : (["once", "session", "always"] as const).find((c) => c === (argument || "once"));
+        if (!choice) return "Usage: /approve, /approve session, /approve always, or /deny";
+        const by = message.context.user_id ?? "";
+        return approvalAnsweredText(
+          this.#gate.answer(tx, { choice, by, sender: message.context }),
+        );
+      }
+      case "forget":
+        return forgetText(
+          argument,
+          argument === "approvals" ? this.#stores.approvals.forgetGrants(tx) : 0,
+        );
       case "stop": {
         const { stopped, dropped } = this.stopAll(tx, false);
         return stopText(stopped, dropped);

@@ -7,12 +7,14 @@ export const DEDUP_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Where an inbox row is: `queued` (waiting), `merged` (folded into a later queued row), `running`,
- * `delivering` (its reply is being sent), `command` (answered at once), or its outcome's status.
+ * `waiting` (its turn paused for the user's approval, holding the claim), `delivering` (its reply is
+ * being sent), `command` (answered at once), or its outcome's status.
  */
 export type InboxStatus =
   | "queued"
   | "merged"
   | "running"
+  | "waiting"
   | "delivering"
   | "command"
   | "completed"
@@ -155,6 +157,16 @@ export class InboxStore {
     this.#db.exec(
       tx,
       `UPDATE inbox SET status = 'running', attempts = attempts + 1 WHERE seq = ?`,
+      seq,
+    );
+  }
+
+  /** Marks a running row waiting for approval (its turn paused), or a running row back (it resumes). */
+  markPaused(tx: Tx, seq: number, paused: boolean): void {
+    this.#db.exec(
+      tx,
+      `UPDATE inbox SET status = ? WHERE seq = ?`,
+      paused ? "waiting" : "running",
       seq,
     );
   }

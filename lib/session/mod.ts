@@ -3,3 +3,4 @@ export { type SentinelOptions, SessionSentinel } from "./session_sentinel.ts";
 export type { SessionStorage } from "./session_db.ts";
 export { FINAL_RUN_EVENTS } from "./run_events.ts";
 export * from "./types.ts";
+export { APPROVAL_CHOICES, type ApprovalChoice } from "./approvals.ts";

@@ -2,12 +2,22 @@
 import { type ChatMessage, ModelError } from "../chat_model.ts";
 import { abortable } from "./abortable.ts";
 import { interruptedTurn } from "./transcript.ts";
-import type { InboundMessage, TurnExecutor, TurnOutcome, TurnProgress } from "./types.ts";
+import type { PendingCall } from "../run_turn.ts";
+import type {
+  InboundMessage,
+  TurnApprovals,
+  TurnExecutor,
+  TurnOutcome,
+  TurnProgress,
+  TurnUsage,
+} from "./types.ts";
 
-/** What ran: its outcome and the messages to append to the transcript. */
+/** What ran: its outcome and the messages to append to the transcript, or the pause it stopped at. */
 export interface ClaimedTurnResult {
   outcome: TurnOutcome;
   messages: ChatMessage[];
+  /** The turn paused for approval: nothing is appended yet; these are the executor's own messages. */
+  paused?: { calls: PendingCall[]; messages: ChatMessage[]; step: number; usage: TurnUsage };
 }
 
 /**
@@ -22,14 +32,20 @@ export async function runClaimedTurn(
   progress: TurnProgress,
   controller: AbortController,
   turnTimeoutMs: number,
+  approvals?: TurnApprovals,
 ): Promise<ClaimedTurnResult> {
   const seed = history.length === 0 ? (message.seed ?? []) : [];
   const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(turnTimeoutMs)]);
   try {
     const result = await abortable(
-      execute(message, seed.length ? seed : history, signal, progress),
+      execute(message, seed.length ? seed : history, signal, progress, approvals),
       signal,
     );
+    if (result.paused?.length) {
+      const { messages, usage } = result;
+      const paused = { calls: result.paused, messages, step: result.steps ?? 0, usage };
+      return { outcome: { status: "completed", reply: "", usage }, messages: [], paused };
+    }
     return {
       outcome: {
         status: "completed",

@@ -90,6 +90,37 @@ const _REQUEST_HASH = [
   `CREATE INDEX inbox_request ON inbox (request_hash, finished_at)`,
 ];
 
+/**
+ * Approvals: a turn paused for its user's answer (its messages so far, kept until the turn ends),
+ * the calls it asks about with their answers, and the answers remembered for later turns.
+ */
+const _APPROVALS = [
+  `CREATE TABLE approval_pause (
+      seq INTEGER PRIMARY KEY,
+      messages TEXT NOT NULL,
+      step INTEGER NOT NULL,
+      usage TEXT NOT NULL,
+      asked_by TEXT NOT NULL,
+      deadline INTEGER NOT NULL
+    )`,
+  `CREATE TABLE approval (
+      seq INTEGER NOT NULL,
+      call_id TEXT NOT NULL,
+      tool TEXT NOT NULL,
+      arguments TEXT NOT NULL,
+      asked_at INTEGER NOT NULL,
+      choice TEXT,
+      answered_by TEXT,
+      PRIMARY KEY (seq, call_id)
+    )`,
+  `CREATE TABLE approval_grant (
+      tool TEXT NOT NULL,
+      scope TEXT NOT NULL,
+      conversation INTEGER NOT NULL,
+      PRIMARY KEY (tool, scope)
+    )`,
+];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -126,6 +157,8 @@ const _MIGRATIONS: readonly _Migration[] = [
   // 2 → 3: the hash of an API request, so that the same request soon after a failed turn gets
   // that outcome instead of a second run, and an Idempotency-Key reused for another body is seen.
   _REQUEST_HASH,
+  // 3 → 4: approvals (a turn paused for its user's answer survives eviction and restarts).
+  _APPROVALS,
 ];
 
 /**
@@ -137,6 +170,7 @@ const _CURRENT = [
   _outbox("outbox"),
   ..._OUTBOX_INDEXES,
   ..._REQUEST_HASH,
+  ..._APPROVALS,
   ..._VERSION_TABLE,
 ];
 

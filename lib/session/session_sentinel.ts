@@ -4,17 +4,22 @@ import type { ReplyChannel } from "../platform.ts";
 import {
   newConversationText,
   parseCommand,
+  parseYesNo,
   QUEUE_FULL_NOTICE,
   QUEUED_NOTICE,
   stopText,
 } from "../session_commands.ts";
+import type { TurnResume } from "../run_turn.ts";
+import type { ContextFields } from "../session_context.ts";
 import type { Transport } from "../transport.ts";
+import { ApprovalGate } from "./approval_gate.ts";
+import type { ApprovalChoice } from "./approvals.ts";
 import { decideBusy } from "./busy_policy.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
 import { OutboxSender } from "./outbox_sender.ts";
 import type { SessionStorage, Tx } from "./session_db.ts";
 import { runStateOf, SessionStores } from "./session_stores.ts";
-import { TurnRunner } from "./turn_runner.ts";
+import { type ClaimedMessage, TurnRunner } from "./turn_runner.ts";
 import type {
   BusyMode,
   InboundMessage,
@@ -49,6 +54,10 @@ export interface SentinelOptions {
   busyNotice?: boolean;
   /** Longest wait for one part's send, Retry-After included, before giving up on it. */
   maxSendWaitMs?: number;
+  /** How long an approval question waits before it counts as denied; default 24 h (chat), 10 min (API). */
+  approvalTimeoutMs?: { chat: number; api: number };
+  /** Whether a message's sender is an admin, who may answer anyone's approval question. Default: nobody. */
+  isAdmin?: (context: ContextFields) => boolean;
   /**
    * Starts `drain()` now, bound as the host binds its entry points. Given, an idle session's turn
    * starts on submit and the alarm is only the watchdog; without it the alarm starts the drain.
@@ -71,6 +80,7 @@ export class SessionSentinel {
   readonly #sender: OutboxSender | null;
   readonly #runner: TurnRunner;
   readonly #commands: CommandRunner;
+  readonly #gate: ApprovalGate;
   readonly #options: SentinelOptions;
   readonly #now: () => number;
   /** True while this instance's drain is alive: any other claim found is a dead executor's. */
@@ -90,15 +100,23 @@ export class SessionSentinel {
         now: this.#now,
       })
       : null;
+    this.#gate = new ApprovalGate(this.#stores, {
+      sender: this.#sender,
+      timeoutMs: options.approvalTimeoutMs ?? { chat: 24 * 60 * 60_000, api: 10 * 60_000 },
+      isAdmin: options.isAdmin ?? (() => false),
+      onAnswered: () => this.#armWatchdog(),
+      now: this.#now,
+    });
     this.#runner = new TurnRunner(this.#stores, {
       execute,
+      gate: this.#gate,
       historyWindow: options.historyWindow,
       turnTimeoutMs: options.turnTimeoutMs,
       maxAttempts: options.maxAttempts,
       sender: this.#sender,
       now: this.#now,
     });
-    this.#commands = new CommandRunner(this.#stores, this.#runner, this.#now);
+    this.#commands = new CommandRunner(this.#stores, this.#runner, this.#gate, this.#now);
   }
 
   /**
@@ -124,6 +142,23 @@ export class SessionSentinel {
       ? newConversationText(result.stopped)
       : stopText(result.stopped, result.dropped);
     return { ...result, reply };
+  }
+
+  /**
+   * Answers the approval question run `seq` waits on (API callers): `not_found` when there is no
+   * such message, `not_pending` when it asks nothing now (never asked, answered, or ended).
+   */
+  answerApproval(
+    seq: number,
+    choice: ApprovalChoice,
+    by: string,
+  ): "answered" | "not_pending" | "not_found" {
+    if (!this.#stores.inbox.get(seq)) return "not_found";
+    const result = this.#stores.db.transaction((tx) => this.#gate.answer(tx, { seq, choice, by }));
+    if (result.kind !== "answered") return "not_pending";
+    this.#flushNotices();
+    this.#wake(this.#now());
+    return "answered";
   }
 
   /** Resolves with the outcome of message `seq` once its turn has ended. */
@@ -222,19 +257,22 @@ export class SessionSentinel {
         this.#noticesChecked = true;
         this.#flushNotices(); // notices a dead instance left unsent; later ones go out on submit
       }
+      this.#stores.db.transaction((tx) => this.#gate.expire(tx, this.#now()));
       const resumed = this.#runner.recoverOrphaned();
       if (resumed) {
         this.#armWatchdog();
         await this.#runner.deliverAndRelease(resumed.claim, resumed.message);
       }
       for (;;) {
-        const next = this.#runner.claimNext();
+        // A turn answered after its pause goes first: it still holds the session.
+        const next: ClaimedMessage & { resume?: TurnResume } | null =
+          this.#runner.resumeAnswered() ?? this.#runner.claimNext();
         if (!next) break;
         this.#armWatchdog();
         // A chat platform's ack leaves before the turn's work starts; a caller that waits for the
         // outcome (API, generic webhook) gains nothing from the hop.
         if (next.message.reply) await new Promise((resolve) => setTimeout(resolve, 0));
-        await this.#runner.run(next.claim, next.message);
+        await this.#runner.run(next.claim, next.message, next.resume);
         if (this.#now() - started > this.#options.drainBudgetMs) {
           this.#stores.db.armAlarm(this.#now());
           break;
@@ -243,6 +281,9 @@ export class SessionSentinel {
     } finally {
       this.#draining = false;
     }
+    // A turn waiting for approval needs no watchdog, only its deadline (then it counts as denied).
+    const deadline = this.#stores.db.transaction((tx) => this.#gate.expire(tx, this.#now()));
+    if (deadline !== null) this.#stores.db.armAlarm(deadline);
   }
 
   /** submit()'s transaction: dedup, command, or the busy policy's decision. */
@@ -261,9 +302,13 @@ export class SessionSentinel {
       const failed = this.#stores.inbox.recentFailure(message.requestHash, now - _REPLAY_MS);
       if (failed !== null) return { seq: failed, duplicate: true };
     }
-    const command = message.commands ? parseCommand(message.text) : null;
+    // While a question is pending, a bare "yes" or "no" answers it.
+    const command = message.commands
+      ? parseCommand(message.text) ??
+        (this.#gate.waiting()?.question ? parseYesNo(message.text) : null)
+      : null;
     if (command) {
-      const reply = this.#commands.answer(tx, command.command, command.word);
+      const reply = this.#commands.answer(tx, command, message);
       const outcome: TurnOutcome = { status: "completed", reply, usage: _ZERO_USAGE };
       const seq = this.#stores.inbox.insert(tx, message, now, "command", outcome);
       return this.#withNotice(tx, message, { seq, duplicate: false }, reply, now);

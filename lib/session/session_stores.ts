@@ -1,4 +1,5 @@
 // A session's stores over one database, and the two steps that span them: settle a message, prune old ones; runtime-neutral.
+import { ApprovalStore } from "./approvals.ts";
 import { ClaimStore } from "./claim.ts";
 import { DEDUP_MS, InboxStore } from "./inbox.ts";
 import { OutboxStore } from "./outbox.ts";
@@ -20,6 +21,7 @@ export class SessionStores {
   readonly transcript: TranscriptStore;
   readonly outbox: OutboxStore;
   readonly events: RunEventStore;
+  readonly approvals: ApprovalStore;
   readonly waiters = new OutcomeWaiters();
   readonly #now: () => number;
   /** When this instance last pruned: housekeeping, so once a minute is enough. */
@@ -33,12 +35,14 @@ export class SessionStores {
     this.transcript = new TranscriptStore(this.db);
     this.outbox = new OutboxStore(this.db);
     this.events = new RunEventStore(this.db);
+    this.approvals = new ApprovalStore(this.db);
     this.#now = now;
   }
 
   /** Stores message `seq`'s outcome (and its run's final event), told to waiters once committed. */
   settle(tx: Tx, seq: number, outcome: TurnOutcome): void {
     const message = this.inbox.finish(tx, seq, outcome, this.#now());
+    this.approvals.end(tx, seq);
     this.waiters.settled(tx, seq, outcome);
     if (!message?.events) return;
     const state = runStateOf("done", outcome);
@@ -77,6 +81,7 @@ export class SessionStores {
 /** A run's state from its inbox status and outcome ("done": settled now). */
 export function runStateOf(status: string, outcome: TurnOutcome | null): RunState {
   if (status === "queued" || status === "merged") return { status: "queued" };
+  if (status === "waiting") return { status: "waiting_for_approval" };
   if (status === "running" || status === "delivering" || !outcome) return { status: "running" };
   if (outcome.status === "completed") return { status: "completed", output: outcome.reply };
   const cancelled = outcome.error.type === "cancelled" || outcome.error.type === "interrupted";

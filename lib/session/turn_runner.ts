@@ -1,4 +1,6 @@
 // Claims, runs, delivers and ends a session's turns, and recovers a dead executor's claim; runtime-neutral.
+import type { TurnResume } from "../run_turn.ts";
+import type { ApprovalGate, ResumedTurn } from "./approval_gate.ts";
 import type { Claim } from "./claim.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
 import { runClaimedTurn } from "./run_claimed_turn.ts";
@@ -20,6 +22,8 @@ export interface TurnRunnerOptions {
   maxAttempts: number;
   /** Sends reply parts; without it replies are only collected by callers. */
   sender: OutboxSender | null;
+  /** Pauses a turn whose model called a tool that asks, and takes it back up once answered. */
+  gate: ApprovalGate;
   now: () => number;
 }
 
@@ -67,17 +71,33 @@ export class TurnRunner {
     });
   }
 
+  /** Takes back up the turn that waited for approval once every question is answered, or null. */
+  resumeAnswered(): ResumedTurn | null {
+    return this.#stores.db.transaction((tx) => this.#options.gate.resume(tx));
+  }
+
   /**
    * Only called when no executor of this instance is alive: any claim left is a dead executor's.
    * A turn that died before its end runs again (up to maxAttempts); one that died while sending
-   * resumes the sending under a renewed claim.
+   * resumes the sending under a renewed claim. A turn waiting for approval has no executor to
+   * lose: it is left as it is, and one that died after its approval waits (answered) to resume.
    */
   recoverOrphaned(): ClaimedMessage | null {
-    const { db, inbox, claims } = this.#stores;
+    const { db, inbox, claims, approvals } = this.#stores;
     return db.transaction((tx) => {
       const { seq } = claims.state();
       if (seq === null) return null;
       const row = inbox.get(seq);
+      if (row?.status === "waiting") return null;
+      if (
+        row?.status === "running" && row.attempts < this.#options.maxAttempts &&
+        approvals.paused(seq)
+      ) {
+        // It died after resuming: resume again from the pause rather than rerun from the start.
+        inbox.countAttempt(tx, seq);
+        inbox.markPaused(tx, seq, true);
+        return null;
+      }
       const live = row?.status === "running" || row?.status === "delivering" ? row : null;
       const retry = live !== null && live.attempts < this.#options.maxAttempts;
       if (live?.status === "delivering" && retry) {
@@ -105,9 +125,12 @@ export class TurnRunner {
     });
   }
 
-  /** Runs a claimed message, stores what it produced, then sends its reply and frees the session. */
-  async run(claim: Claim, message: InboundMessage): Promise<void> {
-    const { db, claims, transcript, outbox, inbox } = this.#stores;
+  /**
+   * Runs a claimed message (from where it paused, with `resume`), stores what it produced, then
+   * sends its reply and frees the session. A turn that pauses for approval keeps the claim.
+   */
+  async run(claim: Claim, message: InboundMessage, resume?: TurnResume): Promise<void> {
+    const { db, claims, transcript, outbox, inbox, approvals } = this.#stores;
     if (!claims.holds(claim)) return; // stopped before it started
     const history = transcript.window(claim.conversation, this.#options.historyWindow);
     const progress: TurnProgress = { step: 0, messages: [] };
@@ -119,6 +142,7 @@ export class TurnRunner {
         });
     }
     const running = this.#start(claim, message, progress);
+    const granted = new Set(approvals.grants(claim.conversation).map((grant) => grant.tool));
     const result = await runClaimedTurn(
       this.#options.execute,
       message,
@@ -126,8 +150,17 @@ export class TurnRunner {
       progress,
       running.controller,
       this.#options.turnTimeoutMs,
+      { granted, ...(resume ? { resume } : {}) },
     );
     this.#stop(running);
+    const { paused } = result;
+    if (paused) {
+      db.transaction((tx) => {
+        if (claims.holds(claim)) this.#options.gate.pause(tx, claim.seq, message, paused);
+      });
+      this.#options.sender?.flushNotices().catch(() => {}); // the question, to a chat user
+      return;
+    }
     const { outcome } = result;
     const target = this.#options.sender ? message.reply : undefined;
     const written = db.transaction((tx) => {
@@ -190,6 +223,13 @@ export class TurnRunner {
       const { messages } = running.progress;
       const now = this.#options.now();
       transcript.appendInterrupted(tx, claim.conversation, claim.seq, messages, why, now);
+    } else if (row?.status === "waiting") {
+      // No executor: the turn so far is its pause, and its open questions are denied.
+      const paused = this.#stores.approvals.paused(claim.seq);
+      const now = this.#options.now();
+      const messages = paused?.messages ?? [];
+      transcript.appendInterrupted(tx, claim.conversation, claim.seq, messages, why, now);
+      this.#options.gate.denyOpen(tx, claim.seq, why);
     }
     this.#stores.release(tx, claim.seq, outcome, true);
     if (running) tx.onCommit(() => running.controller.abort(new Error(`turn ${why}`)));

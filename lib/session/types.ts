@@ -1,6 +1,7 @@
 // The session core's public shapes: messages in, outcomes and run events out, the executor contract; runtime-neutral.
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ModelParams, ToolCall } from "../chat_model.ts";
+import type { PendingCall, TurnResume } from "../run_turn.ts";
 import type { ReplyTarget } from "../platform.ts";
 import type { ContextFields } from "../session_context.ts";
 
@@ -51,7 +52,7 @@ export interface RunEvent {
 
 /** A run's state as the runs API reports it. */
 export interface RunState {
-  status: "queued" | "running" | "completed" | "failed" | "cancelled";
+  status: "queued" | "running" | "waiting_for_approval" | "completed" | "failed" | "cancelled";
   output?: string;
   error?: { message: string; type: string };
 }
@@ -133,6 +134,21 @@ export interface TurnResult {
   toolCalls?: ToolCall[];
   /** The reply stopped at the model's output limit. */
   truncated?: boolean;
+  /** Model calls made, counting those before a pause. */
+  steps?: number;
+  /**
+   * The turn paused before running its last step's tools: these calls wait for the user's
+   * approval, and `messages` are the turn's messages so far.
+   */
+  paused?: PendingCall[];
+}
+
+/** What a turn is told about approvals: tools the user already approved, and the pause it resumes. */
+export interface TurnApprovals {
+  /** Tools that do not ask again in this conversation (remembered "session" and "always" answers). */
+  granted: ReadonlySet<string>;
+  /** Set when the turn continues where it paused, with the user's answers. */
+  resume?: TurnResume;
 }
 
 /** Runs one claimed message as a turn; throws to fail it. */
@@ -141,6 +157,7 @@ export type TurnExecutor = (
   history: ChatMessage[],
   signal: AbortSignal,
   progress: TurnProgress,
+  approvals?: TurnApprovals,
 ) => Promise<TurnResult>;
 
 /** The text a chat user gets when their turn failed. */

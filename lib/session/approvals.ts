@@ -1,0 +1,174 @@
+// The session's approval tables: a turn paused for its user's answer, the calls it asks about, the remembered grants; runtime-neutral.
+import type { ChatMessage } from "../chat_model.ts";
+import type { PendingCall } from "../run_turn.ts";
+import { json, num, type SessionDb, str, type Tx } from "./session_db.ts";
+import type { TurnUsage } from "./types.ts";
+
+/** What a user may answer to a question. */
+export type ApprovalChoice = "once" | "session" | "always" | "deny";
+
+/** Every choice, in the order questions list them. */
+export const APPROVAL_CHOICES: readonly ApprovalChoice[] = ["once", "session", "always", "deny"];
+
+/** A turn stopped before running its last step's tools, as stored until it ends. */
+export interface PausedTurn {
+  seq: number;
+  /** The executor's messages when it paused (seed excluded): the last holds the waiting calls. */
+  messages: ChatMessage[];
+  step: number;
+  usage: TurnUsage;
+  /** The user whose message started the turn: they (or an admin) answer. */
+  askedBy: string;
+  /** When an unanswered call counts as denied. */
+  deadline: number;
+}
+
+/** One call a paused turn asks about, and its answer once there is one. */
+export interface ApprovalRow {
+  seq: number;
+  callId: string;
+  tool: string;
+  arguments: string;
+  choice: ApprovalChoice | null;
+  /** Who answered: a user id, `api`, or `timeout` / the reason the turn ended. */
+  answeredBy: string | null;
+}
+
+/** A remembered answer: the tool does not ask again in this conversation (`session`) or at all (`always`). */
+export interface ApprovalGrant {
+  tool: string;
+  scope: "session" | "always";
+}
+
+/**
+ * The `approval_pause`, `approval` and `approval_grant` tables. A pause lives from the pause of
+ * its turn to the turn's end (so a recovery after a crash resumes it again), and an answer is
+ * written once: a second answer to the same call changes nothing.
+ */
+export class ApprovalStore {
+  readonly #db: SessionDb;
+
+  constructor(db: SessionDb) {
+    this.#db = db;
+  }
+
+  /** Stores turn `seq`'s pause (replacing an earlier one of the same turn) and the calls it asks about. */
+  pause(tx: Tx, pause: PausedTurn, calls: PendingCall[], now: number): void {
+    this.#db.exec(
+      tx,
+      `INSERT OR REPLACE INTO approval_pause (seq, messages, step, usage, asked_by, deadline)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+      pause.seq,
+      JSON.stringify(pause.messages),
+      pause.step,
+      JSON.stringify(pause.usage),
+      pause.askedBy,
+      pause.deadline,
+    );
+    for (const call of calls) {
+      this.#db.exec(
+        tx,
+        `INSERT OR IGNORE INTO approval (seq, call_id, tool, arguments, asked_at) VALUES (?, ?, ?, ?, ?)`,
+        pause.seq,
+        call.call_id,
+        call.tool,
+        call.arguments,
+        now,
+      );
+    }
+  }
+
+  /** Turn `seq`'s pause, or null. */
+  paused(seq: number): PausedTurn | null {
+    const row = this.#db.rows(
+      `SELECT seq, messages, step, usage, asked_by, deadline FROM approval_pause WHERE seq = ?`,
+      seq,
+    )[0];
+    if (!row) return null;
+    return {
+      seq: num(row, "seq"),
+      messages: json<ChatMessage[]>(row, "messages")!,
+      step: num(row, "step"),
+      usage: json<TurnUsage>(row, "usage")!,
+      askedBy: str(row, "asked_by"),
+      deadline: num(row, "deadline"),
+    };
+  }
+
+  /** The oldest unanswered call of turn `seq`: the question now asked. */
+  pending(seq: number): ApprovalRow | null {
+    const row = this.#db.rows(
+      `SELECT seq, call_id, tool, arguments, choice, answered_by FROM approval
+       WHERE seq = ? AND choice IS NULL ORDER BY asked_at, rowid LIMIT 1`,
+      seq,
+    )[0];
+    return row ? _approvalRow(row) : null;
+  }
+
+  /** Records the answer to call `callId` of turn `seq`; false when it was answered already. */
+  answer(tx: Tx, seq: number, callId: string, choice: ApprovalChoice, by: string): boolean {
+    return this.#db.exec(
+      tx,
+      `UPDATE approval SET choice = ?, answered_by = ? WHERE seq = ? AND call_id = ? AND choice IS NULL
+       RETURNING call_id`,
+      choice,
+      by,
+      seq,
+      callId,
+    ).length > 0;
+  }
+
+  /** Every answered call of turn `seq`. */
+  answered(seq: number): ApprovalRow[] {
+    return this.#db.rows(
+      `SELECT seq, call_id, tool, arguments, choice, answered_by FROM approval
+       WHERE seq = ? AND choice IS NOT NULL ORDER BY asked_at, rowid`,
+      seq,
+    ).map(_approvalRow);
+  }
+
+  /** Forgets turn `seq`'s pause and questions: the turn has ended. */
+  end(tx: Tx, seq: number): void {
+    this.#db.exec(tx, `DELETE FROM approval_pause WHERE seq = ?`, seq);
+    this.#db.exec(tx, `DELETE FROM approval WHERE seq = ?`, seq);
+  }
+
+  /** Remembers that `tool` does not ask again: in `conversation` (`session`) or in this session key (`always`). */
+  grant(tx: Tx, grant: ApprovalGrant, conversation: number): void {
+    this.#db.exec(
+      tx,
+      `INSERT OR REPLACE INTO approval_grant (tool, scope, conversation) VALUES (?, ?, ?)`,
+      grant.tool,
+      grant.scope,
+      conversation,
+    );
+  }
+
+  /** The grants in force in `conversation`. */
+  grants(conversation: number): ApprovalGrant[] {
+    return this.#db.rows(
+      `SELECT tool, scope FROM approval_grant WHERE scope = 'always' OR conversation = ?
+       ORDER BY tool, scope`,
+      conversation,
+    ).map((row) => ({
+      tool: str(row, "tool"),
+      scope: str(row, "scope") as ApprovalGrant["scope"],
+    }));
+  }
+
+  /** Forgets every grant (`/forget approvals`); returns how many there were. */
+  forgetGrants(tx: Tx): number {
+    return this.#db.exec(tx, `DELETE FROM approval_grant RETURNING tool`).length;
+  }
+}
+
+function _approvalRow(row: Record<string, unknown>): ApprovalRow {
+  return {
+    seq: num(row, "seq"),
+    callId: str(row, "call_id"),
+    tool: str(row, "tool"),
+    arguments: str(row, "arguments"),
+    choice: row.choice === null ? null : str(row, "choice") as ApprovalChoice,
+    answeredBy: row.answered_by === null ? null : str(row, "answered_by"),
+  };
+}

@@ -1,0 +1,227 @@
+// Approvals end to end in workerd: a tool that asks (APPROVAL_TOOLS=session_info), answered over the API and in Telegram chat, across a restart; Deno + Miniflare.
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
+import { API_KEY, type Json, json, sessionState, until, withBaton } from "./_support/clients.ts";
+import type { FakeLlm, FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
+
+const auth = { authorization: `Bearer ${API_KEY}` };
+const ASKING = { APPROVAL_TOOLS: "session_info" };
+
+/** Calls session_info unless the message starts with "plain"; after the tool, answers "done: <result>". */
+function askThenEcho(req: FakeRequest): FakeStep {
+  if (req.lastUserText.startsWith("plain")) {
+    return { kind: "text", text: `re: ${req.lastUserText}` };
+  }
+  const last = req.body.messages.at(-1);
+  if (last.role === "tool") return { kind: "text", text: `done: ${last.content}` };
+  return { kind: "tool_call", name: "session_info", args: {} };
+}
+
+/** How many times session_info really ran: distinct tool results carrying its context. */
+function toolRuns(fake: FakeLlm): number {
+  const ran = new Set<string>();
+  for (const req of fake.requests) {
+    for (const m of req.body.messages) {
+      if (m.role === "tool" && String(m.content).startsWith('{"platform"')) ran.add(m.tool_call_id);
+    }
+  }
+  return ran.size;
+}
+
+async function startRun(worker: TestWorker, input: string, session: string): Promise<Json> {
+  const res = await worker.fetch("/v1/runs", {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ input, session }),
+  });
+  assertStrictEquals(res.status, 202);
+  return json(res);
+}
+
+const getRun = async (worker: TestWorker, id: string) =>
+  json(await worker.fetch(`/v1/runs/${id}`, { headers: auth }));
+
+function answer(worker: TestWorker, id: string, body: unknown, key = API_KEY): Promise<Response> {
+  return worker.fetch(`/v1/runs/${id}/approval`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+const untilStatus = (worker: TestWorker, id: string, status: string) =>
+  until(async () => (await getRun(worker, id)).status === status, status);
+
+/** Every event of a finished run, as `type` plus data. */
+async function runEvents(worker: TestWorker, id: string): Promise<Json[]> {
+  const text = await (await worker.fetch(`/v1/runs/${id}/events`, { headers: auth })).text();
+  return text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+}
+
+Deno.test("POST /v1/runs/{id}/approval approves a waiting run: the tool runs once in the run's own context", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(askThenEcho);
+    const run = await startRun(worker, "who am i", "appr-a");
+    await untilStatus(worker, run.run_id, "waiting_for_approval");
+    assertStrictEquals(toolRuns(fake), 0);
+    const later = await startRun(worker, "plain after", "appr-a");
+    assertEquals((await getRun(worker, later.run_id)).status, "queued");
+
+    assertStrictEquals((await answer(worker, run.run_id, { choice: "maybe" })).status, 400);
+    assertStrictEquals((await answer(worker, later.run_id, { choice: "once" })).status, 409);
+    const ok = await answer(worker, run.run_id, { choice: "once" });
+    assertStrictEquals(ok.status, 200, await ok.clone().text());
+    const again = await answer(worker, run.run_id, { choice: "once" });
+    assertEquals([again.status, (await json(again)).error?.type], [409, "approval_not_pending"]);
+
+    await untilStatus(worker, later.run_id, "completed");
+    const state = await getRun(worker, run.run_id);
+    assertEquals(state.status, "completed");
+    assertMatch(state.output, /^done: \{"platform":"api","chat_id":"appr-a"/);
+    assertStrictEquals(toolRuns(fake), 1);
+    assertEquals((await getRun(worker, later.run_id)).output, "re: plain after");
+    const events = await runEvents(worker, run.run_id);
+    const request = events.find((e) => e.type === "approval.request");
+    assertEquals(
+      [request.tool, request.arguments, request.choices],
+      ["session_info", {}, ["once", "session", "always", "deny"]],
+    );
+    const responded = events.find((e) => e.type === "approval.responded");
+    assertEquals([responded.call_id, responded.choice, responded.by], [
+      request.call_id,
+      "once",
+      "api",
+    ]);
+    assertEquals(
+      events.map((e) => e.type).filter((t) => t.startsWith("approval") || t.startsWith("run.")),
+      ["run.queued", "run.started", "approval.request", "approval.responded", "run.completed"],
+    );
+  }, { vars: ASKING });
+});
+
+Deno.test("POST /v1/runs/{id}/approval deny: the model is told, the tool never runs; another tenant's run is 404", async () => {
+  const other = "beta-key-0123456789";
+  await withBaton(async (worker, fake) => {
+    fake.script(askThenEcho);
+    const run = await startRun(worker, "do it", "appr-b");
+    await untilStatus(worker, run.run_id, "waiting_for_approval");
+    assertStrictEquals((await answer(worker, run.run_id, { choice: "once" }, other)).status, 404);
+    assertStrictEquals((await answer(worker, run.run_id, { choice: "deny" })).status, 200);
+    await untilStatus(worker, run.run_id, "completed");
+    assertMatch((await getRun(worker, run.run_id)).output, /the user denied this call/);
+    assertStrictEquals(toolRuns(fake), 0);
+  }, { vars: { ...ASKING, GATEWAY_API_KEYS: `beta:${other}` } });
+});
+
+Deno.test("SessionDO keeps a run waiting for approval across a restart; approved after it, the tool runs once", async () => {
+  const dir = await tempPersistDir();
+  try {
+    let id = "";
+    await withBaton(async (worker, fake) => {
+      fake.script(askThenEcho);
+      id = (await startRun(worker, "survive", "appr-r")).run_id;
+      await untilStatus(worker, id, "waiting_for_approval");
+    }, { persistDir: dir.path, vars: { ...ASKING, TURN_LEASE_MS: "200" } });
+    await withBaton(async (worker, fake) => {
+      fake.script(askThenEcho);
+      await pause(500); // past the lease: the watchdog must not rerun the paused turn
+      assertEquals((await getRun(worker, id)).status, "waiting_for_approval");
+      assertStrictEquals(fake.requests.length, 0);
+      assertStrictEquals((await answer(worker, id, { choice: "once" })).status, 200);
+      await untilStatus(worker, id, "completed");
+      assertMatch((await getRun(worker, id)).output, /^done: \{"platform":"api"/);
+      assertStrictEquals(toolRuns(fake), 1);
+      assertStrictEquals(fake.requests.length, 1, "resumed after the tool, not rerun");
+      assertEquals((await sessionState(worker, "api:appr-r")).running, false);
+    }, { persistDir: dir.path, vars: { ...ASKING, TURN_LEASE_MS: "200" } });
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+Deno.test("SessionDO denies a question nobody answers within APPROVAL_TIMEOUT_MS", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script(askThenEcho);
+    const run = await startRun(worker, "wait for me", "appr-t");
+    await untilStatus(worker, run.run_id, "waiting_for_approval");
+    await untilStatus(worker, run.run_id, "completed");
+    assertMatch((await getRun(worker, run.run_id)).output, /did not approve this call in time/);
+    assertStrictEquals(toolRuns(fake), 0);
+    const responded = (await runEvents(worker, run.run_id)).find((e) =>
+      e.type === "approval.responded"
+    );
+    assertEquals([responded.choice, responded.by], ["deny", "timeout"]);
+  }, { vars: { ...ASKING, APPROVAL_TIMEOUT_MS: "400" } });
+});
+
+const SECRET = "tg-webhook-secret_42";
+const TOKEN = "123456789:AAH-test_bot_token_value";
+const TG = { ...ASKING, TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN };
+const _group = { id: -100777, type: "group", title: "Ops" };
+const _alice = { id: 42, is_bot: false, first_name: "Alice" };
+const _bob = { id: 43, is_bot: false, first_name: "Bob" };
+let _update = 900_000;
+
+/** Sends a Telegram text message in the group from `from`, and expects the ack. */
+async function say(worker: TestWorker, text: string, from = _alice): Promise<void> {
+  const update = {
+    update_id: _update++,
+    message: { message_id: _update, date: Math.floor(Date.now() / 1000), chat: _group, from, text },
+  };
+  await expectOk(
+    await worker.fetch("/webhooks/telegram", {
+      method: "POST",
+      headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET },
+      body: JSON.stringify(update),
+    }),
+  );
+}
+
+Deno.test("POST /webhooks/telegram asks as text; another user's /approve does nothing; yes runs the tool once; waiting messages run after, in order", async () => {
+  await withPlatform(TG, async (worker, fake, telegram) => {
+    fake.script(askThenEcho);
+    const texts = () => telegram.calls.map((c) => (c.body as { text: string }).text);
+    await say(worker, "who am i");
+    await until(() => texts().some((t) => t.startsWith("Approval needed: session_info")), "ask");
+    await say(worker, "plain one");
+    await say(worker, "plain two");
+    await say(worker, "/approve", _bob);
+    await until(() => texts().some((t) => t.startsWith("Not yours")), "not yours");
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 0);
+    await say(worker, "yes");
+    await until(() => texts().includes("re: plain two"), "all replies");
+    await say(worker, "/approve");
+    await until(() => texts().includes("Nothing is waiting for approval."), "second answer");
+    assertStrictEquals(toolRuns(fake), 1);
+    const replies = texts().filter((t) => t.startsWith("done: ") || t.startsWith("re: "));
+    assertEquals(replies.length, 3);
+    assertMatch(replies[0], /^done: \{"platform":"telegram","chat_id":"-100777".*"user_id":"42"/);
+    assertEquals(replies.slice(1), ["re: plain one", "re: plain two"]);
+    assertEquals(fake.requests.map((r) => r.lastUserText).filter((t) => t.startsWith("plain")), [
+      "plain one",
+      "plain two",
+    ]);
+  });
+});
+
+Deno.test("POST /webhooks/telegram /deny tells the model; /stop while waiting denies and frees the session", async () => {
+  await withPlatform(TG, async (worker, fake, telegram) => {
+    fake.script(askThenEcho);
+    const texts = () => telegram.calls.map((c) => (c.body as { text: string }).text);
+    await say(worker, "first");
+    await until(() => texts().filter((t) => t.startsWith("Approval needed")).length === 1, "ask");
+    await say(worker, "/deny");
+    await until(() => texts().some((t) => /^done: .*the user denied this call/.test(t)), "denied");
+    await say(worker, "second");
+    await until(() => texts().filter((t) => t.startsWith("Approval needed")).length === 2, "ask 2");
+    assert((await sessionState(worker, "telegram:-100777")).running);
+    await say(worker, "/stop");
+    await until(() => texts().includes("Stopped. The session is unlocked."), "stopped");
+    assertEquals((await sessionState(worker, "telegram:-100777")).running, false);
+    await say(worker, "plain free");
+    await until(() => texts().includes("re: plain free"), "free");
+    assertStrictEquals(toolRuns(fake), 0);
+  });
+});
