@@ -37,7 +37,7 @@ export interface ChaosOptions {
   holdKill?: boolean;
   /** Kill moments in ms from the start instead of drawn ones (the soak's steady kills). */
   killTimes?: number[];
-  /** Ms over which messages are sent (default 40 ms per message). */
+  /** Ms over which messages are sent (default: about one a second per session, 15 s at least). */
   spanMs?: number;
   /** Share of good messages delivered two or three times (default 0.1). */
   duplicateRate?: number;
@@ -102,11 +102,11 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
   }
   // The kill plan, drawn after the messages so that --kills does not change them.
   const kills = o.kills ?? 2 + Math.floor(random() * 4);
-  const killTimes = o.killTimes ??
-    Array.from({ length: kills }, () => Math.floor((0.08 + random() * 0.84) * o.spanMs)).sort((
-      a,
-      b,
-    ) => a - b);
+  const drawn = Array.from(
+    { length: kills },
+    () => Math.floor((0.08 + random() * 0.84) * o.spanMs),
+  );
+  const killTimes = o.killTimes ?? drawn.sort((a, b) => a - b);
   const held = {
     at: Math.floor((0.15 + random() * 0.7) * o.spanMs),
     way: Math.floor(random() * 4),
@@ -115,6 +115,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
   if (o.hold?.way) held.way = PLATFORM_WAYS.indexOf(o.hold.way);
   if (o.hold?.stored !== undefined) held.posted = o.hold.stored;
   if (o.hold?.atMs !== undefined) held.at = o.hold.atMs;
+  // How long each start stays up at least before a drawn kill may land.
+  const uptimes = killTimes.map(() => 2_500 + Math.floor(random() * 2_000));
 
   const model = await startFakeLlm();
   const modelAnswered: boolean[] = [];
@@ -212,21 +214,21 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     };
     // A drawn kill leaves each start a few seconds up first: a runtime killed as it comes up
     // does nothing, and the run would measure restarts only.
-    const kill = async (reason: string, prompt = false) => {
+    const kill = async (reason: string, minUpMs = 0) => {
       // Another kill (the held one) may restart the runtime meanwhile: then wait again.
-      for (let since = -1; !prompt && since !== runtime.upSince();) {
+      for (let since = -1; minUpMs > 0 && since !== runtime.upSince();) {
         await runtime.up();
         since = runtime.upSince();
-        await _sleep(Math.max(0, since + 2_500 + faults() * 2_000 - Date.now()));
+        await _sleep(Math.max(0, since + minUpMs - Date.now()));
         await runtime.up();
       }
       openAtKills += open();
       await runtime.killAndRestart(reason);
     };
     const killing = (async () => {
-      for (const t of killTimes) {
+      for (const [i, t] of killTimes.entries()) {
         await _sleep(Math.max(0, t0 + t - performance.now()));
-        await kill("random");
+        await kill("random", uptimes[i]);
       }
     })();
     const holding = o.holdKill
@@ -247,7 +249,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
           }
           await _sleep(50 + Math.floor(faults() * 300));
           heldSends.push(`${way} ${send.posted ? "stored" : "not stored"}`);
-          await kill(`held ${way} send`, true);
+          await kill(`held ${way} send`);
           return;
         }
         heldSends.push("no platform sent anything to hold");

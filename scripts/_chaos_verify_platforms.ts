@@ -105,6 +105,21 @@ function _verifySession(
         );
         continue;
       }
+      // The platform's own link must name the same message: the interaction, the message replied to.
+      const linked = way === "discord"
+        ? byToken.get(p.post.chat)
+        : way === "telegram" && p.post.replyTo !== undefined
+        ? session.messages[p.post.replyTo - 1]
+        : message;
+      if (linked !== message) {
+        tally.add(
+          LABELS.mixed,
+          way,
+          1,
+          `${message.marker}'s reply went to ${linked?.marker ?? "no message"}`,
+        );
+        continue;
+      }
       p.message = message;
       p.units = message.lines > 1 ? _lines(p.body, message) : ["echo"];
       continue;

@@ -2,7 +2,11 @@
 import { signGithubPayload } from "../lib/platforms/github.ts";
 import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { signStandardWebhook } from "../lib/standard_webhooks.ts";
-import { type DiscordTestKeys, signDiscordRequest } from "../test/_support/discord_signer.ts";
+import {
+  type DiscordTestKeys,
+  discordTestKeys,
+  signDiscordRequest,
+} from "../test/_support/discord_signer.ts";
 import { CHAOS_CREDENTIALS } from "./_chaos_fakes.ts";
 import {
   type ChaosBadDelivery,
@@ -26,7 +30,6 @@ export interface ChaosSecrets {
 
 /** Fresh secrets for one run (Discord needs its own Ed25519 pair). */
 export async function chaosSecrets(): Promise<ChaosSecrets> {
-  const { discordTestKeys } = await import("../test/_support/discord_signer.ts");
   return {
     apiKey: "chaos-gateway-key",
     webhook: "whsec_" + btoa("baton-chaos-webhook-secret-32byt"),
@@ -309,9 +312,7 @@ export async function badRequest(
       if (what === "wrong types") {
         body = JSON.stringify({ ...interaction, type: "2", data: { options: 7 } });
       }
-      const wrongKey = what === "bad signature"
-        ? (await (await import("../test/_support/discord_signer.ts")).discordTestKeys()).privateKey
-        : undefined;
+      const wrongKey = what === "bad signature" ? (await discordTestKeys()).privateKey : undefined;
       const key = what === "unsigned" ? null : wrongKey;
       return await _discord(url, secrets, body, {
         timestamp: what === "stale timestamp" ? stale : undefined,

@@ -27,6 +27,7 @@ send open). Prints a table per seed; exits 1 if a must-be-zero figure is not zer
   --minutes=M         soak instead: M minutes of steady traffic, a kill every ~2 minutes, workerd
                       RSS and per-minute figures (must not drift)
   --rate=R            soak: messages per second (default 4)
+  --kill-every=S      soak: seconds between kills (default 120; 0 for none)
   --help              this text
 
 Set CHAOS_BATON_ROOT to run another checkout of baton (with its own node_modules).`;
@@ -45,6 +46,7 @@ const flags = new Map(
   }),
 );
 const known = [
+  "kill-every",
   "platform-429",
   "platform-5xx",
   "model-fail",
@@ -114,6 +116,7 @@ if (flags.has("minutes")) {
     ...rates,
     minutes,
     rate: number("rate", 4),
+    killEverySeconds: number("kill-every", 120),
     seed: firstSeed,
     ways,
     replyInDoubt,

@@ -2,6 +2,7 @@
 import { assert, assertEquals } from "@std/assert";
 import { formatChaosReport, runChaos } from "../scripts/_chaos_run.ts";
 import { type ChaosReport, figure, LABELS } from "../scripts/_chaos_report.ts";
+import { judgeRss } from "../scripts/_chaos_soak.ts";
 
 /** The reduced size: about 300 deliveries over two sessions per way in (≈ 40–60 s a seed). */
 const REDUCED = { messages: 300, sessions: 14 };
@@ -96,4 +97,36 @@ Deno.test({
       assert(!report.ok, detail);
     }
   },
+});
+
+Deno.test("judgeRss() judges starts at the same age and settled starts, not the fill after each start", () => {
+  // Each start fills from 200 to 250 MiB over its two minutes: no leak, every judged row passes.
+  const kills = [120_000, 240_000];
+  const fill = (at: number) => {
+    const from = Math.max(0, ...kills.filter((k) => k <= at));
+    return { at, rssKiB: (200 + 50 * Math.min(1, (at - from) / 120_000)) * 1024 };
+  };
+  const samples = Array.from({ length: 70 }, (_, i) => fill(i * 5_000));
+  const flat = judgeRss(samples, kills);
+  assert(
+    flat.some((r) => r.judged) && flat.every((r) => !r.judged || r.growth <= 10),
+    `${JSON.stringify(flat)}`,
+  );
+  // The same, but every start begins 30 % higher than the one before: a leak across restarts.
+  const leak = judgeRss(
+    samples.map((s) => ({ ...s, rssKiB: s.rssKiB * 1.3 ** kills.filter((k) => k <= s.at).length })),
+    kills,
+  );
+  assert(leak.some((r) => r.judged && r.growth > 10), JSON.stringify(leak));
+  // One start of six minutes still growing at its end fails; one that settled passes.
+  const long = (grow: boolean) =>
+    judgeRss(
+      Array.from(
+        { length: 72 },
+        (_, i) => ({ at: i * 5_000, rssKiB: (200 + (grow ? i * 2 : Math.min(i, 40) * 2)) * 1024 }),
+      ),
+      [],
+    );
+  assert(long(true).some((r) => r.judged && r.growth > 10));
+  assert(long(false).every((r) => !r.judged || r.growth <= 10));
 });
