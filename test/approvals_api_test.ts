@@ -74,13 +74,23 @@ function post(worker: TestWorker, path: string, session: string, body: Json, sig
   });
 }
 
-/** Reads `res`'s body until `done(text so far)`; returns the text read. */
+/** Reads `res`'s body until `done(text so far)` (5 s at most); returns the text read. */
 async function readUntil(res: Response, done: (text: string) => boolean): Promise<string> {
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let text = "";
+  const deadline = Date.now() + 5_000;
+  // One read in flight at a time, kept across the polls: a chunk is never dropped.
+  let reading: ReturnType<typeof reader.read> | null = null;
   while (!done(text)) {
-    const chunk = await reader.read();
+    if (Date.now() > deadline) throw new Error(`read timed out; got ${JSON.stringify(text)}`);
+    reading ??= reader.read();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 100));
+    const chunk = await Promise.race([reading, late]);
+    clearTimeout(timer);
+    if (!chunk) continue;
+    reading = null;
     if (chunk.done) break;
     text += decoder.decode(chunk.value, { stream: true });
   }
