@@ -7,7 +7,8 @@ import { sessionStub } from "./session_client.ts";
 
 /**
  * Opens run `seq`'s event stream (stored events first, then live ones) and relays it as SSE,
- * `translate` mapping each event to the frames to send. The stream ends after the final event;
+ * `translate` mapping each event to the frames to send, with a keep-alive comment every
+ * `keepAliveMs` (a turn waiting for approval may send nothing for minutes). The stream ends after the final event;
  * a client that goes away is dropped without touching the run. Null when there is no such run.
  */
 export async function relayRunEvents(
@@ -16,12 +17,13 @@ export async function relayRunEvents(
   seq: number,
   translate: (event: RunEvent) => SseEvent[] | Promise<SseEvent[]>,
   headers: Record<string, string>,
+  keepAliveMs = 15_000,
 ): Promise<Response | null> {
   const upstream = await sessionStub(env, context.session_key ?? "").runEvents(seq, context);
   if (!upstream) return null;
   const sse = sseTransport();
   sse.write({ comment: "stream open" });
-  const keepAlive = setInterval(() => sse.write({ comment: "keep-alive" }), 15_000);
+  const keepAlive = setInterval(() => sse.write({ comment: "keep-alive" }), keepAliveMs);
   const pump = async () => {
     try {
       for await (const event of readNdjson<RunEvent>(upstream)) {

@@ -15,11 +15,13 @@ import {
   modelParams,
   SESSION_ID,
 } from "../lib/openai_api.ts";
+import { RUN_ID_HEADER, runId } from "../lib/run_ids.ts";
 import type { InboundMessage, RunEvent } from "../lib/session/mod.ts";
 import type { SseEvent } from "../lib/transport.ts";
 import { type ChatPlacement, newChatPlacement, placeChat, rememberChat } from "./_conversations.ts";
 import { requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
+import { heldReply, type PlainRun } from "./_held_reply.ts";
 import { tools } from "./tools.ts";
 import {
   type App,
@@ -138,6 +140,7 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
     const { message, receipt } = submitted;
     const sessionId = placement.sessionId;
     const id = await completionId(sessionId, receipt.seq);
+    const run = runId(sessionId, receipt.seq);
     const relay = await relayRunEvents(
       c.env,
       message.context,
@@ -147,29 +150,38 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
         model,
         includeUsage,
         (reply, toolCalls) => remember(reply, sessionId, toolCalls),
+        run,
       ),
-      { "X-Session-Id": sessionId },
+      { "X-Session-Id": sessionId, [RUN_ID_HEADER]: run },
+      config.keepAliveMs,
     );
     if (!relay) {
       throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
     }
     return relay;
   }
-  const run = await runOrFork(c.env, placement, newChatPlacement, chatMessage);
-  placement = run.placement;
-  const { outcome: result } = run;
-  const id = await completionId(placement.sessionId, run.seq);
-  const headers = { "X-Session-Id": placement.sessionId };
-  if (result.status === "failed") {
-    // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
-    const noRetry = { ...headers, "x-should-retry": "false" };
-    return c.json({ error: result.error }, failureStatus(result.error), noRetry);
-  }
-  await remember(result.reply, placement.sessionId, result.toolCalls);
-  return c.json(
-    chatCompletion(id, model, result.reply, result.usage, result.toolCalls, result.truncated),
-    200,
-    headers,
+  const respond = async (run: PlainRun<ChatPlacement>) => {
+    const { outcome: result, placement: at } = run;
+    const id = await completionId(at.sessionId, run.seq);
+    const headers = { "X-Session-Id": at.sessionId };
+    if (result.status === "failed") {
+      // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
+      const noRetry = { ...headers, "x-should-retry": "false" };
+      return c.json({ error: result.error }, failureStatus(result.error), noRetry);
+    }
+    await remember(result.reply, at.sessionId, result.toolCalls);
+    return c.json(
+      chatCompletion(id, model, result.reply, result.usage, result.toolCalls, result.truncated),
+      200,
+      headers,
+    );
+  };
+  // A turn that pauses for approval gets its headers (the run id) at once and its body when done.
+  return await heldReply(
+    (onPaused) => runOrFork(c.env, placement, newChatPlacement, chatMessage, onPaused),
+    respond,
+    (at) => at.sessionId,
+    config.keepAliveMs,
   );
 });
 
@@ -189,12 +201,15 @@ function _addressableKey(c: Context<App>): string {
 /**
  * Maps run events onto the OpenAI stream: text deltas only; tool events never reach it. With
  * `includeUsage`, every chunk carries `usage: null` and a last chunk carries the turn's usage.
+ * An approval question (and its answer) is an empty-delta chunk with a `baton_approval` field
+ * naming run `run`: OpenAI clients pass it over, a UI can show the question and answer it.
  */
 function _completionFrames(
   id: string,
   model: string,
   includeUsage: boolean,
   onCompleted: (reply: string, toolCalls: unknown[]) => Promise<void>,
+  run: string,
 ): (event: RunEvent) => Promise<SseEvent[]> {
   const chunk = (
     delta: { role?: "assistant"; content?: string; tool_calls?: unknown[] },
@@ -206,6 +221,11 @@ function _completionFrames(
         return [{ data: chunk({ role: "assistant", content: "" }) }];
       case "message.delta":
         return [{ data: chunk({ content: String(event.data.delta ?? "") }) }];
+      case "approval.request":
+      case "approval.responded":
+        return [{
+          data: { ...chunk({}), baton_approval: { type: event.type, run_id: run, ...event.data } },
+        }];
       case "run.completed": {
         const toolCalls = Array.isArray(event.data.tool_calls) ? event.data.tool_calls : [];
         await onCompleted(String(event.data.output ?? ""), toolCalls);

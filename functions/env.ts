@@ -20,6 +20,9 @@ export interface Env {
   BUSY_INPUT_MODE?: string;
   MAX_QUEUED?: string;
   BUSY_ACK?: string;
+  APPROVAL_TOOLS?: string;
+  APPROVAL_TIMEOUT_MS?: string;
+  KEEPALIVE_MS?: string;
   REPLY_IN_DOUBT?: string;
   GATEWAY_API_KEY?: string;
   GATEWAY_API_KEYS?: string;

@@ -17,12 +17,14 @@ import {
   responseTurn,
 } from "../lib/responses_api.ts";
 import { responseStreamFrames } from "../lib/responses_stream.ts";
+import { RUN_ID_HEADER, runId } from "../lib/run_ids.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import type { InboundMessage, MessageRecord } from "../lib/session/mod.ts";
 import { type App, failureStatus, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
+import { heldReply, type PlainRun } from "./_held_reply.ts";
 import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
 import { tools } from "./tools.ts";
 
@@ -60,33 +62,42 @@ responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
     placement = submitted.placement;
     const { receipt } = submitted;
     const id = responseId(placement.session, receipt.seq);
-    const headers = { "X-Session-Id": placement.session };
+    const headers = {
+      "X-Session-Id": placement.session,
+      [RUN_ID_HEADER]: runId(placement.session, receipt.seq),
+    };
     if (!request.stream) {
       return c.json(responseObject({ id, meta: turn.meta, status: "queued" }), 200, headers);
     }
     const frames = responseStreamFrames(id, turn.meta);
     const context = _context(tenant, placement.session);
-    const relay = await relayRunEvents(c.env, context, receipt.seq, frames, { ...headers });
+    const { keepAliveMs } = c.var.config;
+    const relay = await relayRunEvents(c.env, context, receipt.seq, frames, headers, keepAliveMs);
     if (!relay) {
       throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
     }
     return relay;
   }
-  const run = await runOrFork(c.env, placement, fork, message);
-  placement = run.placement;
-  const id = responseId(placement.session, run.seq);
-  const headers = { "X-Session-Id": placement.session };
-  if (run.outcome.status === "failed") {
-    // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
-    const noRetry = { ...headers, "x-should-retry": "false" };
-    return c.json({ error: run.outcome.error }, failureStatus(run.outcome.error), noRetry);
-  }
-  const { reply, usage, toolCalls, truncated } = run.outcome;
-  const state = { status: "completed" as const, output: reply, toolCalls, truncated, usage };
-  return c.json(
-    responseObject({ id, meta: turn.meta, ...state }),
-    200,
-    headers,
+  const respond = (run: PlainRun<_Placement>) => {
+    const id = responseId(run.placement.session, run.seq);
+    const headers = { "X-Session-Id": run.placement.session };
+    if (run.outcome.status === "failed") {
+      // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
+      const noRetry = { ...headers, "x-should-retry": "false" };
+      return Promise.resolve(
+        c.json({ error: run.outcome.error }, failureStatus(run.outcome.error), noRetry),
+      );
+    }
+    const { reply, usage, toolCalls, truncated } = run.outcome;
+    const state = { status: "completed" as const, output: reply, toolCalls, truncated, usage };
+    return Promise.resolve(c.json(responseObject({ id, meta: turn.meta, ...state }), 200, headers));
+  };
+  // As a chat completion: a turn that pauses for approval gets the run id at once, the body later.
+  return await heldReply(
+    (onPaused) => runOrFork(c.env, placement, fork, message, onPaused),
+    respond,
+    (at) => at.session,
+    c.var.config.keepAliveMs,
   );
 });
 

@@ -2,7 +2,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { tenantSessionKey } from "../lib/api_tenants.ts";
-import { SESSION_ID, sessionIdField } from "../lib/openai_api.ts";
+import { sessionIdField } from "../lib/openai_api.ts";
+import { parseRunId, runId } from "../lib/run_ids.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import { APPROVAL_CHOICES, type ApprovalChoice, type InboundMessage } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
@@ -33,7 +34,7 @@ runRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const context = _context(c.var.tenant.name, session);
   const message: InboundMessage = { text: body.input, context, events: true, ...identity };
   const receipt = await submitMessage(c.env, context.session_key, message, true);
-  return c.json({ run_id: _runId(session, receipt.seq), session, status: "queued" }, 202);
+  return c.json({ run_id: runId(session, receipt.seq), session, status: "queued" }, 202);
 });
 
 runRoutes.get("/:id", requireApiKey, async (c) => {
@@ -83,24 +84,12 @@ function _context(tenant: string, session: string): _Context {
   return { platform: "api", chat_id: session, session_key: tenantSessionKey(tenant, session) };
 }
 
-/** `run_<base64url session id>_<seq>`: the id routes to its session without a lookup. */
-function _runId(session: string, seq: number): string {
-  const encoded = btoa(session).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-  return `run_${encoded}_${seq}`;
-}
-
 /** The session and seq of run `id`, in `tenant`'s sessions; a malformed id is a 404. */
 function _parseRunId(
   tenant: string,
   id: string,
 ): { session: string; seq: number; context: _Context } {
-  const match = /^run_([A-Za-z0-9_-]{1,172})_([1-9][0-9]{0,15})$/.exec(id);
-  let session = "";
-  try {
-    if (match) session = atob(match[1].replaceAll("-", "+").replaceAll("_", "/"));
-  } catch {
-    session = "";
-  }
-  if (!match || !SESSION_ID.test(session)) throw new RequestError(404, "no such run", "not_found");
-  return { session, seq: Number(match[2]), context: _context(tenant, session) };
+  const run = parseRunId(id);
+  if (!run) throw new RequestError(404, "no such run", "not_found");
+  return { ...run, context: _context(tenant, run.session) };
 }

@@ -67,14 +67,16 @@ export async function runMessage(
   env: Env,
   sessionKey: string,
   message: InboundMessage,
+  onPaused?: (seq: number) => void,
 ): Promise<{ seq: number; outcome: TurnOutcome } | "history_mismatch"> {
   const keyed = message.deliveryKey === undefined
     ? { ...message, deliveryKey: `req:${crypto.randomUUID()}` }
     : message;
+  let untilPaused = onPaused !== undefined;
   for (let attempt = 0;; attempt++) {
-    let answer: { receipt: SubmitReceipt; outcome: TurnOutcome | null };
+    let answer: { receipt: SubmitReceipt; outcome: TurnOutcome | null; paused?: true };
     try {
-      answer = await sessionStub(env, sessionKey).submitAndWait(keyed);
+      answer = await sessionStub(env, sessionKey).submitAndWait(keyed, untilPaused);
     } catch (error) {
       if (attempt >= 8) {
         console.error("run failed", sessionKey, error instanceof Error ? error.message : "unknown");
@@ -85,6 +87,13 @@ export async function runMessage(
     }
     if (answer.receipt.refused === "history_mismatch") return "history_mismatch";
     if (answer.receipt.refused === "idempotency_key_reused") throw _keyReused();
+    if (answer.paused && onPaused) {
+      // Told once; then the same delivery key finds the stored message and waits for its outcome.
+      onPaused(answer.receipt.seq);
+      untilPaused = false;
+      attempt = -1;
+      continue;
+    }
     if (answer.receipt.refused || !answer.outcome) throw _queueFull();
     return { seq: answer.receipt.seq, outcome: answer.outcome };
   }
@@ -127,17 +136,23 @@ export async function submitOrFork<P>(
   }
 }
 
-/** As `submitOrFork`, and waits for the turn's outcome (one RPC per attempt). */
+/**
+ * As `submitOrFork`, and waits for the turn's outcome (one RPC per attempt); `onPaused` is told
+ * (once) where the turn runs when it pauses for approval, while this goes on waiting.
+ */
 export async function runOrFork<P>(
   env: Env,
   first: P,
   fork: () => P,
   place: (placement: P) => InboundMessage,
+  onPaused?: (placement: P, seq: number) => void,
 ): Promise<{ placement: P; seq: number; outcome: TurnOutcome }> {
   let placement = first;
   for (let attempt = 0;; attempt++) {
     const message = place(placement);
-    const run = await runMessage(env, message.context.session_key ?? "", message);
+    const at = placement;
+    const paused = onPaused && ((seq: number) => onPaused(at, seq));
+    const run = await runMessage(env, message.context.session_key ?? "", message, paused);
     if (run !== "history_mismatch") return { placement, ...run };
     if (attempt > 0) throw new Error("a new session refused its first message");
     placement = fork();

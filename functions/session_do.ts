@@ -58,7 +58,11 @@ export class SessionDO extends DurableObject<Env> {
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
       isAdmin: (context) =>
         this.#config.access.admins.has(
-          senderEntry({ platform: context.platform ?? "", user: context.user_id ?? "" }),
+          senderEntry({
+            platform: context.platform ?? "",
+            // GitHub's access lists name logins (the user_name); its user_id is the numeric id.
+            user: (context.platform === "github" ? context.user_name : context.user_id) ?? "",
+          }),
         ),
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
       startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),
@@ -85,14 +89,19 @@ export class SessionDO extends DurableObject<Env> {
     return this.#bound(message.context, () => this.#sentinel.submit(message));
   }
 
-  /** Stores a message (or finds its earlier delivery) and waits for its turn's outcome; none when refused. */
+  /**
+   * Stores a message (or finds its earlier delivery) and waits for its turn's outcome; none when
+   * refused. With `untilPaused`, returns `paused` (and no outcome) once the turn waits for approval.
+   */
   submitAndWait(
     message: InboundMessage,
-  ): Promise<{ receipt: SubmitReceipt; outcome: TurnOutcome | null }> {
+    untilPaused = false,
+  ): Promise<{ receipt: SubmitReceipt; outcome: TurnOutcome | null; paused?: true }> {
     return this.#bound(message.context, async () => {
       const receipt = this.#sentinel.submit(message);
       if (receipt.refused) return { receipt, outcome: null };
-      return { receipt, outcome: await this.#sentinel.outcome(receipt.seq) };
+      const outcome = await this.#sentinel.outcome(receipt.seq, untilPaused);
+      return outcome ? { receipt, outcome } : { receipt, outcome: null, paused: true as const };
     });
   }
 

@@ -41,6 +41,8 @@ export interface BatonConfig {
    * API callers. `APPROVAL_TIMEOUT_MS` sets both; unset, 24 h and 10 min.
    */
   approvalTimeoutMs: { chat: number; api: number };
+  /** How often a held-open API response sends a keep-alive (`KEEPALIVE_MS`); default 15 s. */
+  keepAliveMs: number;
   contextDefaults: ContextDefaults;
 }
 
@@ -74,6 +76,7 @@ export function readConfig(vars: object): BatonConfig {
       chat: _int(env.APPROVAL_TIMEOUT_MS, _DAY_MS, 100, 7 * _DAY_MS),
       api: _int(env.APPROVAL_TIMEOUT_MS, 10 * 60_000, 100, 7 * _DAY_MS),
     },
+    keepAliveMs: _int(env.KEEPALIVE_MS, 15_000, 100, 60_000),
     contextDefaults: contextDefaultsFromEnv(env),
   };
 }

@@ -106,6 +106,18 @@ function _mentions(body: string, login: string): boolean {
   return pattern.test(_mentionableText(body));
 }
 
+/**
+ * The approval command a comment is, when its whole body is `/approve`, `/approve session`,
+ * `/approve always` or `/deny` (any case, optionally after `@login`), else null. Only these go to
+ * the session without a mention, and without the mention, so the session reads them as commands.
+ */
+function _approvalAnswer(body: string, login: string): string | null {
+  const mention = `(?:@${_escapeRegExp(login)}[\\s,:]+)?`;
+  const command = "(/(?:approve(?:[ \\t]+(?:session|always))?|deny))";
+  const match = new RegExp(`^\\s*${mention}${command}\\s*$`, "i").exec(body);
+  return match ? match[1].toLowerCase().replace(/[ \t]+/, " ") : null;
+}
+
 /** The JSON payload, also from a hook configured with content type application/x-www-form-urlencoded. */
 function _payload(request: RawRequest): unknown {
   if (!isFormBody(request.headers)) return parseJsonBody(request.body);
@@ -210,7 +222,11 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
     if (comment.user.type === "Bot" || _sameLogin(comment.user.login, botLogin)) {
       return ignore("comment by a bot");
     }
-    if (!botLogin || !_mentions(comment.body, botLogin)) return ignore("bot not mentioned");
+    // An approval answer needs no mention: it is a reply to the bot's question comment.
+    const answer = botLogin ? _approvalAnswer(comment.body, botLogin) : null;
+    if (answer === null && (!botLogin || !_mentions(comment.body, botLogin))) {
+      return ignore("bot not mentioned");
+    }
     const repo = repository.full_name;
     const delivery = request.headers.get("x-github-delivery");
     const reply: GithubTarget = { platform: "github", repo, issue: issue.number };
@@ -219,7 +235,7 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
       message: {
         sessionKey: `github:${repo}#${issue.number}`,
         deliveryKey: delivery ? `github:${delivery}` : `github:comment:${comment.id}`,
-        text: comment.body,
+        text: answer ?? comment.body,
         context: {
           chat_id: repo,
           chat_name: repo,

@@ -320,3 +320,41 @@ Deno.test("githubAdapter.parse() names the author and their author_association, 
     association: "COLLABORATOR",
   });
 });
+
+Deno.test("githubAdapter.parse() delivers a bare approval answer without a mention, as the command alone", () => {
+  const text = (body: string) => {
+    const ingress = parseComment(commentPayload({ body }));
+    return ingress.kind === "message" ? ingress.message.text : null;
+  };
+  const answers: [string, string][] = [
+    ["/approve", "/approve"],
+    ["  /APPROVE  \n", "/approve"],
+    ["/approve session", "/approve session"],
+    ["/approve   always", "/approve always"],
+    ["/deny", "/deny"],
+    ["@BatonBot /approve", "/approve"],
+    ["@batonbot, /approve always", "/approve always"],
+    ["@batonbot\n/deny", "/deny"],
+  ];
+  for (const [body, command] of answers) assertStrictEquals(text(body), command, body);
+  // Nothing else goes through without a mention: not other commands, words, or text around one.
+  for (
+    const body of [
+      "/approve please",
+      "/approve once",
+      "/denyall",
+      "/stop",
+      "/status",
+      "yes",
+      "no",
+      "I'd /approve this",
+      "> /approve",
+      "@octocat /approve",
+      "@batonbotx /approve",
+    ]
+  ) assert(ignored(parseComment(commentPayload({ body }))), body);
+  // With the mention, anything else is an ordinary message, its text as written.
+  assertStrictEquals(text("@batonbot /approve please"), "@batonbot /approve please");
+  // A bot's own "/approve" is still a bot's comment.
+  assert(ignored(parseComment(commentPayload({ body: "/approve", type: "Bot", login: "ci" }))));
+});

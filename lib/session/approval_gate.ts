@@ -111,6 +111,8 @@ export class ApprovalGate {
     );
     this.#stores.inbox.markPaused(tx, seq, true);
     this.#ask(tx, seq, message, now);
+    // A caller waiting on an open request learns of the pause, so it can tell its client the run id.
+    this.#stores.waiters.paused(tx, seq);
   }
 
   /**

@@ -263,3 +263,19 @@ Deno.test("SessionSentinel arms its alarm when an answer is stored, so a restart
   assertEquals(after.runs.length, 1);
   assertEquals((await after.sentinel.outcome(first.seq)).status, "completed");
 });
+
+Deno.test("SessionSentinel.outcome(seq, true) resolves null when the turn pauses, and at once while it waits; without it, the outcome", async () => {
+  const { sentinel } = sentinelWith();
+  const first = sentinel.submit(chatMsg("go"));
+  const early = sentinel.outcome(first.seq, true); // asked before the turn has even started
+  const full = sentinel.outcome(first.seq);
+  assertStrictEquals(await early, null);
+  assertStrictEquals(await sentinel.outcome(first.seq, true), null, "a retry asking again");
+  sentinel.submit(chatMsg("/approve"));
+  const outcome = await full;
+  assertEquals(outcome.status === "completed" && outcome.reply, "done: acted");
+  assertEquals(await sentinel.outcome(first.seq, true), outcome, "after the end, the outcome");
+  const plain = sentinel.submit(chatMsg("plain one"));
+  const done = await sentinel.outcome(plain.seq, true);
+  assertEquals(done?.status === "completed" && done.reply, "re: plain one", "never paused");
+});

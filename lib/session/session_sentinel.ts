@@ -162,9 +162,17 @@ export class SessionSentinel {
   }
 
   /** Resolves with the outcome of message `seq` once its turn has ended. */
-  outcome(seq: number): Promise<TurnOutcome> {
+  outcome(seq: number): Promise<TurnOutcome>;
+  /**
+   * With `untilPaused`, resolves with null instead while (or as soon as) its turn waits for
+   * approval: a caller holding a request open can then tell its client the run id.
+   */
+  outcome(seq: number, untilPaused: boolean): Promise<TurnOutcome | null>;
+  outcome(seq: number, untilPaused = false): Promise<TurnOutcome | null> {
     const row = this.#stores.inbox.get(seq);
-    if (row?.status === "merged" && row.mergedInto !== null) return this.outcome(row.mergedInto);
+    if (row?.status === "merged" && row.mergedInto !== null) {
+      return this.outcome(row.mergedInto, untilPaused);
+    }
     if (!row) {
       return Promise.resolve({
         status: "failed",
@@ -172,7 +180,8 @@ export class SessionSentinel {
       });
     }
     if (row.outcome && row.status !== "delivering") return Promise.resolve(row.outcome);
-    return this.#stores.waiters.wait(seq);
+    if (untilPaused && row.status === "waiting") return Promise.resolve(null);
+    return this.#stores.waiters.wait(seq, untilPaused);
   }
 
   /** A run's state, or null when there is no such message. */
