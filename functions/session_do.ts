@@ -2,7 +2,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { createTurnExecutor } from "../lib/agent.ts";
 import type { ChatMessage } from "../lib/chat_model.ts";
-import { senderEntry } from "../lib/access/access_policy.ts";
 import { type BatonConfig, readConfig } from "../lib/config.ts";
 import { type PlatformEnv, replyChannel } from "../lib/platform.ts";
 import { claimRequestKey } from "../lib/request_keys.ts";
@@ -56,14 +55,6 @@ export class SessionDO extends DurableObject<Env> {
       busyNotice: this.#config.busyAck,
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
-      isAdmin: (context) =>
-        this.#config.access.admins.has(
-          senderEntry({
-            platform: context.platform ?? "",
-            // GitHub's access lists name logins (the user_name); its user_id is the numeric id.
-            user: (context.platform === "github" ? context.user_name : context.user_id) ?? "",
-          }),
-        ),
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
       startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),
     });

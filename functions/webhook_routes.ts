@@ -1,7 +1,7 @@
 // Signed inbound webhooks: the generic Standard Webhooks route and one route per chat platform adapter; Workers.
 import { Hono } from "hono";
 import { z } from "zod";
-import { accessVerdict } from "../lib/access/access_policy.ts";
+import { accessVerdict, isAdmin } from "../lib/access/access_policy.ts";
 import { sessionIdField } from "../lib/openai_api.ts";
 import { PayloadError, type PlatformAdapter, type PlatformEnv } from "../lib/platform.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
@@ -105,6 +105,10 @@ for (const adapter of PLATFORM_ADAPTERS) {
       context: { ...message.context, platform: adapter.name, session_key: message.sessionKey },
       reply: message.reply,
       commands: true,
+      // Decided here, where the platform's own identity is at hand (a GitHub login, a Slack T…/U…).
+      ...(isAdmin(c.var.config.access, { platform: adapter.name, ...message.sender })
+        ? { admin: true }
+        : {}),
     };
     // A command's answer or a busy notice goes out through the session's outbox, like replies.
     await submitMessage(c.env, message.sessionKey, inbound, false);

@@ -1,7 +1,6 @@
 // A turn paused for its user's approval: asking, answering, the deadline, and taking the turn back up; runtime-neutral.
 import type { PendingCall, TurnResume } from "../run_turn.ts";
 import { approvalQuestionText, approvalStatusText } from "../session_commands.ts";
-import type { ContextFields } from "../session_context.ts";
 import type { Claim } from "./claim.ts";
 import {
   APPROVAL_CHOICES,
@@ -25,8 +24,6 @@ export interface ApprovalGateOptions {
   sender: OutboxSender | null;
   /** How long a question waits before it counts as denied: chat users, API callers. */
   timeoutMs: { chat: number; api: number };
-  /** Whether the sender of a message is an admin, who may answer anyone's question. */
-  isAdmin: (context: ContextFields) => boolean;
   /**
    * Told once an answer has committed: the host arms its watchdog, so that a turn whose answer is
    * stored resumes even if the object dies before its drain starts (not only at the deadline).
@@ -117,11 +114,17 @@ export class ApprovalGate {
 
   /**
    * Answers the question the waiting turn asks now. `seq` given (API): only that run's question.
-   * `sender` given (chat): only the user whose message started the turn, or an admin, may answer.
+   * `sender` given (chat): only the user whose message started the turn, or an admin (as the
+   * Worker's access check found, `InboundMessage.admin`), may answer.
    */
   answer(
     tx: Tx,
-    answer: { seq?: number; choice: ApprovalChoice; by: string; sender?: ContextFields },
+    answer: {
+      seq?: number;
+      choice: ApprovalChoice;
+      by: string;
+      sender?: { userId: string; admin: boolean };
+    },
   ): AnswerResult {
     const waiting = this.waiting();
     const question = waiting?.question;
@@ -130,7 +133,7 @@ export class ApprovalGate {
     }
     const { sender } = answer;
     if (
-      sender && (sender.user_id ?? "") !== waiting.pause.askedBy && !this.#options.isAdmin(sender)
+      sender && sender.userId !== waiting.pause.askedBy && !sender.admin
     ) return { kind: "not_yours" };
     const { seq } = waiting.pause;
     const { approvals, events, claims } = this.#stores;

@@ -57,7 +57,11 @@ export class CommandRunner {
         if (!choice) return "Usage: /approve, /approve session, /approve always, or /deny";
         const by = message.context.user_id ?? "";
         return approvalAnsweredText(
-          this.#gate.answer(tx, { choice, by, sender: message.context }),
+          this.#gate.answer(tx, {
+            choice,
+            by,
+            sender: { userId: by, admin: message.admin === true },
+          }),
         );
       }
       case "forget":

@@ -10,7 +10,6 @@ import {
   stopText,
 } from "../session_commands.ts";
 import type { TurnResume } from "../run_turn.ts";
-import type { ContextFields } from "../session_context.ts";
 import type { Transport } from "../transport.ts";
 import { ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
@@ -56,8 +55,6 @@ export interface SentinelOptions {
   maxSendWaitMs?: number;
   /** How long an approval question waits before it counts as denied; default 24 h (chat), 10 min (API). */
   approvalTimeoutMs?: { chat: number; api: number };
-  /** Whether a message's sender is an admin, who may answer anyone's approval question. Default: nobody. */
-  isAdmin?: (context: ContextFields) => boolean;
   /**
    * Starts `drain()` now, bound as the host binds its entry points. Given, an idle session's turn
    * starts on submit and the alarm is only the watchdog; without it the alarm starts the drain.
@@ -103,7 +100,6 @@ export class SessionSentinel {
     this.#gate = new ApprovalGate(this.#stores, {
       sender: this.#sender,
       timeoutMs: options.approvalTimeoutMs ?? { chat: 24 * 60 * 60_000, api: 10 * 60_000 },
-      isAdmin: options.isAdmin ?? (() => false),
       onAnswered: () => this.#armWatchdog(),
       now: this.#now,
     });

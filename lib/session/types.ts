@@ -38,6 +38,11 @@ export interface InboundMessage {
   reply?: ReplyTarget;
   /** Whether a text starting with "/" is a command (chat platforms, generic webhook). */
   commands?: boolean;
+  /**
+   * The sender is an admin (`ADMIN_USERS`), as the Worker's access check found from the
+   * platform's own identity: may answer anyone's approval question.
+   */
+  admin?: boolean;
   /** Record the run's events (runs API, streaming completions): kept durably, readable live. */
   events?: boolean;
   /** The caller's own data kept with the message and unused by the session (a Responses API request's fields). */
