@@ -2,6 +2,7 @@
 import type { PendingCall, TurnResume } from "../run_turn.ts";
 import { approvalQuestionText, approvalStatusText } from "../session_commands.ts";
 import type { ContextFields } from "../session_context.ts";
+import { approvalButtons, approvalCallRef } from "./approval_buttons.ts";
 import type { Claim } from "./claim.ts";
 import {
   APPROVAL_CHOICES,
@@ -115,17 +116,26 @@ export class ApprovalGate {
 
   /**
    * Answers the question the waiting turn asks now. `seq` given (API): only that run's question.
-   * `sender` given (chat): only the user whose message started the turn, or an admin, may answer.
+   * `call` given (a button): only while that call (`approvalCallRef`) is the one asked, so a click
+   * on an earlier question's buttons never answers a later one. `sender` given (chat): only the
+   * user whose message started the turn, or an admin, may answer.
    */
   answer(
     tx: Tx,
-    answer: { seq?: number; choice: ApprovalChoice; by: string; sender?: ContextFields },
+    answer: {
+      seq?: number;
+      call?: string;
+      choice: ApprovalChoice;
+      by: string;
+      sender?: ContextFields;
+    },
   ): AnswerResult {
     const waiting = this.waiting();
     const question = waiting?.question;
-    if (!waiting || !question || (answer.seq !== undefined && answer.seq !== waiting.pause.seq)) {
-      return { kind: "not_pending" };
-    }
+    if (
+      !waiting || !question || (answer.seq !== undefined && answer.seq !== waiting.pause.seq) ||
+      (answer.call !== undefined && answer.call !== approvalCallRef(question.callId))
+    ) return { kind: "not_pending" };
     const { sender } = answer;
     if (
       sender && (sender.user_id ?? "") !== waiting.pause.askedBy && !this.#options.isAdmin(sender)
@@ -233,7 +243,9 @@ export class ApprovalGate {
     }
     if (message.reply && this.#options.sender) {
       const text = approvalQuestionText(question.tool, question.arguments);
-      this.#stores.outbox.add(tx, "notice", seq, message.reply, [text], now);
+      // Platforms with buttons show the choices under the text too; a click names this call.
+      const buttons = approvalButtons(seq, question.callId);
+      this.#stores.outbox.add(tx, "notice", seq, message.reply, [text], now, buttons);
     }
   }
 }

@@ -12,7 +12,8 @@ import {
 import type { TurnResume } from "../run_turn.ts";
 import type { ContextFields } from "../session_context.ts";
 import type { Transport } from "../transport.ts";
-import { ApprovalGate } from "./approval_gate.ts";
+import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
+import { parseApprovalClick } from "./approval_buttons.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { decideBusy } from "./busy_policy.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
@@ -159,6 +160,30 @@ export class SessionSentinel {
     this.#flushNotices();
     this.#wake(this.#now());
     return "answered";
+  }
+
+  /**
+   * Answers a click on an approval question's button (`data`, see `approval_buttons.ts`) from
+   * the chat user `context`, exactly as their `/approve` or `/deny` would: only the user who
+   * started the turn or an admin, and only while that very question is asked.
+   */
+  answerClick(data: string, context: ContextFields): AnswerResult {
+    const click = parseApprovalClick(data);
+    if (!click) return { kind: "not_pending" };
+    const result = this.#stores.db.transaction((tx) =>
+      this.#gate.answer(tx, {
+        seq: click.seq,
+        call: click.call,
+        choice: click.choice,
+        by: context.user_id ?? "",
+        sender: context,
+      })
+    );
+    if (result.kind === "answered") {
+      this.#flushNotices();
+      this.#wake(this.#now());
+    }
+    return result;
   }
 
   /** Resolves with the outcome of message `seq` once its turn has ended. */
