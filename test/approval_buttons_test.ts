@@ -145,6 +145,41 @@ Deno.test("POST /webhooks/telegram: a click by a sender the access policy does n
   });
 });
 
+Deno.test("POST /webhooks/telegram: a click on an earlier question's button never answers the question asked after it", async () => {
+  await withPlatform(TG, async (worker, fake, platform) => {
+    // Two calls in turn, each asking: session_info twice, then the reply.
+    fake.script((req) => {
+      const results = req.body.messages.filter((m: { role: string }) => m.role === "tool").length;
+      if (results < 2) {
+        return { kind: "tool_call", name: "session_info", args: {}, id: `call_${results}` };
+      }
+      return { kind: "text", text: "done twice" };
+    });
+    const keyboards = () =>
+      platform.calls.filter((c) => c.body?.reply_markup).map((c) =>
+        c.body.reply_markup.inline_keyboard.flat().map((b: { callback_data: string }) =>
+          b.callback_data
+        )
+      );
+    const toasts = () =>
+      platform.calls.filter((c) => c.path.endsWith("/answerCallbackQuery")).map((c) => c.body.text);
+    await tgSay(worker, "twice");
+    await until(() => keyboards().length === 1, "first question");
+    const [firstOnce] = keyboards()[0];
+    await tgClick(worker, firstOnce);
+    await until(() => keyboards().length === 2, "second question");
+    await tgClick(worker, firstOnce);
+    await until(() => toasts().length === 2, "second toast");
+    assertEquals(toasts(), ["Approved: session_info", "Already answered"]);
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 1);
+    await tgClick(worker, keyboards()[1][3]);
+    await until(() => platform.calls.some((c) => c.body?.text === "done twice"), "done");
+    assertEquals(toasts()[2], "Denied: session_info will not run");
+    assertStrictEquals(toolRuns(fake), 1);
+  });
+});
+
 // ── Slack ───────────────────────────────────────────────────────────────────────────────────────
 
 const SLACK_SECRET = "slack-test-signing-secret-0123456789";

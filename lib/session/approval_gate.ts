@@ -2,7 +2,7 @@
 import type { PendingCall, TurnResume } from "../run_turn.ts";
 import { approvalQuestionText, approvalStatusText } from "../session_commands.ts";
 import type { ContextFields } from "../session_context.ts";
-import { approvalButtons, approvalCallRef } from "./approval_buttons.ts";
+import { approvalButtons, approvalCallRef, parseApprovalClick } from "./approval_buttons.ts";
 import type { Claim } from "./claim.ts";
 import {
   APPROVAL_CHOICES,
@@ -163,6 +163,18 @@ export class ApprovalGate {
     const { onAnswered } = this.#options;
     if (onAnswered) tx.onCommit(onAnswered);
     return { kind: "answered", tool: question.tool, choice: answer.choice };
+  }
+
+  /**
+   * Answers a click on an approval button (`data`, see `approval_buttons.ts`) by chat user
+   * `sender`, exactly as their `/approve` or `/deny` would be, and only while that very question
+   * is asked: a click on an earlier question's buttons, or a second click, answers nothing.
+   */
+  click(tx: Tx, data: string, sender: ContextFields): AnswerResult {
+    const click = parseApprovalClick(data);
+    if (!click) return { kind: "not_pending" };
+    const { seq, call, choice } = click;
+    return this.answer(tx, { seq, call, choice, by: sender.user_id ?? "", sender });
   }
 
   /** Denies every open question of turn `seq` as answered by `by` (its deadline passed, or it was stopped). */

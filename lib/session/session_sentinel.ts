@@ -13,7 +13,6 @@ import type { TurnResume } from "../run_turn.ts";
 import type { ContextFields } from "../session_context.ts";
 import type { Transport } from "../transport.ts";
 import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
-import { parseApprovalClick } from "./approval_buttons.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { decideBusy } from "./busy_policy.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
@@ -162,23 +161,9 @@ export class SessionSentinel {
     return "answered";
   }
 
-  /**
-   * Answers a click on an approval question's button (`data`, see `approval_buttons.ts`) from
-   * the chat user `context`, exactly as their `/approve` or `/deny` would: only the user who
-   * started the turn or an admin, and only while that very question is asked.
-   */
+  /** Answers a click on an approval button by chat user `context` (see `ApprovalGate.click`). */
   answerClick(data: string, context: ContextFields): AnswerResult {
-    const click = parseApprovalClick(data);
-    if (!click) return { kind: "not_pending" };
-    const result = this.#stores.db.transaction((tx) =>
-      this.#gate.answer(tx, {
-        seq: click.seq,
-        call: click.call,
-        choice: click.choice,
-        by: context.user_id ?? "",
-        sender: context,
-      })
-    );
+    const result = this.#stores.db.transaction((tx) => this.#gate.click(tx, data, context));
     if (result.kind === "answered") {
       this.#flushNotices();
       this.#wake(this.#now());
