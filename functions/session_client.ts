@@ -1,5 +1,6 @@
 // The Worker's client of the session Durable Objects: the stub of a key, storing a message, awaiting its outcome; Workers.
 import type { InboundMessage, SubmitReceipt, TurnOutcome } from "../lib/session/mod.ts";
+import type { ContextFields } from "../lib/session_context.ts";
 import { RequestError } from "./_http.ts";
 import type { Env } from "./env.ts";
 
@@ -28,6 +29,25 @@ export async function submitMessage(
   if (receipt.refused === "idempotency_key_reused") throw _keyReused();
   if (receipt.refused === "queue_full" && refuseWhenFull) throw _queueFull();
   return receipt;
+}
+
+/**
+ * Answers a click on one of a session's buttons; returns what the clicker is shown. A failure
+ * becomes a 503: the platform may deliver the click again, and a second answer changes nothing.
+ */
+export async function answerClick(
+  env: Env,
+  sessionKey: string,
+  data: string,
+  context: ContextFields,
+  admin: boolean,
+): Promise<string> {
+  try {
+    return await sessionStub(env, sessionKey).answerClick(data, context, admin);
+  } catch (error) {
+    console.error("click failed", sessionKey, error instanceof Error ? error.message : "unknown");
+    throw new RequestError(503, "the click could not be answered; retry", "unavailable");
+  }
 }
 
 /** The session a conversation fingerprint points to (see `pointConversation`), or null. */

@@ -7,6 +7,7 @@ import { type PlatformEnv, replyChannel } from "../lib/platform.ts";
 import { claimRequestKey } from "../lib/request_keys.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
+import { approvalClickText } from "../lib/session_commands.ts";
 import { ndjsonTransport } from "../lib/transport.ts";
 import {
   type ApprovalChoice,
@@ -152,6 +153,17 @@ export class SessionDO extends DurableObject<Env> {
     context: ContextFields,
   ): "answered" | "not_pending" | "not_found" {
     return this.#bound(context, () => this.#sentinel.answerApproval(seq, choice, "api"));
+  }
+
+  /**
+   * Answers a click on an approval question's button by the chat user `context` (see
+   * `SessionSentinel.answerClick`); returns the short text the clicker is shown.
+   */
+  answerClick(data: string, context: ContextFields, admin: boolean): string {
+    return this.#bound(context, () => {
+      const sender = { userId: context.user_id ?? "", admin };
+      return approvalClickText(this.#sentinel.answerClick(data, sender));
+    });
   }
 
   /** Stops one run; false when it had already ended. */

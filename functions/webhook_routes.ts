@@ -1,14 +1,19 @@
 // Signed inbound webhooks: the generic Standard Webhooks route and one route per chat platform adapter; Workers.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { accessVerdict, isAdmin } from "../lib/access/access_policy.ts";
 import { sessionIdField } from "../lib/openai_api.ts";
-import { PayloadError, type PlatformAdapter, type PlatformEnv } from "../lib/platform.ts";
+import {
+  PayloadError,
+  type PlatformAdapter,
+  type PlatformChoice,
+  type PlatformEnv,
+} from "../lib/platform.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import type { InboundMessage } from "../lib/session/mod.ts";
 import { verifyStandardWebhook } from "../lib/standard_webhooks.ts";
 import { type App, failureStatus, jsonError, parseJson, RequestError } from "./_http.ts";
-import { runMessage, submitMessage } from "./session_client.ts";
+import { answerClick, runMessage, submitMessage } from "./session_client.ts";
 import { gateMessage } from "./_access_gate.ts";
 
 const _genericBody = z.object({
@@ -96,6 +101,7 @@ for (const adapter of PLATFORM_ADAPTERS) {
       if (ingress.status === 204) return c.body(null, 204);
       return c.json(ingress.body, ingress.status as 200);
     }
+    if (ingress.kind === "choice") return await _click(c, adapter, ingress.choice, env);
     const { message } = ingress;
     const refused = await gateMessage(c, adapter, message);
     if (refused) return refused;
@@ -115,6 +121,35 @@ for (const adapter of PLATFORM_ADAPTERS) {
     const ack = ingress.ack ?? { status: 200, body: { ok: true } };
     return c.json(ack.body, ack.status as 200);
   });
+}
+
+/** Not-allowed clickers see this where the refusal itself does not answer the click. */
+const _NOT_ALLOWED = "Not allowed";
+
+/**
+ * A click on a notice's button: the clicker passes the access gate as a message's sender would
+ * (an unknown clicker is refused alike), then their session judges the click; the adapter answers
+ * it ("Approved", "Not yours", "Already answered").
+ */
+async function _click(
+  c: Context<App>,
+  adapter: PlatformAdapter,
+  choice: PlatformChoice,
+  env: PlatformEnv,
+): Promise<Response> {
+  // Judged as the command it stands for: a command is never counted by a quota, never a /pair.
+  const refused = await gateMessage(c, adapter, { ...choice, text: "/approve" });
+  if (refused) {
+    // Discord's refusal is itself the click's answer; elsewhere the click is answered too.
+    if (!adapter.inlineNotice) await adapter.answerChoice?.(choice, _NOT_ALLOWED, env);
+    return refused;
+  }
+  const context = { ...choice.context, platform: adapter.name, session_key: choice.sessionKey };
+  const admin = isAdmin(c.var.config.access, { platform: adapter.name, ...choice.sender });
+  const text = await answerClick(c.env, choice.sessionKey, choice.data, context, admin);
+  const answer = await adapter.answerChoice?.(choice, text, env) ??
+    { status: 200, body: { ok: true } };
+  return c.json(answer.body, answer.status as 200);
 }
 
 function _parse(

@@ -33,12 +33,52 @@ export interface PlatformMessage<T extends ReplyTarget = ReplyTarget> {
   sender: Omit<Sender, "platform">;
 }
 
+/**
+ * A button a notice carries (an approval question's once / session / always / deny). Clicked, the
+ * platform hands `data` back and the adapter parses it as a `PlatformChoice`.
+ */
+export interface Choice {
+  label: string;
+  /** What a click hands back: starts with `CHOICE_DATA_PREFIX`, at most 64 bytes (Telegram's limit). */
+  data: string;
+  /** How the platform may colour it: the safe default, or a refusal. */
+  style?: "primary" | "danger";
+}
+
+/** Every `Choice.data` baton issues starts with this: a click on anything else is not baton's. */
+export const CHOICE_DATA_PREFIX = "bt:";
+
+/** Whether `data`, handed back by a click, can be one of baton's choices. */
+export function isChoiceData(data: unknown): data is string {
+  return typeof data === "string" && data.startsWith(CHOICE_DATA_PREFIX) &&
+    new TextEncoder().encode(data).length <= 64;
+}
+
+/** A click on a notice's choice: who clicked, in which session, and what. */
+export interface PlatformChoice<T extends ReplyTarget = ReplyTarget> {
+  sessionKey: string;
+  /** The platform's id of this click: repeats are harmless (a second answer changes nothing). */
+  deliveryKey: string;
+  /** The clicked choice's `Choice.data`. */
+  data: string;
+  /** The clicker as a message's sender would be bound (user id and name, chat). */
+  context: Omit<ContextFields, "async_delivery">;
+  /** Where a notice to the clicker's chat goes (access refusals). */
+  reply: T;
+  /** The clicker, for access control exactly as a message's sender (the route adds the platform). */
+  sender: Omit<Sender, "platform">;
+  /** What the adapter needs to answer the click itself (Telegram's callback query id). */
+  handle?: string;
+}
+
 /** What a verified delivery asks of baton. */
 export type Ingress<T extends ReplyTarget = ReplyTarget> =
   /** Answer at once and start nothing: handshakes, and events not for the bot (200). */
   | { kind: "respond"; status: number; body: unknown }
   /** Store the message, then acknowledge with `ack` (default 200 `{"ok":true}`). */
-  | { kind: "message"; message: PlatformMessage<T>; ack?: { status: number; body: unknown } };
+  | { kind: "message"; message: PlatformMessage<T>; ack?: { status: number; body: unknown } }
+  /** A click on one of baton's choices: answer it in its session, then `answerChoice`. */
+  | { kind: "choice"; choice: PlatformChoice<T> };
 
 /** One part of a stored text as the outbox sends it. */
 export interface PartSend {
@@ -54,6 +94,11 @@ export interface PartSend {
    * the part attempted here, so nothing but the request itself lies between the mark and the send.
    */
   leaving?: () => void;
+  /**
+   * Buttons to show with this part (the last part of a notice that asks). An adapter without
+   * buttons leaves them out: the text names the same choices as commands.
+   */
+  choices?: readonly Choice[];
 }
 
 /**
@@ -106,6 +151,15 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
    * sender who may not start a turn (a pairing code, a quota notice) are sent with `send`.
    */
   inlineNotice?(text: string): { status: number; body: unknown };
+  /**
+   * Answers a click the session has judged (`text`: "Approved", "Not yours", …), seen by the
+   * clicker alone where the platform allows; returns the webhook's response. Never throws.
+   */
+  answerChoice?(
+    choice: PlatformChoice<T>,
+    text: string,
+    env: PlatformEnv,
+  ): Promise<{ status: number; body: unknown }>;
   /**
    * Sends part `index` (of `count`) of a reply to a valid target, carrying `part.marker` where the
    * platform can and calling `part.leaving` just before the request leaves. Network errors are

@@ -129,6 +129,21 @@ export function approvalAnsweredText(
   return `Approved: ${tool} runs now.`;
 }
 
+/** The short answer to a click on an approval button (a Telegram toast, a Discord or Slack ephemeral). */
+export function approvalClickText(
+  result:
+    | { kind: "answered"; tool: string; choice: "once" | "session" | "always" | "deny" }
+    | { kind: "not_pending" }
+    | { kind: "not_yours" },
+): string {
+  if (result.kind === "not_pending") return "Already answered";
+  if (result.kind === "not_yours") return "Not yours: only who asked (or an admin) can answer";
+  if (result.choice === "deny") return `Denied: ${result.tool} will not run`;
+  if (result.choice === "session") return `Approved for this conversation: ${result.tool}`;
+  if (result.choice === "always") return `Approved from now on: ${result.tool}`;
+  return `Approved: ${result.tool}`;
+}
+
 /** The /status line of a turn waiting for approval (`question` null: answered, resuming). */
 export function approvalStatusText(
   question: { tool: string; arguments: string } | null,

@@ -1,7 +1,9 @@
 // Discord HTTP interactions adapter: Ed25519 verify, slash-command parse, deferred-reply send; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
+  type Choice,
   type Ingress,
+  isChoiceData,
   parseJsonBody,
   type PartSend,
   type PlatformAdapter,
@@ -162,6 +164,7 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
     case _AUTOCOMPLETE:
       return respond({ type: 8, data: { choices: [] } });
     case _COMPONENT:
+      return _parseComponent(payload, interaction.application_id, env);
     case _MODAL_SUBMIT:
       return respond({ type: 6 });
     default:
@@ -210,6 +213,75 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
   };
 }
 
+const _component = z.looseObject({
+  id: z.string().min(1),
+  token: z.string().min(1),
+  channel_id: z.string().min(1).optional(),
+  channel: z.looseObject({ id: z.string().min(1), name: z.string().nullish() }).optional(),
+  guild_id: z.string().optional(),
+  member: z.looseObject({ user: _user }).optional(),
+  user: _user.optional(),
+  message: z.looseObject({ id: z.string().min(1) }).optional(),
+  data: z.looseObject({ custom_id: z.string() }),
+});
+
+/**
+ * A click on baton's buttons (a component interaction): its session is the channel, keyed as the
+ * command that started the turn. Any other component is acknowledged without a change (type 6).
+ */
+function _parseComponent(
+  payload: unknown,
+  applicationId: string,
+  env: PlatformEnv,
+): Ingress<DiscordTarget> {
+  const parsed = _component.safeParse(payload);
+  if (!parsed.success || !isChoiceData(parsed.data.data.custom_id)) return respond({ type: 6 });
+  const { id, token, channel_id, channel, guild_id, member, user, message, data } = parsed.data;
+  const chatId = channel_id ?? channel?.id;
+  const clicker = member?.user ?? user;
+  if (!chatId || !clicker || applicationId !== env.DISCORD_APPLICATION_ID) {
+    return respond({ type: 6 });
+  }
+  const name = clicker.global_name || clicker.username;
+  return {
+    kind: "choice",
+    choice: {
+      sessionKey: `discord:${chatId}`,
+      deliveryKey: `discord:${id}`,
+      data: data.custom_id,
+      context: {
+        chat_id: chatId,
+        chat_name: channel?.name ?? "",
+        thread_id: "",
+        user_id: clicker.id,
+        user_name: name,
+        message_id: message?.id ?? id,
+      },
+      // The click's own interaction; a refusal is answered inline (`inlineNotice`) all the same.
+      reply: { platform: "discord", application_id: applicationId, token },
+      sender: {
+        user: clicker.id,
+        name,
+        direct: guild_id === undefined && member === undefined,
+      },
+    },
+  };
+}
+
+/** The buttons of a question: one action row (Discord holds five buttons to a row). */
+function _components(choices: readonly Choice[]) {
+  return [{
+    type: 1,
+    components: choices.slice(0, 5).map((choice) => ({
+      type: 2,
+      // Styles: 1 primary, 2 secondary, 4 danger.
+      style: choice.style === "danger" ? 4 : choice.style === "primary" ? 1 : 2,
+      label: choice.label,
+      custom_id: choice.data,
+    })),
+  }];
+}
+
 function _describe(status: number): string {
   const hint = status === 401 || status === 404
     ? " (interaction tokens expire 15 minutes after the command)"
@@ -236,6 +308,13 @@ async function _send(
     body: JSON.stringify({
       content: text.trim() ? text : "(empty reply)",
       allowed_mentions: { parse: [] },
+      // An edit of @original without choices also takes away a question's buttons: the reply
+      // that replaces the question must not leave them clickable under it.
+      ...(part.choices?.length
+        ? { components: _components(part.choices) }
+        : first
+        ? { components: [] }
+        : {}),
     }),
   }, {
     api: "Discord API",
@@ -249,7 +328,10 @@ async function _send(
   });
 }
 
-/** Discord HTTP interactions in (slash commands start turns), deferred interaction replies out. */
+/**
+ * Discord HTTP interactions in (slash commands start turns, clicks on baton's buttons answer
+ * questions), deferred interaction replies out (a question with its buttons).
+ */
 export const discordAdapter: PlatformAdapter<DiscordTarget> = {
   name: "discord",
   requiredEnv: ["DISCORD_PUBLIC_KEY", "DISCORD_APPLICATION_ID"],
@@ -264,4 +346,6 @@ export const discordAdapter: PlatformAdapter<DiscordTarget> = {
   // read back, so a follow-up in doubt is resent behind the note (REPLY_IN_DOUBT).
   idempotentPart: (index) => index === 0,
   send: _send,
+  // The clicker alone sees the answer (an ephemeral message), the question stays as it is.
+  answerChoice: (_choice, content) => Promise.resolve({ status: 200, body: _ephemeral(content) }),
 };

@@ -1,9 +1,12 @@
 // Slack Events API adapter: v0 signature check, event parsing, chat.postMessage replies; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
+  type Choice,
   type Ingress,
+  isChoiceData,
   parseJsonBody,
   type PlatformAdapter,
+  type PlatformChoice,
   type PlatformEnv,
   type RawRequest,
 } from "../platform.ts";
@@ -146,6 +149,114 @@ function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarg
   };
 }
 
+const _blockActions = z.looseObject({
+  type: z.literal("block_actions"),
+  user: z.looseObject({
+    id: _id,
+    username: z.string().optional(),
+    name: z.string().optional(),
+    team_id: _id.optional(),
+  }),
+  team: z.looseObject({ id: _id }).nullish(),
+  channel: z.looseObject({ id: _id }),
+  message: z.looseObject({ ts: _ts, thread_ts: _ts.optional() }).optional(),
+  container: z.looseObject({ thread_ts: _ts.optional() }).optional(),
+  actions: z.array(
+    z.looseObject({ value: z.string().optional(), action_ts: z.string().optional() }),
+  )
+    .min(1),
+});
+
+/**
+ * A click on baton's block buttons (`block_actions`, form field `payload`): its session is the
+ * channel and thread the question was posted in, keyed as the message that started the turn.
+ */
+function _parseInteraction(field: string | null): Ingress<SlackTarget> {
+  if (field === null) return ignore();
+  const parsed = _blockActions.safeParse(parseJsonBody(new TextEncoder().encode(field)));
+  if (!parsed.success) return ignore();
+  const { user, team, channel, message, container, actions } = parsed.data;
+  const data = actions[0].value;
+  const teamId = team?.id ?? user.team_id;
+  if (!isChoiceData(data) || !teamId || !message) return ignore();
+  const thread = message.thread_ts ?? container?.thread_ts;
+  const sessionKey = thread
+    ? `slack:${teamId}:${channel.id}:${thread}`
+    : `slack:${teamId}:${channel.id}`;
+  const name = user.username ?? user.name ?? user.id;
+  return {
+    kind: "choice",
+    choice: {
+      sessionKey,
+      deliveryKey: `slack:click:${channel.id}:${message.ts}:${actions[0].action_ts ?? ""}`,
+      data,
+      context: {
+        chat_id: channel.id,
+        chat_name: "",
+        thread_id: thread ?? "",
+        user_id: user.id,
+        user_name: name,
+        message_id: message.ts,
+      },
+      reply: { platform: "slack", channel: channel.id, ...(thread ? { thread_ts: thread } : {}) },
+      sender: { user: `${teamId}/${user.id}`, name, direct: channel.id.startsWith("D") },
+    },
+  };
+}
+
+/** Block Kit for a question: its text as a section, then one button per choice. */
+function _blocks(text: string, choices: readonly Choice[]) {
+  return [
+    { type: "section", text: { type: "plain_text", text: text.slice(0, 3000) } },
+    {
+      type: "actions",
+      block_id: "baton_choices",
+      elements: choices.map((choice, i) => ({
+        type: "button",
+        action_id: `baton_choice_${i}`,
+        text: { type: "plain_text", text: choice.label },
+        value: choice.data,
+        ...(choice.style ? { style: choice.style } : {}),
+      })),
+    },
+  ];
+}
+
+/**
+ * Answers a click with `chat.postEphemeral`: only the clicker sees it, in the question's thread.
+ * A failure is logged only: the click itself has been judged already.
+ */
+async function _answerChoice(
+  choice: PlatformChoice<SlackTarget>,
+  text: string,
+  env: PlatformEnv,
+): Promise<{ status: number; body: unknown }> {
+  const token = env.SLACK_BOT_TOKEN ?? "";
+  const { channel, thread_ts } = choice.reply;
+  const url = `${apiRoot(env, "SLACK_API_ROOT", _DEFAULT_API_ROOT)}/chat.postEphemeral`;
+  const result = await sendRequest(url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json; charset=utf-8",
+    },
+    body: JSON.stringify({
+      channel,
+      user: choice.context.user_id,
+      text,
+      ...(thread_ts ? { thread_ts } : {}),
+    }),
+  }, {
+    api: "Slack API",
+    leaving: undefined,
+    secrets: [token],
+    refused: ({ body }) => jsonField(body, "ok") !== true,
+  });
+  if (!result.ok) console.warn(`slack: a click was not answered: ${result.message}`);
+  // Slack wants a 200 within 3 s; the body of an interactivity answer is not shown.
+  return { status: 200, body: {} };
+}
+
 /** Signs a request body the way Slack does; returns the `X-Slack-Signature` value "v0=<hex>". For tests and tooling. */
 export async function signSlackRequest(opts: {
   secret: string;
@@ -158,7 +269,10 @@ export async function signSlackRequest(opts: {
   }`;
 }
 
-/** Slack Events API deliveries in (app mentions and direct messages), chat.postMessage replies out. */
+/**
+ * Slack Events API deliveries in (app mentions and direct messages) and interactivity (clicks on
+ * baton's buttons), chat.postMessage replies out (a question with block buttons).
+ */
 export const slackAdapter: PlatformAdapter<SlackTarget> = {
   name: "slack",
   requiredEnv: ["SLACK_SIGNING_SECRET", "SLACK_BOT_TOKEN"],
@@ -190,8 +304,8 @@ export const slackAdapter: PlatformAdapter<SlackTarget> = {
 
   parse(request) {
     if (_isSslCheck(request)) return respond({});
-    // Slash commands and interactivity (form bodies) are not served here.
-    if (isFormBody(request.headers)) return ignore();
+    // Interactivity (a click on baton's buttons) comes form-encoded; slash commands are not served.
+    if (isFormBody(request.headers)) return _parseInteraction(formField(request.body, "payload"));
     const payload = parseJsonBody(request.body);
     _logRetry(request.headers);
     const envelope = _envelope.safeParse(payload);
@@ -217,7 +331,14 @@ export const slackAdapter: PlatformAdapter<SlackTarget> = {
         authorization: `Bearer ${token}`,
         "content-type": "application/json; charset=utf-8",
       },
-      body: JSON.stringify({ channel, text, ...(thread_ts ? { thread_ts } : {}), ...metadata }),
+      body: JSON.stringify({
+        channel,
+        text,
+        ...(thread_ts ? { thread_ts } : {}),
+        ...metadata,
+        // With blocks, `text` is the notification's fallback; the section shows it in the chat.
+        ...(part.choices?.length ? { blocks: _blocks(text, part.choices) } : {}),
+      }),
     }, {
       api: "Slack API",
       leaving: part.leaving,
@@ -232,6 +353,7 @@ export const slackAdapter: PlatformAdapter<SlackTarget> = {
   },
 
   findPart: _findPart,
+  answerChoice: _answerChoice,
 };
 
 /** The metadata event type of every message baton posts; its payload's `part` names the part. */

@@ -1,10 +1,13 @@
 // Telegram Bot API adapter: secret-token check, update parsing, sendMessage replies; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
+  type Choice,
   type Ingress,
+  isChoiceData,
   parseJsonBody,
   type PartSend,
   type PlatformAdapter,
+  type PlatformChoice,
   type PlatformEnv,
   type RawRequest,
   type SendResult,
@@ -53,6 +56,14 @@ const _message = z.looseObject({
 
 const _update = z.looseObject({ update_id: z.number().int() });
 
+/** A button click; `message` is the bot's message that carried the button. */
+const _callbackQuery = z.looseObject({
+  id: z.string().min(1),
+  from: _user,
+  message: _message.optional(),
+  data: z.string().optional(),
+});
+
 /** Where a Telegram reply goes: the chat (id or @username), the topic (forums only) and the message answered. */
 const _target = z.object({
   platform: z.literal("telegram"),
@@ -71,7 +82,8 @@ function _displayName(chat: z.infer<typeof _chat>): string {
 function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress<TelegramTarget> {
   const update = _update.safeParse(parseJsonBody(request.body));
   if (!update.success) return ignore();
-  // edited_message, channel_post, my_chat_member, callback_query, …: acknowledged, no turn.
+  if ("callback_query" in update.data) return _parseCallback(update.data.callback_query);
+  // edited_message, channel_post, my_chat_member, …: acknowledged, no turn.
   if (!("message" in update.data)) return ignore();
   const parsed = _message.safeParse(update.data.message);
   if (!parsed.success) return ignore();
@@ -89,7 +101,7 @@ function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress<TelegramTa
     : { id: message.from!.id, name: message.from!.username ?? message.from!.first_name ?? "" };
 
   const topic = message.is_topic_message === true ? message.message_thread_id : undefined;
-  const sessionKey = topic === undefined ? `telegram:${chat.id}` : `telegram:${chat.id}:${topic}`;
+  const sessionKey = _sessionKey(chat, topic);
   const botId = _botId(env);
   const reply: TelegramTarget = {
     platform: "telegram",
@@ -122,6 +134,50 @@ function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress<TelegramTa
   };
 }
 
+/** The session a message in `chat` (and topic) belongs to. */
+function _sessionKey(chat: z.infer<typeof _chat>, topic: number | undefined): string {
+  return topic === undefined ? `telegram:${chat.id}` : `telegram:${chat.id}:${topic}`;
+}
+
+/** A click on one of baton's inline buttons: its session is the chat (and topic) of the question. */
+function _parseCallback(raw: unknown): Ingress<TelegramTarget> {
+  const parsed = _callbackQuery.safeParse(raw);
+  if (!parsed.success) return ignore();
+  const { id, from, message, data } = parsed.data;
+  // Another bot's buttons (inline mode) or a question too old to carry its chat: not baton's.
+  if (!message || !isChoiceData(data) || from.is_bot) return ignore();
+  const { chat } = message;
+  const topic = message.is_topic_message === true ? message.message_thread_id : undefined;
+  const name = from.username ?? from.first_name ?? "";
+  return {
+    kind: "choice",
+    choice: {
+      sessionKey: _sessionKey(chat, topic),
+      deliveryKey: `tg:cb:${id}`,
+      data,
+      context: {
+        chat_id: String(chat.id),
+        chat_name: _displayName(chat),
+        thread_id: topic === undefined ? "" : String(topic),
+        user_id: String(from.id),
+        user_name: name,
+        message_id: String(message.message_id),
+      },
+      reply: {
+        platform: "telegram",
+        chat_id: chat.id,
+        ...(topic === undefined ? {} : { message_thread_id: topic }),
+      },
+      sender: {
+        user: String(from.id),
+        name,
+        direct: chat.type === undefined ? chat.id > 0 : chat.type === "private",
+      },
+      handle: id,
+    },
+  };
+}
+
 // The bot's numeric id: the token's part before the colon (public, unlike the rest).
 function _botId(env: PlatformEnv): string {
   const token = env.TELEGRAM_BOT_TOKEN ?? "";
@@ -147,6 +203,7 @@ async function _sendMessage(
       allow_sending_without_reply: true,
     };
   }
+  if (part.choices?.length) payload.reply_markup = _keyboard(part.choices);
   const url = `${apiRoot(env, "TELEGRAM_API_ROOT", _DEFAULT_API_ROOT)}/bot${token}/sendMessage`;
   return await sendRequest(url, {
     method: "POST",
@@ -165,7 +222,46 @@ async function _sendMessage(
   });
 }
 
-/** Telegram webhooks in (secret-token header, `message` updates with text or caption), sendMessage replies out. */
+/** Inline buttons, two to a row: four choices stay readable on a phone. */
+function _keyboard(choices: readonly Choice[]) {
+  const buttons = choices.map((c) => ({ text: c.label, callback_data: c.data }));
+  const rows = [];
+  for (let i = 0; i < buttons.length; i += 2) rows.push(buttons.slice(i, i + 2));
+  return { inline_keyboard: rows };
+}
+
+/**
+ * Answers a click with `answerCallbackQuery` (a short toast for the clicker alone, and the end of
+ * the button's spinner). A failure is logged only: the click itself has been judged already.
+ */
+async function _answerChoice(
+  choice: PlatformChoice<TelegramTarget>,
+  text: string,
+  env: PlatformEnv,
+): Promise<{ status: number; body: unknown }> {
+  const token = env.TELEGRAM_BOT_TOKEN ?? "";
+  if (_TOKEN.test(token) && choice.handle) {
+    const url = `${apiRoot(env, "TELEGRAM_API_ROOT", _DEFAULT_API_ROOT)}/bot${token}` +
+      "/answerCallbackQuery";
+    const result = await sendRequest(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ callback_query_id: choice.handle, text: text.slice(0, 200) }),
+    }, {
+      api: "Telegram Bot API",
+      leaving: undefined,
+      secrets: [token, token.slice(token.indexOf(":") + 1)],
+      refused: ({ body }) => jsonField(body, "ok") === false,
+    });
+    if (!result.ok) console.warn(`telegram: a click was not answered: ${result.message}`);
+  }
+  return { status: 200, body: { ok: true } };
+}
+
+/**
+ * Telegram webhooks in (secret-token header, `message` updates with text or caption, clicks on
+ * baton's inline buttons), sendMessage replies out (a question with its inline keyboard).
+ */
 export const telegramAdapter: PlatformAdapter<TelegramTarget> = {
   name: "telegram",
   requiredEnv: ["TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_BOT_TOKEN"],
@@ -180,4 +276,5 @@ export const telegramAdapter: PlatformAdapter<TelegramTarget> = {
   },
   parse: _parseUpdate,
   send: _sendMessage,
+  answerChoice: _answerChoice,
 };

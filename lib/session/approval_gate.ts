@@ -1,6 +1,7 @@
 // A turn paused for its user's approval: asking, answering, the deadline, and taking the turn back up; runtime-neutral.
 import type { PendingCall, TurnResume } from "../run_turn.ts";
 import { approvalQuestionText, approvalStatusText } from "../session_commands.ts";
+import { approvalButtons, approvalCallRef, parseApprovalClick } from "./approval_buttons.ts";
 import type { Claim } from "./claim.ts";
 import {
   APPROVAL_CHOICES,
@@ -114,13 +115,16 @@ export class ApprovalGate {
 
   /**
    * Answers the question the waiting turn asks now. `seq` given (API): only that run's question.
-   * `sender` given (chat): only the user whose message started the turn, or an admin (as the
-   * Worker's access check found, `InboundMessage.admin`), may answer.
+   * `call` given (a button): only while that call (`approvalCallRef`) is the one asked, so a click
+   * on an earlier question's buttons never answers a later one. `sender` given (chat): only the
+   * user whose message started the turn, or an admin (as the Worker's access check found,
+   * `InboundMessage.admin`), may answer.
    */
   answer(
     tx: Tx,
     answer: {
       seq?: number;
+      call?: string;
       choice: ApprovalChoice;
       by: string;
       sender?: { userId: string; admin: boolean };
@@ -128,9 +132,10 @@ export class ApprovalGate {
   ): AnswerResult {
     const waiting = this.waiting();
     const question = waiting?.question;
-    if (!waiting || !question || (answer.seq !== undefined && answer.seq !== waiting.pause.seq)) {
-      return { kind: "not_pending" };
-    }
+    if (
+      !waiting || !question || (answer.seq !== undefined && answer.seq !== waiting.pause.seq) ||
+      (answer.call !== undefined && answer.call !== approvalCallRef(question.callId))
+    ) return { kind: "not_pending" };
     const { sender } = answer;
     if (
       sender && sender.userId !== waiting.pause.askedBy && !sender.admin
@@ -158,6 +163,18 @@ export class ApprovalGate {
     const { onAnswered } = this.#options;
     if (onAnswered) tx.onCommit(onAnswered);
     return { kind: "answered", tool: question.tool, choice: answer.choice };
+  }
+
+  /**
+   * Answers a click on an approval button (`data`, see `approval_buttons.ts`) by chat user
+   * `sender`, exactly as their `/approve` or `/deny` would be, and only while that very question
+   * is asked: a click on an earlier question's buttons, or a second click, answers nothing.
+   */
+  click(tx: Tx, data: string, sender: { userId: string; admin: boolean }): AnswerResult {
+    const click = parseApprovalClick(data);
+    if (!click) return { kind: "not_pending" };
+    const { seq, call, choice } = click;
+    return this.answer(tx, { seq, call, choice, by: sender.userId, sender });
   }
 
   /** Denies every open question of turn `seq` as answered by `by` (its deadline passed, or it was stopped). */
@@ -238,7 +255,9 @@ export class ApprovalGate {
     }
     if (message.reply && this.#options.sender) {
       const text = approvalQuestionText(question.tool, question.arguments);
-      this.#stores.outbox.add(tx, "notice", seq, message.reply, [text], now);
+      // Platforms with buttons show the choices under the text too; a click names this call.
+      const buttons = approvalButtons(seq, question.callId);
+      this.#stores.outbox.add(tx, "notice", seq, message.reply, [text], now, buttons);
     }
   }
 }

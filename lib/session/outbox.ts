@@ -1,5 +1,5 @@
 // The session's outbox: every text a chat user gets (reply parts and notices), with its send record; runtime-neutral.
-import type { ReplyTarget } from "../platform.ts";
+import type { Choice, ReplyTarget } from "../platform.ts";
 import { json, num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
 
 /** One text to send: a part of a turn's reply, or a notice (a command's answer, queued, queue full). */
@@ -21,6 +21,8 @@ export interface OutboxPart {
    * in the same chat can share it even if a session's rows were ever renumbered.
    */
   marker: string;
+  /** Buttons sent with this part (the last part of an approval question), or null. */
+  choices: Choice[] | null;
 }
 
 /** The `outbox` table. A part is sent at most once: `attempted_at` is stored before it leaves. */
@@ -31,7 +33,10 @@ export class OutboxStore {
     this.#db = db;
   }
 
-  /** Adds the parts of message `seq`'s reply (again: ignored) or of a notice. */
+  /**
+   * Adds the parts of message `seq`'s reply (again: ignored) or of a notice; `choices` go with
+   * the last part, so the buttons sit under the whole text.
+   */
   add(
     tx: Tx,
     kind: "reply" | "notice",
@@ -39,12 +44,14 @@ export class OutboxStore {
     target: ReplyTarget,
     parts: string[],
     now: number,
+    choices: readonly Choice[] = [],
   ): void {
     for (const [index, text] of parts.entries()) {
+      const last = index === parts.length - 1 && choices.length > 0;
       this.#db.exec(
         tx,
-        `INSERT OR IGNORE INTO outbox (seq, kind, part, count, text, target, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR IGNORE INTO outbox (seq, kind, part, count, text, target, created_at, choices)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         seq,
         kind,
         index,
@@ -52,6 +59,7 @@ export class OutboxStore {
         text,
         JSON.stringify(target),
         now,
+        last ? JSON.stringify(choices) : null,
       );
     }
   }
@@ -100,7 +108,8 @@ export class OutboxStore {
 
   #select(where: string, ...bindings: number[]): OutboxPart[] {
     return this.#db.rows(
-      `SELECT id, seq, kind, part, count, text, target, created_at, attempted_at FROM outbox ${where}`,
+      `SELECT id, seq, kind, part, count, text, target, created_at, attempted_at, choices
+       FROM outbox ${where}`,
       ...bindings,
     ).map((row) => ({
       id: num(row, "id"),
@@ -112,6 +121,7 @@ export class OutboxStore {
       target: json<ReplyTarget>(row, "target"),
       attemptedAt: numOrNull(row, "attempted_at"),
       marker: `o${num(row, "id")}-${num(row, "created_at").toString(36)}`,
+      choices: json<Choice[]>(row, "choices"),
     }));
   }
 }

@@ -124,6 +124,7 @@ export class OutboxSender {
           count: part.count,
           marker: part.marker,
           leaving: () => mark(true),
+          ...(part.choices ? { choices: part.choices } : {}),
         });
       } catch (error) {
         return error instanceof Error ? error.message : String(error);

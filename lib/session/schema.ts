@@ -121,6 +121,9 @@ const _APPROVALS = [
     )`,
 ];
 
+/** A notice's buttons (an approval question's choices), sent with its last part. */
+const _OUTBOX_CHOICES = [`ALTER TABLE outbox ADD COLUMN choices TEXT`];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -159,6 +162,8 @@ const _MIGRATIONS: readonly _Migration[] = [
   _REQUEST_HASH,
   // 3 → 4: approvals (a turn paused for its user's answer survives eviction and restarts).
   _APPROVALS,
+  // 4 → 5: a notice carries buttons (an approval question's choices on Telegram, Slack, Discord).
+  _OUTBOX_CHOICES,
 ];
 
 /**
@@ -171,6 +176,7 @@ const _CURRENT = [
   ..._OUTBOX_INDEXES,
   ..._REQUEST_HASH,
   ..._APPROVALS,
+  ..._OUTBOX_CHOICES,
   ..._VERSION_TABLE,
 ];
 

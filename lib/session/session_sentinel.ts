@@ -11,7 +11,7 @@ import {
 } from "../session_commands.ts";
 import type { TurnResume } from "../run_turn.ts";
 import type { Transport } from "../transport.ts";
-import { ApprovalGate } from "./approval_gate.ts";
+import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { decideBusy } from "./busy_policy.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
@@ -155,6 +155,16 @@ export class SessionSentinel {
     this.#flushNotices();
     this.#wake(this.#now());
     return "answered";
+  }
+
+  /** Answers a click on an approval button by chat user `context` (see `ApprovalGate.click`). */
+  answerClick(data: string, sender: { userId: string; admin: boolean }): AnswerResult {
+    const result = this.#stores.db.transaction((tx) => this.#gate.click(tx, data, sender));
+    if (result.kind === "answered") {
+      this.#flushNotices();
+      this.#wake(this.#now());
+    }
+    return result;
   }
 
   /** Resolves with the outcome of message `seq` once its turn has ended. */

@@ -1,0 +1,344 @@
+// Approval buttons end to end in workerd: Telegram inline keyboards, Slack block buttons, Discord components; a click answers like /approve; Deno + Miniflare.
+import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
+import { signSlackRequest } from "../lib/platforms/slack.ts";
+import { json, until } from "./_support/clients.ts";
+import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
+import type { FakeLlm, FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import type { PlatformCall } from "./_support/fake_platform.ts";
+import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import type { TestWorker } from "./_support/worker.ts";
+
+const ASKING = { APPROVAL_TOOLS: "session_info" };
+
+/** Calls session_info; after the tool, answers "done: <result>". */
+function askThenEcho(req: FakeRequest): FakeStep {
+  const last = req.body.messages.at(-1);
+  if (last.role === "tool") return { kind: "text", text: `done: ${last.content}` };
+  return { kind: "tool_call", name: "session_info", args: {} };
+}
+
+/** How many times session_info really ran: distinct tool results carrying its context. */
+function toolRuns(fake: FakeLlm): number {
+  const ran = new Set<string>();
+  for (const req of fake.requests) {
+    for (const m of req.body.messages) {
+      if (m.role === "tool" && String(m.content).startsWith('{"platform"')) ran.add(m.tool_call_id);
+    }
+  }
+  return ran.size;
+}
+
+/** The choice data of the first question sent, once it is there (`of` finds a call's buttons). */
+async function questionData(
+  calls: PlatformCall[],
+  of: (call: PlatformCall) => string[] | undefined,
+): Promise<string[]> {
+  await until(() => calls.some((c) => of(c)?.length), "the question with its buttons");
+  return of(calls.find((c) => of(c)?.length)!)!;
+}
+
+// ── Telegram ────────────────────────────────────────────────────────────────────────────────────
+
+const TG_SECRET = "tg-webhook-secret_42";
+const TG = {
+  ...ASKING,
+  TELEGRAM_WEBHOOK_SECRET: TG_SECRET,
+  TELEGRAM_BOT_TOKEN: "123456789:AAH-test_bot_token_value",
+};
+const _group = { id: -100777, type: "group", title: "Ops" };
+const _alice = { id: 42, is_bot: false, first_name: "Alice" };
+const _bob = { id: 43, is_bot: false, first_name: "Bob" };
+let _update = 700_000;
+
+function telegram(worker: TestWorker, update: Record<string, unknown>): Promise<Response> {
+  return worker.fetch("/webhooks/telegram", {
+    method: "POST",
+    headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": TG_SECRET },
+    body: JSON.stringify({ update_id: _update++, ...update }),
+  });
+}
+
+const tgSay = async (worker: TestWorker, text: string, from = _alice) =>
+  await expectOk(
+    await telegram(worker, {
+      message: { message_id: _update, date: 1, chat: _group, from, text },
+    }),
+  );
+
+const tgClick = async (
+  worker: TestWorker,
+  data: string,
+  from = _alice,
+  ack: unknown = { ok: true },
+) =>
+  await expectOk(
+    await telegram(worker, {
+      callback_query: {
+        id: `cbq-${_update}`,
+        from,
+        chat_instance: "ci",
+        data,
+        message: { message_id: 5, date: 1, chat: _group, text: "Approval needed" },
+      },
+    }),
+    ack,
+  );
+
+Deno.test("POST /webhooks/telegram: the question carries an inline keyboard; another user's click is not theirs, the starter's runs the tool once, a second click does nothing", async () => {
+  await withPlatform(TG, async (worker, fake, platform) => {
+    fake.script(askThenEcho);
+    const toasts = () =>
+      platform.calls.filter((c) => c.path.endsWith("/answerCallbackQuery")).map((c) =>
+        c.body.text as string
+      );
+    await tgSay(worker, "who am i");
+    const [once] = await questionData(
+      platform.calls,
+      (c) =>
+        c.body?.reply_markup?.inline_keyboard?.flat().map((b: { callback_data: string }) =>
+          b.callback_data
+        ),
+    );
+    await tgClick(worker, once, _bob);
+    await until(() => toasts().length === 1, "bob's toast");
+    assertMatch(toasts()[0], /^Not yours/);
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 0);
+
+    await tgClick(worker, once);
+    await until(
+      () => platform.calls.some((c) => String(c.body?.text).startsWith("done: ")),
+      "done",
+    );
+    assertEquals(toasts()[1], "Approved: session_info");
+    await tgClick(worker, once);
+    await until(() => toasts().length === 3, "second toast");
+    assertEquals(toasts()[2], "Already answered");
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 1);
+    const done = platform.calls.find((c) => String(c.body?.text).startsWith("done: "))!;
+    assertMatch(
+      done.body.text,
+      /^done: \{"platform":"telegram","chat_id":"-100777".*"user_id":"42"/,
+    );
+  });
+});
+
+Deno.test("POST /webhooks/telegram: a click by a sender the access policy does not know is refused before its session", async () => {
+  const vars = { ...TG, ACCESS_POLICY: "allowlist", ALLOWED_USERS: "telegram:42" };
+  await withPlatform(vars, async (worker, fake, platform) => {
+    fake.script(askThenEcho);
+    await tgSay(worker, "who am i");
+    const [once] = await questionData(
+      platform.calls,
+      (c) =>
+        c.body?.reply_markup?.inline_keyboard?.flat().map((b: { callback_data: string }) =>
+          b.callback_data
+        ),
+    );
+    await tgClick(worker, once, _bob, { ok: true, ignored: "sender not allowed" });
+    await until(() => platform.calls.some((c) => c.path.endsWith("/answerCallbackQuery")), "toast");
+    const toast = platform.calls.find((c) => c.path.endsWith("/answerCallbackQuery"))!;
+    assertEquals(toast.body.text, "Not allowed");
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 0);
+  });
+});
+
+Deno.test("POST /webhooks/telegram: a click on an earlier question's button never answers the question asked after it", async () => {
+  await withPlatform(TG, async (worker, fake, platform) => {
+    // Two calls in turn, each asking: session_info twice, then the reply.
+    fake.script((req) => {
+      const results = req.body.messages.filter((m: { role: string }) => m.role === "tool").length;
+      if (results < 2) {
+        return { kind: "tool_call", name: "session_info", args: {}, id: `call_${results}` };
+      }
+      return { kind: "text", text: "done twice" };
+    });
+    const keyboards = () =>
+      platform.calls.filter((c) => c.body?.reply_markup).map((c) =>
+        c.body.reply_markup.inline_keyboard.flat().map((b: { callback_data: string }) =>
+          b.callback_data
+        )
+      );
+    const toasts = () =>
+      platform.calls.filter((c) => c.path.endsWith("/answerCallbackQuery")).map((c) => c.body.text);
+    await tgSay(worker, "twice");
+    await until(() => keyboards().length === 1, "first question");
+    const [firstOnce] = keyboards()[0];
+    await tgClick(worker, firstOnce);
+    await until(() => keyboards().length === 2, "second question");
+    await tgClick(worker, firstOnce);
+    await until(() => toasts().length === 2, "second toast");
+    assertEquals(toasts(), ["Approved: session_info", "Already answered"]);
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 1);
+    await tgClick(worker, keyboards()[1][3]);
+    await until(() => platform.calls.some((c) => c.body?.text === "done twice"), "done");
+    assertEquals(toasts()[2], "Denied: session_info will not run");
+    assertStrictEquals(toolRuns(fake), 1);
+  });
+});
+
+// ── Slack ───────────────────────────────────────────────────────────────────────────────────────
+
+const SLACK_SECRET = "slack-test-signing-secret-0123456789";
+const SLACK = { ...ASKING, SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test" };
+const THREAD = "1700000000.000100";
+
+async function slack(worker: TestWorker, body: string, form: boolean): Promise<Response> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  return worker.fetch("/webhooks/slack", {
+    method: "POST",
+    headers: {
+      "content-type": form ? "application/x-www-form-urlencoded" : "application/json",
+      "x-slack-signature": await signSlackRequest({ secret: SLACK_SECRET, timestamp, body }),
+      "x-slack-request-timestamp": String(timestamp),
+    },
+    body,
+  });
+}
+
+async function slackClick(worker: TestWorker, value: string, user: string): Promise<void> {
+  const payload = {
+    type: "block_actions",
+    user: { id: user, username: user, team_id: "T1" },
+    team: { id: "T1" },
+    channel: { id: "C1" },
+    container: { type: "message", message_ts: "1700000000.000200", thread_ts: THREAD },
+    message: { ts: "1700000000.000200", thread_ts: THREAD },
+    actions: [{ type: "button", value, action_ts: String(Date.now()) }],
+  };
+  const res = await slack(worker, `payload=${encodeURIComponent(JSON.stringify(payload))}`, true);
+  assertStrictEquals(res.status, 200, await res.clone().text());
+  await res.body?.cancel();
+}
+
+Deno.test("POST /webhooks/slack: the question carries block buttons; a block_actions click by another user is not theirs, the starter's runs the tool once, a second does nothing", async () => {
+  await withPlatform(SLACK, async (worker, fake, platform) => {
+    fake.script(askThenEcho);
+    const ephemerals = () =>
+      platform.calls.filter((c) => c.path.endsWith("/chat.postEphemeral")).map((c) => c.body);
+    const mention = {
+      type: "event_callback",
+      team_id: "T1",
+      authorizations: [{ user_id: "UBOT" }],
+      event: {
+        type: "app_mention",
+        user: "U1",
+        text: "<@UBOT> who am i",
+        ts: THREAD,
+        channel: "C1",
+      },
+    };
+    await expectOk(await slack(worker, JSON.stringify(mention), false));
+    const [once] = await questionData(
+      platform.calls,
+      (c) =>
+        c.body?.blocks?.find((b: { type: string }) => b.type === "actions")?.elements.map((
+          e: { value: string },
+        ) => e.value),
+    );
+    await slackClick(worker, once, "U2");
+    await until(() => ephemerals().length === 1, "U2's ephemeral");
+    assertMatch(ephemerals()[0].text, /^Not yours/);
+    assertEquals([ephemerals()[0].user, ephemerals()[0].thread_ts], ["U2", THREAD]);
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 0);
+
+    await slackClick(worker, once, "U1");
+    await until(
+      () => platform.calls.some((c) => String(c.body?.text).startsWith("done: ")),
+      "done",
+    );
+    assertEquals(ephemerals()[1].text, "Approved: session_info");
+    await slackClick(worker, once, "U1");
+    await until(() => ephemerals().length === 3, "second ephemeral");
+    assertEquals(ephemerals()[2].text, "Already answered");
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 1);
+  });
+});
+
+// ── Discord ─────────────────────────────────────────────────────────────────────────────────────
+
+const keys = await discordTestKeys();
+const APP_ID = "1100000000000000001";
+const CHANNEL = "1300000000000000001";
+const DISCORD = {
+  ...ASKING,
+  DISCORD_PUBLIC_KEY: keys.publicKeyHex,
+  DISCORD_APPLICATION_ID: APP_ID,
+};
+const ADA = { id: "1500000000000000001", username: "ada" };
+const BEN = { id: "1500000000000000002", username: "ben" };
+let _interaction = 0;
+
+async function discord(worker: TestWorker, payload: Record<string, unknown>): Promise<Response> {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const body = JSON.stringify({
+    id: `12000000000${String(++_interaction).padStart(8, "0")}`,
+    application_id: APP_ID,
+    token: `token-${_interaction}`,
+    channel_id: CHANNEL,
+    guild_id: "1400000000000000001",
+    ...payload,
+  });
+  return worker.fetch("/webhooks/discord", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-signature-ed25519": await signDiscordRequest({
+        privateKey: keys.privateKey,
+        timestamp,
+        body,
+      }),
+      "x-signature-timestamp": timestamp,
+    },
+    body,
+  });
+}
+
+/** Clicks `customId` as `user`; returns the ephemeral text the clicker was answered with. */
+async function discordClick(worker: TestWorker, customId: string, user: typeof ADA) {
+  const res = await discord(worker, {
+    type: 3,
+    member: { user },
+    message: { id: "1900000000000000001" },
+    data: { custom_id: customId, component_type: 2 },
+  });
+  const body = await json(res);
+  assertEquals([res.status, body.type, body.data?.flags], [200, 4, 64], JSON.stringify(body));
+  return body.data.content as string;
+}
+
+Deno.test("POST /webhooks/discord: the question carries buttons; a component click by another user is not theirs, the starter's runs the tool once, a second does nothing", async () => {
+  await withPlatform(DISCORD, async (worker, fake, platform) => {
+    fake.script(askThenEcho);
+    const command = await discord(worker, {
+      type: 2,
+      member: { user: ADA },
+      data: { name: "ask", type: 1, options: [{ name: "prompt", type: 3, value: "who am i" }] },
+    });
+    assertEquals(await json(command), { type: 5 });
+    const [once] = await questionData(
+      platform.calls,
+      (c) => c.body?.components?.[0]?.components.map((b: { custom_id: string }) => b.custom_id),
+    );
+    assertMatch(await discordClick(worker, once, BEN), /^Not yours/);
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 0);
+
+    assertEquals(await discordClick(worker, once, ADA), "Approved: session_info");
+    await until(
+      () => platform.calls.some((c) => String(c.body?.content).startsWith("done: ")),
+      "done",
+    );
+    assertEquals(await discordClick(worker, once, ADA), "Already answered");
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 1);
+    // The reply replaces the question in @original and takes its buttons away.
+    const done = platform.calls.find((c) => String(c.body?.content).startsWith("done: "))!;
+    assertEquals(done.body.components, []);
+  });
+});
