@@ -4,7 +4,8 @@ import { PART_ROOM, replyChannel, type ReplyTarget, RESEND_NOTE } from "../platf
 import { withFetch } from "./_fetch_stub.ts";
 import { githubAdapter, partMarkerComment } from "./github.ts";
 import { PLATFORM_ADAPTERS } from "./mod.ts";
-import { PART_EVENT_TYPE, slackAdapter } from "./slack.ts";
+import { slackAdapter } from "./slack.ts";
+import { PART_EVENT_TYPE } from "./slack_find_part.ts";
 
 const ENV = {
   TELEGRAM_BOT_TOKEN: "1:secret",

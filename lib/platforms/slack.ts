@@ -20,15 +20,14 @@ import {
   ignore,
   isFormBody,
   jsonField,
-  readJson,
   respond,
   sendRequest,
   TIMESTAMP_TOLERANCE_SECONDS,
   timestampProblem,
   withPrefix,
 } from "./_kit.ts";
+import { findSlackPart, PART_EVENT_TYPE, SLACK_DEFAULT_API_ROOT } from "./slack_find_part.ts";
 
-const _DEFAULT_API_ROOT = "https://slack.com/api";
 const _ERROR_CODE = /^[a-z0-9_]{1,64}$/;
 const _LEADING_MENTION = /^\s*<@([A-Z0-9]+)(?:\|[^>]*)?>\s*/i;
 
@@ -233,7 +232,7 @@ async function _answerChoice(
 ): Promise<{ status: number; body: unknown }> {
   const token = env.SLACK_BOT_TOKEN ?? "";
   const { channel, thread_ts } = choice.reply;
-  const url = `${apiRoot(env, "SLACK_API_ROOT", _DEFAULT_API_ROOT)}/chat.postEphemeral`;
+  const url = `${apiRoot(env, "SLACK_API_ROOT", SLACK_DEFAULT_API_ROOT)}/chat.postEphemeral`;
   const result = await sendRequest(url, {
     method: "POST",
     headers: {
@@ -325,80 +324,40 @@ export const slackAdapter: PlatformAdapter<SlackTarget> = {
     const metadata = part.marker
       ? { metadata: { event_type: PART_EVENT_TYPE, event_payload: { part: part.marker } } }
       : {};
-    return sendRequest(`${apiRoot(env, "SLACK_API_ROOT", _DEFAULT_API_ROOT)}/chat.postMessage`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${token}`,
-        "content-type": "application/json; charset=utf-8",
+    return sendRequest(
+      `${apiRoot(env, "SLACK_API_ROOT", SLACK_DEFAULT_API_ROOT)}/chat.postMessage`,
+      {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json; charset=utf-8",
+        },
+        body: JSON.stringify({
+          channel,
+          text,
+          ...(thread_ts ? { thread_ts } : {}),
+          ...metadata,
+          // With blocks, `text` is the notification's fallback; the section shows it in the chat.
+          ...(part.choices?.length ? { blocks: _blocks(text, part.choices) } : {}),
+        }),
       },
-      body: JSON.stringify({
-        channel,
-        text,
-        ...(thread_ts ? { thread_ts } : {}),
-        ...metadata,
-        // With blocks, `text` is the notification's fallback; the section shows it in the chat.
-        ...(part.choices?.length ? { blocks: _blocks(text, part.choices) } : {}),
-      }),
-    }, {
-      api: "Slack API",
-      leaving: part.leaving,
-      secrets: [token],
-      // Slack answers most failures 200 {"ok": false, "error": "<code>"}.
-      refused: ({ body }) => jsonField(body, "ok") !== true,
-      describe: ({ status, body }, kind) =>
-        kind === "refused"
-          ? `Slack chat.postMessage failed: ${_errorCode(jsonField(body, "error"))}`
-          : `Slack chat.postMessage answered HTTP ${status}`,
-    });
+      {
+        api: "Slack API",
+        leaving: part.leaving,
+        secrets: [token],
+        // Slack answers most failures 200 {"ok": false, "error": "<code>"}.
+        refused: ({ body }) => jsonField(body, "ok") !== true,
+        describe: ({ status, body }, kind) =>
+          kind === "refused"
+            ? `Slack chat.postMessage failed: ${_errorCode(jsonField(body, "error"))}`
+            : `Slack chat.postMessage answered HTTP ${status}`,
+      },
+    );
   },
 
-  findPart: _findPart,
+  findPart: findSlackPart,
   answerChoice: _answerChoice,
 };
-
-/** The metadata event type of every message baton posts; its payload's `part` names the part. */
-export const PART_EVENT_TYPE = "baton_part";
-
-const _history = z.looseObject({
-  ok: z.literal(true),
-  has_more: z.boolean().optional(),
-  messages: z.array(z.looseObject({
-    metadata: z.looseObject({ event_type: z.string(), event_payload: z.unknown() }).optional(),
-  })),
-});
-
-/**
- * Reads the thread (conversations.replies) or, for an unthreaded DM, the channel's history
- * (conversations.history) since `sinceMs`, with metadata, for a message naming `marker`. Needs
- * the history scopes of the conversation types the bot is in (see README, Slack).
- */
-async function _findPart(
-  target: SlackTarget,
-  marker: string,
-  sinceMs: number,
-  env: PlatformEnv,
-): Promise<boolean | null> {
-  const params = new URLSearchParams({
-    channel: target.channel,
-    oldest: (Math.max(0, sinceMs) / 1000).toFixed(6),
-    include_all_metadata: "true",
-    limit: "200",
-  });
-  if (target.thread_ts) params.set("ts", target.thread_ts);
-  const method = target.thread_ts ? "conversations.replies" : "conversations.history";
-  const url = `${apiRoot(env, "SLACK_API_ROOT", _DEFAULT_API_ROOT)}/${method}?${params}`;
-  const body = await readJson(url, {
-    headers: { authorization: `Bearer ${env.SLACK_BOT_TOKEN ?? ""}` },
-  });
-  const page = _history.safeParse(body);
-  if (!page.success) return null;
-  const found = page.data.messages.some((m) =>
-    m.metadata?.event_type === PART_EVENT_TYPE &&
-    jsonField(m.metadata.event_payload, "part") === marker
-  );
-  // Not on the one page read while more exist: cannot say it is absent.
-  return found ? true : page.data.has_more ? null : false;
-}
 
 // Only a well-formed code is quoted: the field is the API's free text otherwise.
 function _errorCode(error: unknown): string {
