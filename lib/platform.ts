@@ -122,8 +122,19 @@ export type InDoubt =
 /** How one send went. */
 export type SendResult =
   | { ok: true }
-  /** `retryAfterMs` when the platform said how long to wait (429); `retryable` only where a resend cannot post twice. */
-  | { ok: false; status: number; retryable: boolean; retryAfterMs?: number; message: string };
+  /**
+   * `retryAfterMs` when the platform said how long to wait (429); `retryable` only where a resend
+   * cannot post twice; `uncertain` when the request may have been carried out all the same (a 5xx,
+   * a connection lost after the request left): the part is then in doubt, as after a crash.
+   */
+  | {
+    ok: false;
+    status: number;
+    retryable: boolean;
+    retryAfterMs?: number;
+    uncertain?: boolean;
+    message: string;
+  };
 
 /**
  * One chat platform: verify a delivery, parse it, send replies. One file per platform in

@@ -221,7 +221,14 @@ export async function sendRequest(
     // The runtime's error may quote the URL, hence a token: none of it is passed on. The request
     // may have left before the connection failed, so only an idempotent one may be repeated.
     const message = redact(`could not reach the ${options.api}`, secrets);
-    return { ok: false, status: 0, retryable: options.idempotent === true, message };
+    const idempotent = options.idempotent === true;
+    return {
+      ok: false,
+      status: 0,
+      retryable: idempotent,
+      ...(idempotent ? {} : _UNCERTAIN),
+      message,
+    };
   }
   const answer: Answer = {
     status: res.status,
@@ -244,8 +251,11 @@ export async function sendRequest(
       message,
     };
   }
-  const retryable = kind === "error" && options.idempotent === true && res.status >= 500;
-  return { ok: false, status: res.status, retryable, message };
+  const serverError = kind === "error" && res.status >= 500;
+  const retryable = serverError && options.idempotent === true;
+  // A 5xx says nothing about whether the post was made: in doubt, unless a repeat is harmless.
+  const uncertain = serverError && !retryable ? _UNCERTAIN : {};
+  return { ok: false, status: res.status, retryable, ...uncertain, message };
 }
 
 /**
@@ -262,6 +272,8 @@ export async function readJson(url: string, init: RequestInit): Promise<unknown>
     return null;
   }
 }
+
+const _UNCERTAIN = { uncertain: true } as const;
 
 function _is429(answer: Answer): boolean {
   return answer.status === 429;

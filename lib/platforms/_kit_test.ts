@@ -238,11 +238,11 @@ Deno.test("sendRequest() calls leaving just before the request leaves", async ()
   assertEquals(order, ["leaving", "request arrived"]);
 });
 
-Deno.test("sendRequest() treats a connection error as not retryable, unless idempotent, and never shows the token", async () => {
+Deno.test("sendRequest() treats a connection error as in doubt, or retryable if idempotent, and never shows the token", async () => {
   const root = await _closedRoot();
   const result = await sendRequest(`${root}/bot${TOKEN}/sendMessage`, _POST, _TELEGRAM);
   const message = "could not reach the Telegram Bot API";
-  assertEquals(result, { ok: false, status: 0, retryable: false, message });
+  assertEquals(result, { ok: false, status: 0, retryable: false, uncertain: true, message });
   _assertNoSecret(result);
   // An edit cannot post twice: a lost one may be repeated.
   const edit = await sendRequest(`${root}/edit`, { method: "PATCH" }, {
@@ -372,17 +372,17 @@ Deno.test("sendRequest() uses the platform's rule for what counts as rate-limite
   });
 });
 
-Deno.test("sendRequest() retries a 5xx only when idempotent, and never another 4xx", async () => {
+Deno.test("sendRequest() retries a 5xx only when idempotent (else it is in doubt), and never another 4xx", async () => {
   await _withServer(() => new Response("bad gateway", { status: 502 }), async (root) => {
     const post = await sendRequest(`${root}/x`, _POST, { leaving: undefined, api: "Discord API" });
     const message = "the Discord API answered 502";
-    assertEquals(post, { ok: false, status: 502, retryable: false, message });
+    assertEquals(post, { ok: false, status: 502, retryable: false, uncertain: true, message });
     const edit = await sendRequest(`${root}/x`, { method: "PATCH" }, _IDEMPOTENT);
     assert(!edit.ok && edit.retryable && edit.retryAfterMs === undefined);
   });
   await _withServer(() => new Response(null, { status: 404 }), async (root) => {
     const edit = await sendRequest(`${root}/x`, { method: "PATCH" }, _IDEMPOTENT);
-    assert(!edit.ok && !edit.retryable);
+    assert(!edit.ok && !edit.retryable && edit.uncertain === undefined, "a 4xx is final");
   });
 });
 

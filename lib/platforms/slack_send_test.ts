@@ -67,10 +67,10 @@ Deno.test("slackAdapter.send() makes a 429 retryable after Retry-After seconds",
   );
 });
 
-Deno.test("slackAdapter.send() does not retry a 5xx or a network error, and never shows the token", async () => {
+Deno.test("slackAdapter.send() leaves a 5xx or a network error in doubt, never blindly retryable, and never shows the token", async () => {
   await withFetch(() => new Response("bad gateway", { status: 502 }), async () => {
     const result = await slackAdapter.send({ platform: "slack", channel: "C1" }, "x", PART, ENV);
-    assert(!result.ok && !result.retryable && result.status === 502);
+    assert(!result.ok && !result.retryable && result.uncertain && result.status === 502);
     assert(!JSON.stringify(result).includes(TOKEN));
   });
   await withFetch(() => {
@@ -81,6 +81,7 @@ Deno.test("slackAdapter.send() does not retry a 5xx or a network error, and neve
       ok: false,
       status: 0,
       retryable: false,
+      uncertain: true,
       message: "could not reach the Slack API",
     });
   });

@@ -98,10 +98,12 @@ export class OutboxSender {
   }
 
   /**
-   * Tries until sent, a failure that is not a rate limit, or the wait budget is spent. As each
-   * request leaves, `attempted_at` is stored (durable before the request is let out: the output
-   * gate holds it); it is cleared when an answer says nothing was posted, so a crash in between
-   * is the only way a part is left in doubt. Returns the error, or null when sent.
+   * Tries until sent, a failure that is final, or the wait budget is spent. As each request
+   * leaves, `attempted_at` is stored (durable before the request is let out: the output gate holds
+   * it); it is cleared when an answer says nothing was posted. An answer that leaves it open (a
+   * 5xx, a lost connection) is resolved like a crash's part in doubt — looked for, resent, resent
+   * behind the note, or given up — and tried again after a backoff. Returns the error, or null when
+   * sent.
    */
   async #attempts(
     part: OutboxPart,
@@ -131,8 +133,16 @@ export class OutboxSender {
       }
       if (result.ok) return null;
       const wait = result.retryAfterMs ?? Math.min(500 * 2 ** tries, 8_000);
-      if (!result.retryable || waited + wait > maxSendWaitMs) return result.message;
-      mark(false);
+      if (result.uncertain && waited + wait <= maxSendWaitMs) {
+        const way = await channel.inDoubt(target, part, now());
+        if (way === "delivered") return null;
+        if (way === "skip") return result.message;
+        if (way === "resend_marked" && !text.startsWith(RESEND_NOTE)) text = RESEND_NOTE + text;
+      } else if (!result.retryable || waited + wait > maxSendWaitMs) {
+        return result.message;
+      } else {
+        mark(false);
+      }
       waited += wait;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }

@@ -57,6 +57,14 @@ export class RunEventStore {
     this.#tee(seq).add(transport);
   }
 
+  /**
+   * Drops what a dead executor's attempt at run `seq` recorded (all but `run.queued`): the run is
+   * about to start again, and a subscriber must see one start and one stream of deltas, in order.
+   */
+  restartAttempt(tx: Tx, seq: number): void {
+    this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ? AND type != 'run.queued'`, seq);
+  }
+
   /** Forgets the events of pruned runs. */
   prune(tx: Tx, seqs: number[]): void {
     for (const seq of seqs) this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ?`, seq);

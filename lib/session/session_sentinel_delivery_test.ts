@@ -113,3 +113,52 @@ Deno.test("SessionSentinel.submit() sends a chat user's command answer through t
   const rows = storage.db.prepare(`SELECT kind, sent_at IS NOT NULL AS sent FROM outbox`).all();
   assertEquals(rows.map((r) => ({ ...r })), [{ kind: "notice", sent: 1 }], "recorded as sent");
 });
+
+/** Delivers one reply whose first send is answered with a 5xx (the post may or may not exist). */
+async function fiveHundredOnce(way: InDoubt) {
+  const sent: string[] = [];
+  const asked: number[] = [];
+  let calls = 0;
+  const channel: ReplyChannel = {
+    split: (_target, text) => [text],
+    send: (_target, text, part) => {
+      part.leaving?.();
+      if (calls++ === 0) {
+        return Promise.resolve({
+          ok: false,
+          status: 502,
+          retryable: false,
+          uncertain: true,
+          message: "502",
+        });
+      }
+      sent.push(text);
+      return Promise.resolve({ ok: true });
+    },
+    inDoubt: (_target, part) => {
+      asked.push(part.index);
+      return Promise.resolve(way);
+    },
+  };
+  const sentinel = new SessionSentinel(sqliteStorage(), recordingExecutor().execute, {
+    ...options,
+    channel,
+  });
+  const receipt = await sentinel.submit({
+    ...msg("hi"),
+    reply: { platform: "telegram", chat_id: 1 },
+  });
+  await sentinel.drain();
+  assertEquals((await sentinel.outcome(receipt.seq)).status, "completed");
+  return { sent, asked };
+}
+
+Deno.test("SessionSentinel resolves a part answered 5xx like a part in doubt: looked for, or resent (marked where it cannot look)", async () => {
+  assertEquals(await fiveHundredOnce("delivered"), { sent: [], asked: [0] });
+  assertEquals(await fiveHundredOnce("resend"), { sent: ["re: hi"], asked: [0] });
+  assertEquals(await fiveHundredOnce("resend_marked"), {
+    sent: [`${RESEND_NOTE}re: hi`],
+    asked: [0],
+  });
+  assertEquals(await fiveHundredOnce("skip"), { sent: [], asked: [0] });
+});

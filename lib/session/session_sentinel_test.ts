@@ -299,3 +299,37 @@ Deno.test("SessionSentinel ignores a dead executor that ends while the recovered
   await recovered;
   assertEquals(after.snapshot().messages.map((m) => m.content), ["first", "re: first"]);
 });
+
+Deno.test("SessionSentinel drops a dead attempt's run events: a late subscriber sees one start and the rerun's deltas", async () => {
+  const storage = sqliteStorage();
+  const started = Promise.withResolvers<void>();
+  const dying: TurnExecutor = (_message, _history, _signal, progress) => {
+    progress.emit?.("message.delta", { delta: "half-" });
+    started.resolve();
+    return new Promise<never>(() => {}); // the process dies mid-stream
+  };
+  const before = new SessionSentinel(storage, dying, options);
+  const { seq } = await before.submit({ ...msg("hi"), events: true });
+  void before.drain();
+  await started.promise;
+
+  const finishing: TurnExecutor = (message, _history, _signal, progress) => {
+    progress.emit?.("message.delta", { delta: "whole" });
+    return Promise.resolve({
+      reply: `re: ${message.text}`,
+      messages: [{ role: "user", content: message.text }, { role: "assistant", content: "whole" }],
+      usage: { prompt_tokens: 0, completion_tokens: 0 },
+    });
+  };
+  const after = new SessionSentinel(storage, finishing, options);
+  await after.drain();
+  const seen: string[] = [];
+  after.subscribe(seq, {
+    write: (event) => {
+      seen.push(event.type === "message.delta" ? `delta:${event.data.delta}` : event.type);
+      return true;
+    },
+    close: () => {},
+  });
+  assertEquals(seen, ["run.queued", "run.started", "delta:whole", "run.completed"]);
+});

@@ -110,6 +110,7 @@ export class TurnRunner {
       } else if (retry) {
         claims.release(tx, true);
         inbox.requeue(tx, seq);
+        this.#stores.events.restartAttempt(tx, seq);
       } else {
         const outcome: TurnOutcome = live.status === "delivering" && live.outcome ? live.outcome : {
           status: "failed",
