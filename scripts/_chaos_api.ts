@@ -230,10 +230,10 @@ export async function sendChat(
 
 /** Asks a dropped stream again (same key and body) and reads it to the end: how its turn ended. */
 export async function replayChat(link: ChaosLink, message: ChaosMessage): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const res = await fetch(_chatRequest(link, message, true), {
-        signal: AbortSignal.timeout(30_000),
+        signal: AbortSignal.timeout(15_000),
       });
       if (res.status !== 200) {
         message.answers.push({ status: res.status, error: (await res.text()).slice(0, 80) });
@@ -320,11 +320,12 @@ export async function readRunEvents(
   runId: string,
   seen: { type: string; data: Record<string, unknown> }[],
   leaveAfter = Infinity,
+  timeoutMs = 60_000,
 ): Promise<boolean> {
   try {
     const res = await fetch(`${link.url}/v1/runs/${runId}/events`, {
       headers: { authorization: `Bearer ${link.apiKey}` },
-      signal: AbortSignal.timeout(60_000),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     if (res.status !== 200) {
       await res.body?.cancel();

@@ -37,7 +37,8 @@ export async function collectAfterRun(
   const late = new Map<ChaosMessage, { events: ReadEvent[]; status?: string; output?: string }>();
   await _pool(messages.filter((m) => m.runId), 8, async (m) => {
     const events: ReadEvent[] = [];
-    await readRunEvents(link, m.runId!, events);
+    // The run ended (its session is idle): its whole stream comes at once.
+    await readRunEvents(link, m.runId!, events, Infinity, 15_000);
     let state: { status?: string; output?: string } = {};
     try {
       const res = await fetch(`${link.url}/v1/runs/${m.runId}`, {

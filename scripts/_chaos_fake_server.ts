@@ -64,6 +64,8 @@ export interface FakeEvent {
   text?: string;
   /** The text started with baton's resend note. */
   marked?: boolean;
+  /** The chat it went to, named as `ShownPost.chat` names it. */
+  chat?: string;
 }
 
 /** A running fake platform API. */
@@ -90,6 +92,8 @@ export async function startChaosServer(options: {
   isSend: (call: FakeCall) => boolean;
   route: (call: FakeCall) => FakeAnswer;
   faultAnswer: (status: number) => FakeAnswer;
+  /** The chat a request goes to, for the record of requests. */
+  chatOf: (call: FakeCall) => string | undefined;
   rates: FaultRates;
   random: () => number;
 }): Promise<ChaosServer> {
@@ -213,6 +217,7 @@ export async function startChaosServer(options: {
       method: call.method,
       path: call.path,
       query: call.query.toString(),
+      chat: options.chatOf(call),
       fate: note.fate,
       status: reply?.status ?? 0,
       ...(typeof said === "string"

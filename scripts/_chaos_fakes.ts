@@ -79,6 +79,7 @@ export async function startChaosPlatforms(
     rates,
     random,
     isSend: () => true,
+    chatOf: (call) => call.body?.chat_id === undefined ? undefined : String(call.body.chat_id),
     faultAnswer: (status) =>
       status === 429
         ? {
@@ -124,6 +125,12 @@ export async function startChaosPlatforms(
   const slack = await startChaosServer({
     rates,
     random,
+    chatOf: (call) => {
+      const { channel, thread_ts } = call.body ?? {};
+      return typeof channel === "string"
+        ? (thread_ts ? `${channel}/${thread_ts}` : channel)
+        : undefined;
+    },
     isSend: (call) => call.path.endsWith("/chat.postMessage"),
     faultAnswer: (status) =>
       status === 429
@@ -171,6 +178,10 @@ export async function startChaosPlatforms(
   const discord = await startChaosServer({
     rates,
     random,
+    chatOf: (call) => {
+      const token = discordHook.exec(call.path)?.[1];
+      return token === undefined ? undefined : decodeURIComponent(token);
+    },
     isSend: () => true,
     faultAnswer: (status) =>
       status === 429
@@ -202,6 +213,7 @@ export async function startChaosPlatforms(
   const github = await startChaosServer({
     rates,
     random,
+    chatOf: (call) => issuePath.exec(call.path)?.[2],
     isSend: (call) => call.method === "POST",
     faultAnswer: (status) =>
       status === 429

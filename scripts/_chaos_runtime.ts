@@ -1,4 +1,5 @@
 // baton under `wrangler dev` for the chaos run: SIGKILL and restart on the same state, per-kill log segments, workerd RSS; Deno.
+import { bundleWorker } from "../test/_support/worker.ts";
 import { freePort, startWranglerDev, type WranglerDev } from "./_wrangler_dev.ts";
 
 /** One kill of the runtime's process group. */
@@ -41,13 +42,15 @@ export async function startChaosRuntime(options: {
   clock: () => number;
   log: (line: string) => void;
 }): Promise<ChaosRuntime> {
+  const root = Deno.env.get("CHAOS_BATON_ROOT") ?? new URL("../", import.meta.url).pathname;
   const devOptions = {
+    config: await _freezeBuild(root, options.dir),
     port: freePort(),
     inspectorPort: freePort(),
     persistDir: `${options.dir}/state`,
     logFile: `${options.dir}/wrangler.log`,
     vars: options.vars,
-    root: Deno.env.get("CHAOS_BATON_ROOT"),
+    root,
     // "log": the runtime's warnings and each request's status reach the log, for reading a
     // failed run (a start's first lines can still be missed: its inspector attaches late).
     logLevel: "log" as const,
@@ -105,6 +108,20 @@ export async function startChaosRuntime(options: {
     },
   };
   return runtime;
+}
+
+/**
+ * Bundles baton once (as the tests do) into `dir` with a copy of its wrangler.toml pointing at the
+ * bundle: the whole run, restarts included, runs the build it started with, whatever happens to
+ * the working tree meanwhile. Returns the config's path.
+ */
+async function _freezeBuild(root: string, dir: string): Promise<string> {
+  const base = root.replace(/\/?$/, "/");
+  await bundleWorker(`${base}functions/index.ts`, `${dir}/build/index.js`);
+  const toml = await Deno.readTextFile(`${base}wrangler.toml`);
+  const config = `${dir}/wrangler.toml`;
+  await Deno.writeTextFile(config, toml.replace(/^main\s*=.*$/m, `main = "build/index.js"`));
+  return config;
 }
 
 /** Sum of VmRSS (KiB) of the processes named `name` in process group `pgid`; null when none. */

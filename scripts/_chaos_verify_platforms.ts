@@ -42,12 +42,8 @@ export function verifyPlatformReplies(
   );
   const bySessionChat = new Map<string, ChaosSession>();
   for (const s of obs.sessions) {
-    if (s.way === "telegram" || s.way === "github") bySessionChat.set(`${s.way}:${s.chatId}`, s);
-    if (s.way === "slack") {
-      bySessionChat.set(
-        `slack:${s.slackKind === "dm" ? s.channel : `${s.channel}/${s.threadTs}`}`,
-        s,
-      );
+    if (s.way === "telegram" || s.way === "github" || s.way === "slack") {
+      bySessionChat.set(`${s.way}:${_chatOf(s)}`, s);
     }
   }
   const posts = new Map<ChaosSession, _Post[]>();
@@ -213,7 +209,16 @@ function _verifySession(
         .map((e) =>
           e.fate
         );
-      const sends = fates.length ? `; sends: ${fates.join(", ")}` : "; no send carried its text";
+      // A failure notice carries no marker: the notices to its chat that went wrong, if any.
+      const chat = way === "discord" ? discordToken(message) : _chatOf(session);
+      const notices = (turns.fakeEvents[way] ?? []).filter((e) =>
+        e.chat === chat && e.text?.startsWith("Sorry") && e.fate !== "ok"
+      ).map((e) => `notice ${e.fate}`);
+      const sends = fates.length
+        ? `; sends: ${fates.join(", ")}`
+        : `; no send carried its text${
+          notices.length ? `; ${notices.join(", ")} in its chat` : ""
+        }`;
       tally.add(LABELS.lost, way, 1, `${message.marker} (${way}) accepted, ${what}${sends}`);
     }
   }
@@ -275,4 +280,12 @@ function _placeNotices(
     noticed.add(chosen);
     if (p.post.part) byPart.set(p.post.part, chosen);
   }
+}
+
+/** A session's chat as the fakes name it (`ShownPost.chat`); Discord's is per message. */
+function _chatOf(session: ChaosSession): string {
+  if (session.way === "slack") {
+    return session.slackKind === "dm" ? session.channel : `${session.channel}/${session.threadTs}`;
+  }
+  return String(session.chatId);
 }

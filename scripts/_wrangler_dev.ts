@@ -33,6 +33,11 @@ export interface WranglerDevOptions {
   readyTimeoutMs?: number;
   /** The checkout to run (default this one), e.g. a build under comparison; needs node_modules. */
   root?: string;
+  /**
+   * A wrangler.toml of its own whose `main` is a bundle made beforehand: run with --no-bundle,
+   * so every start runs the same build and edits to the sources never reload it mid-run.
+   */
+  config?: string;
   /** More environment for wrangler (e.g. WRANGLER_LOG_PATH). */
   env?: Record<string, string>;
   /** wrangler's --log-level (default "warn"); at "warn" the worker's console.warn is not shown. */
@@ -73,6 +78,7 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
     "--log-level",
     options.logLevel ?? "warn",
   ];
+  if (options.config) args.push("--config", options.config, "--no-bundle");
   for (const [name, value] of Object.entries(options.vars)) args.push("--var", `${name}:${value}`);
   // setsid makes wrangler the leader of a new process group, so one kill reaches workerd too.
   const child = new Deno.Command("setsid", {

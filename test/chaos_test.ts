@@ -5,7 +5,7 @@ import { type ChaosReport, figure, LABELS } from "../scripts/_chaos_report.ts";
 import { judgeRss } from "../scripts/_chaos_soak.ts";
 
 /** The reduced size: about 300 deliveries over two sessions per way in (≈ 40–60 s a seed). */
-const REDUCED = { messages: 300, sessions: 14 };
+const REDUCED = { messages: 300, sessions: 14, deadlineMs: 5 * 60_000 };
 
 function check(seed: number, report: ChaosReport): void {
   const table = formatChaosReport(report);
