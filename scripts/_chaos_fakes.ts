@@ -126,7 +126,10 @@ export async function startChaosPlatforms(
     rates,
     random,
     chatOf: (call) => {
-      const { channel, thread_ts } = call.body ?? {};
+      // A post names its chat in the body; a read-back in the query (thread: its root's ts).
+      const { channel, thread_ts } = call.method === "GET"
+        ? { channel: call.query.get("channel"), thread_ts: call.query.get("ts") }
+        : call.body ?? {};
       return typeof channel === "string"
         ? (thread_ts ? `${channel}/${thread_ts}` : channel)
         : undefined;

@@ -50,6 +50,7 @@ export const LABELS = {
   answered: "answered (whole reply, final answer or final event)",
   failures: "of which failure notices (turn failed)",
   inDoubt: "parts in doubt after a kill (as the platforms saw them resolved)",
+  inDoubt5xx: "parts in doubt after a 5xx answer",
   marked: "resends with the note (marked)",
   markedDuplicates: "of which repeated a part already shown",
   lost: "lost",
@@ -99,7 +100,8 @@ export function formatChaosSummary(reports: ChaosReport[]): string {
   const columns: [string, string][] = [
     ["messages", LABELS.messages],
     ["kills", LABELS.kills],
-    ["in doubt", LABELS.inDoubt],
+    ["in doubt (kills)", LABELS.inDoubt],
+    ["in doubt (5xx)", LABELS.inDoubt5xx],
     ["marked resends", LABELS.marked],
     ["lost", LABELS.lost],
     ["unmarked dup.", LABELS.unmarked],

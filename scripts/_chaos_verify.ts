@@ -33,6 +33,7 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
     tally.row(label);
   }
   tally.row(LABELS.inDoubt, false, platforms);
+  tally.row(LABELS.inDoubt5xx, false, platforms);
   tally.row(LABELS.marked, false, platforms);
   tally.row(LABELS.markedDuplicates, false, platforms);
   tally.row("platform faults injected (429 / 5xx / held)", false, []);
@@ -340,37 +341,42 @@ function _verifyRun(
 }
 
 /**
- * Parts in doubt as the platforms saw them resolved, each counted against the kill before it:
- * a read-back of the chat (GitHub, Slack), a send behind the resend note (Telegram, Discord
- * follow-ups), an @original edit repeated after one that had been answered or held (Discord).
- * A part whose first send never left and that is resent as is shows nothing: not counted.
+ * Parts in doubt as the platforms saw them resolved: a read-back of the chat (GitHub, Slack), a
+ * send behind the resend note (Telegram, Discord follow-ups), an @original edit repeated after
+ * one that had been answered or held (Discord). One that follows a 5xx answer to the chat's last
+ * send was put in doubt by that answer; any other by the kill before it. A part whose first send
+ * never left and that is resent as is shows nothing: not counted.
  */
 function _partsInDoubt(obs: ChaosObservation, tally: Tally): number[] {
   const kills = obs.kills.map((k) => k.at);
   const perKill = kills.map(() => 0);
-  const count = (way: PlatformWay, at: number) => {
-    tally.add(LABELS.inDoubt, way);
-    const before = kills.findLastIndex((k) => k < at);
-    if (before >= 0) perKill[before]++;
-  };
   for (const way of PLATFORM_WAYS) {
     const seen = new Set<string>();
-    const lastEdit = new Map<string, string>();
+    const lastSend = new Map<string | undefined, string>();
+    const count = (chat: string | undefined, at: number) => {
+      if (lastSend.get(chat)?.startsWith("5xx")) return tally.add(LABELS.inDoubt5xx, way);
+      tally.add(LABELS.inDoubt, way);
+      const before = kills.findLastIndex((k) => k < at);
+      if (before >= 0) perKill[before]++;
+    };
     for (const e of obs.fakeEvents[way] ?? []) {
-      // One look per part: GitHub's further pages of the same look are not counted again.
-      const further = /(^|&)page=([2-9]|\d\d)/.test(e.query);
-      if ((way === "github" || way === "slack") && e.method === "GET" && !further) count(way, e.at);
+      if (e.method === "GET") {
+        // One look per part: GitHub's further pages of the same look are not counted again.
+        const further = /(^|&)page=([2-9]|\d\d)/.test(e.query);
+        if ((way === "github" || way === "slack") && !further) count(e.chat, e.at);
+        continue;
+      }
       if (e.marked && e.method === "POST") {
         // A resend answered 429 is sent again: one part, one count.
-        const key = `${e.path} ${e.text}`;
-        if (!seen.has(key)) count(way, e.at);
+        const key = `${e.chat} ${e.text}`;
+        if (!seen.has(key)) count(e.chat, e.at);
         seen.add(key);
       }
       if (e.method === "PATCH") {
-        const before = lastEdit.get(e.path);
-        if (before === "ok" || before?.startsWith("held")) count(way, e.at);
-        lastEdit.set(e.path, e.fate);
+        const before = lastSend.get(e.chat);
+        if (before === "ok" || before?.startsWith("held")) count(e.chat, e.at);
       }
+      lastSend.set(e.chat, e.fate);
     }
   }
   return perKill;
