@@ -4,7 +4,6 @@ import {
   type ChaosMessage,
   isPlatformWay,
   PLATFORM_WAYS,
-  type PlatformWay,
 } from "./_chaos_plan.ts";
 import { type ChaosReport, LABELS } from "./_chaos_report.ts";
 import { type ChaosObservation, fig, type ReadEvent, Tally } from "./_chaos_tally.ts";
