@@ -354,7 +354,6 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       fakeEvents: Object.fromEntries(PLATFORM_WAYS.map((w) => [w, platforms.servers[w].events])),
       ...after,
       counts,
-      logSegments: await runtime.logSegments(),
       kills: runtime.kills,
       openAtKills,
       held: heldSends,

@@ -40,7 +40,6 @@ export interface ChaosObservation {
   /** Runs: a subscriber's read of the whole stream after the run, and GET /v1/runs/{id}. */
   late: Map<ChaosMessage, { events: ReadEvent[]; status?: string; output?: string }>;
   counts: Record<ChaosWay, WayCounts>;
-  logSegments: string[];
   kills: KillRecord[];
   openAtKills: number;
   /** What each deliberately held send was. */
