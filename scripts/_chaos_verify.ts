@@ -1,10 +1,5 @@
 // The chaos run's verdict: model calls, transcripts, HTTP answers, run event streams and platform replies, per way in; Deno.
-import {
-  CHAOS_MARKER,
-  type ChaosMessage,
-  isPlatformWay,
-  PLATFORM_WAYS,
-} from "./_chaos_plan.ts";
+import { CHAOS_MARKER, type ChaosMessage, isPlatformWay, PLATFORM_WAYS } from "./_chaos_plan.ts";
 import { type ChaosReport, LABELS } from "./_chaos_report.ts";
 import { type ChaosObservation, fig, type ReadEvent, Tally } from "./_chaos_tally.ts";
 import { verifyPlatformReplies } from "./_chaos_verify_platforms.ts";
