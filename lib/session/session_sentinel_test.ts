@@ -1,8 +1,8 @@
 // Unit tests for lib/session/session_sentinel.ts over node:sqlite standing in for Durable Object SQLite; Deno.
-import { assertEquals, assertStrictEquals } from "@std/assert";
+import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import type { ChatMessage } from "../chat_model.ts";
 import { SessionSentinel, type TurnExecutor } from "./mod.ts";
-import { msg, options, recordingExecutor } from "./_sentinel_fixtures.ts";
+import { msg, options, recordingChannel, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 
 Deno.test("SessionSentinel.drain() entered concurrently still runs one turn at a time, in order", async () => {
@@ -332,4 +332,28 @@ Deno.test("SessionSentinel drops a dead attempt's run events: a late subscriber 
     close: () => {},
   });
   assertEquals(seen, ["run.queued", "run.started", "delta:whole", "run.completed"]);
+});
+
+Deno.test("SessionSentinel tells a chat user their turn was given up after maxAttempts interruptions", async () => {
+  const storage = sqliteStorage();
+  const chat = { ...msg("poison"), reply: { platform: "telegram", chat_id: 1 } };
+  const receipt = await new SessionSentinel(storage, recordingExecutor().execute, options).submit(
+    chat,
+  );
+  for (let attempt = 0; attempt < options.maxAttempts; attempt++) {
+    const exec = recordingExecutor();
+    exec.hold("poison");
+    void new SessionSentinel(storage, exec.execute, options).drain();
+    while (exec.state.running === 0) await new Promise((r) => setTimeout(r, 1));
+  }
+  const sent: string[] = [];
+  const sentinel = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    channel: recordingChannel(sent),
+  });
+  await sentinel.drain();
+  assertEquals((await sentinel.outcome(receipt.seq)).status, "failed");
+  assertEquals(sent.length, 1, "never silence");
+  assertMatch(sent[0], /interrupted 3 times/);
+  assertEquals(sentinel.snapshot().running, false);
 });

@@ -14,6 +14,20 @@ import {
   type TurnProgress,
 } from "./types.ts";
 
+/** A reply being delivered may be recovered this many times `maxAttempts` before it is given up. */
+const _DELIVERY_TRIES = 4;
+
+/** The outcome of a turn whose executor died `attempts` times. */
+function _interrupted(attempts: number): Extract<TurnOutcome, { status: "failed" }> {
+  return {
+    status: "failed",
+    error: {
+      message: `the turn was interrupted ${attempts} times; giving up`,
+      type: "turn_interrupted",
+    },
+  };
+}
+
 /** What the runner needs from its sentinel. */
 export interface TurnRunnerOptions {
   execute: TurnExecutor;
@@ -99,29 +113,48 @@ export class TurnRunner {
         return null;
       }
       const live = row?.status === "running" || row?.status === "delivering" ? row : null;
-      const retry = live !== null && live.attempts < this.#options.maxAttempts;
-      if (live?.status === "delivering" && retry) {
+      const { maxAttempts } = this.#options;
+      const retry = live !== null && live.attempts < maxAttempts;
+      // Sending a stored reply again costs no model call, and every part in doubt is resolved
+      // before it is resent: a reply being delivered gets more tries than a turn being run.
+      if (live?.status === "delivering" && live.attempts < maxAttempts * _DELIVERY_TRIES) {
         const claim = claims.renew(tx, this.#options.now())!;
         inbox.countAttempt(tx, seq);
         return { claim, message: inbox.message(seq)! };
       }
       if (!live) {
         claims.release(tx, true);
-      } else if (retry) {
+        return null;
+      }
+      if (retry) {
         claims.release(tx, true);
         inbox.requeue(tx, seq);
         this.#stores.events.restartAttempt(tx, seq);
-      } else {
-        const outcome: TurnOutcome = live.status === "delivering" && live.outcome ? live.outcome : {
-          status: "failed",
-          error: {
-            message: `the turn was interrupted ${live.attempts} times; giving up`,
-            type: "turn_interrupted",
-          },
-        };
-        claims.release(tx, true);
-        this.#stores.settle(tx, seq, outcome);
+        return null;
       }
+      const message = inbox.message(seq);
+      if (live.status === "running" && message?.reply && this.#options.sender) {
+        // Given up on: the chat user is told so, through the outbox like any failed turn.
+        const outcome = _interrupted(live.attempts);
+        const target = message.reply;
+        const text = failureNotice(outcome.error);
+        const now = this.#options.now();
+        this.#stores.outbox.add(
+          tx,
+          "reply",
+          seq,
+          target,
+          this.#options.sender.split(target, text),
+          now,
+        );
+        inbox.markDelivering(tx, seq, outcome);
+        return { claim: claims.renew(tx, now)!, message };
+      }
+      const outcome = live.status === "delivering" && live.outcome
+        ? live.outcome
+        : _interrupted(live.attempts);
+      claims.release(tx, true);
+      this.#stores.settle(tx, seq, outcome);
       return null;
     });
   }
