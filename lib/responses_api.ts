@@ -1,4 +1,5 @@
 // OpenAI Responses API shapes: request schema, response ids, the response object and its stream events; runtime-neutral.
+import { parseSessionSeqId, sessionSeqId } from "./run_ids.ts";
 import { z } from "zod";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ModelParams, ToolCall } from "./chat_model.ts";
@@ -230,26 +231,14 @@ export function isResponseMeta(meta: unknown): meta is ResponseMeta {
     (meta as { api?: unknown }).api === "responses";
 }
 
-function _b64url(text: string): string {
-  return btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
 /** `resp_<base64url session id>_<seq>`: the id routes to its session without a lookup. */
 export function responseId(session: string, seq: number): string {
-  return `resp_${_b64url(session)}_${seq}`;
+  return sessionSeqId("resp", session, seq);
 }
 
 /** The session id and seq of a response id, or null when it is not one. */
 export function parseResponseId(id: string): { session: string; seq: number } | null {
-  const match = /^resp_([A-Za-z0-9_-]{1,172})_([1-9][0-9]{0,15})$/.exec(id);
-  if (!match) return null;
-  let session: string;
-  try {
-    session = atob(match[1].replaceAll("-", "+").replaceAll("_", "/"));
-  } catch {
-    return null;
-  }
-  return SESSION_ID.test(session) ? { session, seq: Number(match[2]) } : null;
+  return parseSessionSeqId("resp", id);
 }
 
 /** The id of a response's output message. */
