@@ -3,7 +3,6 @@ import { parseSessionSeqId, sessionSeqId } from "./run_ids.ts";
 import { z } from "zod";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ModelParams, ToolCall } from "./chat_model.ts";
-import { SESSION_ID } from "./openai_api.ts";
 import type { RunState, TurnUsage } from "./session/types.ts";
 
 const _part = z.object({

@@ -1,5 +1,5 @@
 // The session coordinator: one turn at a time, messages in order, nothing lost or run twice, over the session's stores; runtime-neutral.
-import { type ChatMessage, messageText } from "../chat_model.ts";
+import type { ChatMessage } from "../chat_model.ts";
 import type { ReplyChannel } from "../platform.ts";
 import {
   newConversationText,
@@ -198,17 +198,7 @@ export class SessionSentinel {
 
   /** Message `seq` as stored, its run's state and usage; null when there is no such message. */
   record(seq: number): MessageRecord | null {
-    const row = this.#stores.inbox.get(seq);
-    const message = row ? this.#stores.inbox.message(seq) : null;
-    if (!row || !message) return null;
-    const done = row.outcome?.status === "completed" ? row.outcome : undefined;
-    return {
-      message,
-      state: runStateOf(row.status, row.outcome),
-      ...(done ? { usage: done.usage } : {}),
-      ...(done?.toolCalls ? { toolCalls: done.toolCalls } : {}),
-      ...(done?.truncated ? { truncated: true } : {}),
-    };
+    return this.#stores.record(seq);
   }
 
   /**
@@ -216,9 +206,7 @@ export class SessionSentinel {
    * included), or null when that turn did not complete.
    */
   turnsThrough(seq: number): ChatMessage[] | null {
-    if (this.#stores.inbox.get(seq)?.status !== "completed") return null;
-    const conversation = this.#stores.transcript.conversationOf(seq);
-    return conversation === null ? null : this.#stores.transcript.visibleTurns(conversation, seq);
+    return this.#stores.turnsThrough(seq);
   }
 
   /**
@@ -328,7 +316,7 @@ export class SessionSentinel {
       const seq = this.#stores.inbox.insert(tx, message, now, "command", outcome);
       return this.#withNotice(tx, message, { seq, duplicate: false }, reply, now);
     }
-    if (message.continuesSeed && !this.#continues(message.seed ?? [])) {
+    if (message.continuesSeed && !this.#stores.continues(message.seed ?? [])) {
       return { seq: 0, duplicate: false, refused: "history_mismatch" };
     }
     const mode = this.#options.busyMode ?? "queue";
@@ -361,16 +349,6 @@ export class SessionSentinel {
     }
     const notice = decision.notify ? this.#queuedNotice(tx, message, now) : undefined;
     return this.#withNotice(tx, message, { seq, duplicate: false }, notice, now);
-  }
-
-  /** Whether `seed` is exactly this idle session's current conversation, as its client saw it. */
-  #continues(seed: ChatMessage[]): boolean {
-    const { claims, inbox, transcript } = this.#stores;
-    const claim = claims.state();
-    if (claim.seq !== null || inbox.waitingCount() > 0) return false;
-    const turns = transcript.visibleTurns(claim.conversation);
-    return turns.length === seed.length &&
-      turns.every((t, i) => t.role === seed[i].role && t.content === messageText(seed[i]));
   }
 
   /** Adds `notice` to the receipt and, for a chat user, to the outbox. */

@@ -1,4 +1,5 @@
 // A session's stores over one database, and the two steps that span them: settle a message, prune old ones; runtime-neutral.
+import { type ChatMessage, messageText } from "../chat_model.ts";
 import { ApprovalStore } from "./approvals.ts";
 import { ClaimStore } from "./claim.ts";
 import { DEDUP_MS, InboxStore } from "./inbox.ts";
@@ -8,7 +9,7 @@ import { RunEventStore } from "./run_events.ts";
 import { migrate } from "./schema.ts";
 import { SessionDb, type SessionStorage, type Tx } from "./session_db.ts";
 import { TranscriptStore } from "./transcript.ts";
-import type { RunState, TurnOutcome } from "./types.ts";
+import type { MessageRecord, RunState, TurnOutcome } from "./types.ts";
 
 /** How often an instance prunes: rows are kept a day, so a minute's delay changes nothing. */
 const PRUNE_INTERVAL_MS = 60_000;
@@ -75,6 +76,40 @@ export class SessionStores {
     const seqs = this.inbox.prune(tx, cutoff);
     this.outbox.prune(tx, seqs, cutoff);
     this.events.prune(tx, seqs);
+  }
+
+  /** Message `seq` as stored, its run's state and usage; null when there is no such message. */
+  record(seq: number): MessageRecord | null {
+    const row = this.inbox.get(seq);
+    const message = row ? this.inbox.message(seq) : null;
+    if (!row || !message) return null;
+    const done = row.outcome?.status === "completed" ? row.outcome : undefined;
+    return {
+      message,
+      state: runStateOf(row.status, row.outcome),
+      ...(done ? { usage: done.usage } : {}),
+      ...(done?.toolCalls ? { toolCalls: done.toolCalls } : {}),
+      ...(done?.truncated ? { truncated: true } : {}),
+    };
+  }
+
+  /**
+   * The conversation as its client saw it through turn `seq` (its user message and reply
+   * included), or null when that turn did not complete.
+   */
+  turnsThrough(seq: number): ChatMessage[] | null {
+    if (this.inbox.get(seq)?.status !== "completed") return null;
+    const conversation = this.transcript.conversationOf(seq);
+    return conversation === null ? null : this.transcript.visibleTurns(conversation, seq);
+  }
+
+  /** Whether `seed` is exactly this idle session's current conversation, as its client saw it. */
+  continues(seed: ChatMessage[]): boolean {
+    const claim = this.claims.state();
+    if (claim.seq !== null || this.inbox.waitingCount() > 0) return false;
+    const turns = this.transcript.visibleTurns(claim.conversation);
+    return turns.length === seed.length &&
+      turns.every((t, i) => t.role === seed[i].role && t.content === messageText(seed[i]));
   }
 }
 
