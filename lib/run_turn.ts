@@ -54,6 +54,16 @@ export interface TurnResume {
   usage: { prompt_tokens: number; completion_tokens: number };
   /** Calls the user did not approve, by call id, with what the model is told; every other call runs. */
   denied: Record<string, string>;
+  /**
+   * Results of calls an earlier resumption of this turn ran already (or started and may have
+   * run, with what the model is told), by call id: given to the model as they are, not run again.
+   */
+  results?: Record<string, string>;
+  /**
+   * Told before each call of the paused step runs (`result` null) and after (its result), so
+   * the host can store them and a turn that dies here never runs an approved call twice.
+   */
+  record?: (callId: string, result: string | null) => void;
 }
 
 /** A tool call's lifecycle event. */
@@ -99,7 +109,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     first = resume.step + 1;
     const last = resume.messages.at(-1);
     const calls = last?.role === "assistant" ? last.tool_calls ?? [] : [];
-    const clientCalls = await _runCalls(request, added, calls, clientNames, resume.denied);
+    const clientCalls = await _runCalls(request, added, calls, clientNames, resume.denied, resume);
     if (clientCalls.length) {
       const reply = typeof last?.content === "string" ? last.content : "";
       return { reply, messages: added, steps: resume.step, usage, toolCalls: clientCalls };
@@ -148,15 +158,20 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
   return { reply: STEP_CAP_REPLY, messages: added, steps: request.maxSteps, usage };
 }
 
-/** Runs a step's baton tool calls in order (a denied one only gets its denial); returns the client's calls. */
+/**
+ * Runs a step's baton tool calls in order (a denied one only gets its denial; one a resumed
+ * turn ran before gets its stored result); returns the client's calls.
+ */
 async function _runCalls(
   request: TurnRequest,
   added: ChatMessage[],
   calls: ToolCall[],
   clientNames: Set<string>,
   denied: Record<string, string>,
+  resumed?: TurnResume,
 ): Promise<ToolCall[]> {
   const { tools, signal } = request;
+  const stored = resumed?.results ?? {};
   for (const call of calls) {
     if (clientNames.has(_callName(call))) continue; // the client runs its own
     if (Object.hasOwn(denied, call.id)) {
@@ -164,10 +179,16 @@ async function _runCalls(
       added.push({ role: "tool", tool_call_id: call.id, content });
       continue;
     }
+    if (Object.hasOwn(stored, call.id)) {
+      added.push({ role: "tool", tool_call_id: call.id, content: stored[call.id] });
+      continue;
+    }
     const name = call.type === "function" ? call.function.name : call.type;
+    resumed?.record?.(call.id, null);
     request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
     const started = Date.now();
     const result = await _runTool(tools, call, signal);
+    resumed?.record?.(call.id, result.content);
     request.onTool?.({
       type: "tool.completed",
       tool: name,

@@ -140,6 +140,37 @@ Deno.test("SessionDO keeps a run waiting for approval across a restart; approved
   }
 });
 
+Deno.test("SessionDO killed right after an approved call ran resumes without running it again", async () => {
+  const dir = await tempPersistDir();
+  const vars = { ...ASKING, TURN_LEASE_MS: "200" };
+  try {
+    let id = "";
+    await withBaton(async (worker, fake) => {
+      // After the tool ran, the model call that would finish the turn never answers: the kill.
+      fake.script((req) =>
+        req.body.messages.at(-1).role === "tool" ? { kind: "hold" } : askThenEcho(req)
+      );
+      id = (await startRun(worker, "once only", "appr-k")).run_id;
+      await untilStatus(worker, id, "waiting_for_approval");
+      assertStrictEquals((await answer(worker, id, { choice: "once" })).status, 200);
+      await fake.waitForRequests(2);
+    }, { persistDir: dir.path, vars });
+    await withBaton(async (worker, fake) => {
+      fake.script(askThenEcho);
+      await untilStatus(worker, id, "completed");
+      assertMatch(
+        (await getRun(worker, id)).output,
+        /^done: \{"platform":"api","chat_id":"appr-k"/,
+      );
+      const started = (await runEvents(worker, id)).filter((e) => e.type === "tool.started");
+      assertStrictEquals(started.length, 1, "the approved call ran once, before the kill");
+      assertStrictEquals(fake.requests.length, 1, "resumed after the tool, not rerun");
+    }, { persistDir: dir.path, vars });
+  } finally {
+    await dir.cleanup();
+  }
+});
+
 Deno.test("SessionDO denies a question nobody answers within APPROVAL_TIMEOUT_MS", async () => {
   await withBaton(async (worker, fake) => {
     fake.script(askThenEcho);

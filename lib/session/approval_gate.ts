@@ -18,6 +18,9 @@ import type { InboundMessage, TurnUsage } from "./types.ts";
 export const DENIED_RESULT = "the user denied this call; it was not run";
 /** What the model is told for a call nobody answered in time (or whose turn was stopped). */
 export const UNANSWERED_RESULT = "the user did not approve this call in time; it was not run";
+/** What the model is told for an approved call whose run a restart cut off: it is not run twice. */
+export const CUT_OFF_RESULT =
+  "this call was cut off by a restart after it started; it may or may not have taken effect, and was not run again";
 
 /** What the gate needs besides the stores. */
 export interface ApprovalGateOptions {
@@ -225,8 +228,16 @@ export class ApprovalGate {
         row.answeredBy === "timeout" ? UNANSWERED_RESULT : DENIED_RESULT,
       ]),
     );
+    // Calls an earlier resumption ran (it died after): their results stand, none runs twice.
+    const results = Object.fromEntries(
+      this.#stores.approvals.runs(seq).map((run) => [
+        run.callId,
+        run.result ?? JSON.stringify({ error: CUT_OFF_RESULT }),
+      ]),
+    );
     const { messages, step, usage } = waiting.pause;
-    return { claim, message: waiting.message, resume: { messages, step, usage, denied } };
+    const resume = { messages, step, usage, denied, results };
+    return { claim, message: waiting.message, resume };
   }
 
   /** The /status line of a waiting turn, or null. */

@@ -127,10 +127,37 @@ export class ApprovalStore {
     ).map(_approvalRow);
   }
 
-  /** Forgets turn `seq`'s pause and questions: the turn has ended. */
+  /**
+   * Records that resumed turn `seq` starts call `callId` (`result` null) or has its result. A
+   * call started but without a result died with its executor: it may have run.
+   */
+  recordRun(tx: Tx, seq: number, callId: string, result: string | null): void {
+    this.#db.exec(
+      tx,
+      `INSERT INTO approval_run (seq, call_id, result) VALUES (?, ?, ?)
+       ON CONFLICT (seq, call_id) DO UPDATE SET result = excluded.result`,
+      seq,
+      callId,
+      result,
+    );
+  }
+
+  /** The calls turn `seq` started after resuming, with their results (null: it died running it). */
+  runs(seq: number): { callId: string; result: string | null }[] {
+    return this.#db.rows(
+      `SELECT call_id, result FROM approval_run WHERE seq = ? ORDER BY rowid`,
+      seq,
+    ).map((row) => ({
+      callId: str(row, "call_id"),
+      result: row.result === null ? null : str(row, "result"),
+    }));
+  }
+
+  /** Forgets turn `seq`'s pause, questions and resumed calls: the turn has ended. */
   end(tx: Tx, seq: number): void {
     this.#db.exec(tx, `DELETE FROM approval_pause WHERE seq = ?`, seq);
     this.#db.exec(tx, `DELETE FROM approval WHERE seq = ?`, seq);
+    this.#db.exec(tx, `DELETE FROM approval_run WHERE seq = ?`, seq);
   }
 
   /** Remembers that `tool` does not ask again: in `conversation` (`session`) or in this session key (`always`). */

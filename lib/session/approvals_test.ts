@@ -11,8 +11,11 @@ import { sqliteStorage } from "./_sqlite_storage.ts";
 /**
  * An executor whose model calls the asking tool `act` for every message except those starting
  * with "plain", then answers "done: <tool result>"; `runs` records the context of each tool run.
+ * `dies` makes this executor hang for good (its object dies there): in the tool, or in the model
+ * call after it.
  */
-function askingExecutor() {
+function askingExecutor(dies?: "in_tool" | "after_tool") {
+  const never = new Promise<never>(() => {});
   const runs: { user: string; message: string }[] = [];
   const act = defineTool({
     name: "act",
@@ -22,7 +25,7 @@ function askingExecutor() {
     run() {
       const ctx = currentContext();
       runs.push({ user: ctx.user_id, message: ctx.message_id });
-      return "acted";
+      return dies === "in_tool" ? never : "acted";
     },
   });
   let calls = 0;
@@ -32,6 +35,7 @@ function askingExecutor() {
       const last = messages.at(-1)!;
       const usage = { prompt_tokens: 1, completion_tokens: 1 };
       if (last.role === "tool") {
+        if (dies === "after_tool") return never;
         return Promise.resolve({ content: `done: ${last.content}`, toolCalls: [], usage });
       }
       if (last.role === "user" && String(last.content).startsWith("plain")) {
@@ -74,8 +78,12 @@ const chatMsg = (text: string, user = "alice", id = text): InboundMessage => ({
 /** Lets the drains a submit started run until the session has nothing left to do now. */
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
-function sentinelWith(storage = sqliteStorage(), extra: Partial<typeof options> = {}) {
-  const exec = askingExecutor();
+function sentinelWith(
+  storage = sqliteStorage(),
+  extra: Partial<typeof options> = {},
+  dies?: "in_tool" | "after_tool",
+) {
+  const exec = askingExecutor(dies);
   const sentinel: SessionSentinel = new SessionSentinel(storage, exec.execute, {
     ...options,
     ...extra,
@@ -262,6 +270,46 @@ Deno.test("SessionSentinel arms its alarm when an answer is stored, so a restart
   await after.sentinel.alarm();
   assertEquals(after.runs.length, 1);
   assertEquals((await after.sentinel.outcome(first.seq)).status, "completed");
+});
+
+Deno.test("SessionSentinel resumes a turn that died after its approved call ran without running it again", async () => {
+  let now = 1_000_000;
+  const before = sentinelWith(sqliteStorage(), { now: () => now }, "after_tool");
+  const first = before.sentinel.submit(chatMsg("go"));
+  await settle();
+  assertEquals(before.sentinel.submit(chatMsg("/approve")).notice, "Approved: act runs now.");
+  await settle();
+  assertEquals(before.runs.length, 1, "ran, then its executor died in the next model call");
+
+  now += options.leaseMs * 10;
+  const after = sentinelWith(before.storage, { now: () => now });
+  await after.sentinel.alarm();
+  const outcome = await after.sentinel.outcome(first.seq);
+  assertEquals(outcome.status === "completed" && outcome.reply, "done: acted");
+  assertEquals(after.runs, [], "its stored result stands");
+  assertEquals(after.sentinel.snapshot().messages.map((m) => m.content), [
+    "go",
+    "",
+    "acted",
+    "done: acted",
+  ]);
+});
+
+Deno.test("SessionSentinel resumes a turn that died inside its approved call: the model is told, the call not run twice", async () => {
+  let now = 1_000_000;
+  const before = sentinelWith(sqliteStorage(), { now: () => now }, "in_tool");
+  const first = before.sentinel.submit(chatMsg("go"));
+  await settle();
+  before.sentinel.submit(chatMsg("/approve"));
+  await settle();
+  assertEquals(before.runs.length, 1);
+
+  now += options.leaseMs * 10;
+  const after = sentinelWith(before.storage, { now: () => now });
+  await after.sentinel.alarm();
+  const outcome = await after.sentinel.outcome(first.seq);
+  assertMatch(outcome.status === "completed" ? outcome.reply : "", /^done: .*cut off by a restart/);
+  assertEquals(after.runs, [], "at most once: it may have run");
 });
 
 Deno.test("SessionSentinel.outcome(seq, true) resolves null when the turn pauses, and at once while it waits; without it, the outcome", async () => {

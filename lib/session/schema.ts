@@ -124,6 +124,19 @@ const _APPROVALS = [
 /** A notice's buttons (an approval question's choices), sent with its last part. */
 const _OUTBOX_CHOICES = [`ALTER TABLE outbox ADD COLUMN choices TEXT`];
 
+/**
+ * The calls a resumed turn ran for its paused step: a row before each runs, its result after,
+ * so a turn that dies after its approval resumes without running an approved call twice.
+ */
+const _APPROVAL_RUNS = [
+  `CREATE TABLE approval_run (
+      seq INTEGER NOT NULL,
+      call_id TEXT NOT NULL,
+      result TEXT,
+      PRIMARY KEY (seq, call_id)
+    )`,
+];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -164,6 +177,8 @@ const _MIGRATIONS: readonly _Migration[] = [
   _APPROVALS,
   // 4 → 5: a notice carries buttons (an approval question's choices on Telegram, Slack, Discord).
   _OUTBOX_CHOICES,
+  // 5 → 6: a resumed turn's calls and their results (an approved call runs at most once).
+  _APPROVAL_RUNS,
 ];
 
 /**
@@ -177,6 +192,7 @@ const _CURRENT = [
   ..._REQUEST_HASH,
   ..._APPROVALS,
   ..._OUTBOX_CHOICES,
+  ..._APPROVAL_RUNS,
   ..._VERSION_TABLE,
 ];
 

@@ -184,7 +184,7 @@ export class TurnRunner {
       progress,
       running.controller,
       this.#options.turnTimeoutMs,
-      { granted, ...(resume ? { resume } : {}) },
+      { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
     );
     this.#stop(running);
     const { paused } = result;
@@ -268,6 +268,16 @@ export class TurnRunner {
     this.#stores.release(tx, claim.seq, outcome, true);
     if (running) tx.onCommit(() => running.controller.abort(new Error(`turn ${why}`)));
     return true;
+  }
+
+  /** `resume` storing each call it runs, and its result, while `claim` is current. */
+  #recording(claim: Claim, resume: TurnResume): TurnResume {
+    const { db, claims, approvals } = this.#stores;
+    const record = (callId: string, result: string | null) =>
+      db.transaction((tx) => {
+        if (claims.holds(claim)) approvals.recordRun(tx, claim.seq, callId, result);
+      });
+    return { ...resume, record };
   }
 
   #held(): _Running | null {
