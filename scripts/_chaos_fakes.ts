@@ -31,6 +31,10 @@ export interface ShownPost {
   edit?: boolean;
   /** The part name baton carried (GitHub comment marker, Slack metadata), when it did. */
   part?: string;
+  /** Telegram: the callback data of the inline buttons under it (an approval question). */
+  buttons?: string[];
+  /** Telegram: the id the platform gave it (a click on its buttons names it). */
+  messageId?: number;
 }
 
 /** The four fake platform APIs and everything they were sent. */
@@ -93,16 +97,24 @@ export async function startChaosPlatforms(
         }
         : { status, body: { ok: false, error_code: status, description: "Bad Gateway" } },
     route: (call) => {
+      if (call.path === `/bot${C.telegramToken}/answerCallbackQuery`) {
+        return { status: 200, body: { ok: true, result: true } };
+      }
       if (call.path !== `/bot${C.telegramToken}/sendMessage`) {
         return { status: 401, body: { ok: false, error_code: 401, description: "Unauthorized" } };
       }
+      const keyboard: { callback_data?: string }[][] = call.body?.reply_markup?.inline_keyboard ??
+        [];
+      const buttons = keyboard.flat().map((b) => String(b.callback_data ?? ""));
+      const messageId = ++telegramIds;
       store({
         way: "telegram",
         chat: String(call.body?.chat_id),
         text: String(call.body?.text ?? ""),
         replyTo: call.body?.reply_parameters?.message_id,
+        ...(buttons.length ? { buttons, messageId } : {}),
       });
-      return { status: 200, body: { ok: true, result: { message_id: ++telegramIds } } };
+      return { status: 200, body: { ok: true, result: { message_id: messageId } } };
     },
   });
 

@@ -34,6 +34,21 @@ export const CHAOS_MARKERS = /\bs(\d+)m(\d+)\b/g;
 /** How a chat-completions client asks: a plain request, a stream read to the end, or one it drops. */
 export type ChatMode = "plain" | "stream" | "disconnect";
 
+/**
+ * How the fake user answers the approval question a message's turn asks (Telegram: a click on
+ * "Approve once"; runs: `POST /v1/runs/{id}/approval`): at once, twice at once, a few seconds
+ * late, or never (the question times out and counts as denied).
+ */
+export type ApprovalMode = "once" | "twice" | "late" | "never";
+
+/** The ways whose messages may ask for approval (a button to click, or the runs API to answer). */
+export const APPROVAL_WAYS: readonly ChaosWay[] = ["telegram", "runs"];
+
+/** `q<session>x<k>`: the token an asking message's tool call carries, so its question names it. */
+export function questionToken(m: { session: { index: number }; k: number }): string {
+  return `q${m.session.index}x${m.k}`;
+}
+
 /** One good message of the plan and what its sender saw. */
 export interface ChaosMessage {
   session: ChaosSession;
@@ -50,6 +65,10 @@ export interface ChaosMessage {
   lines: number;
   /** Chat completions only. */
   chatMode: ChatMode;
+  /** Set when the message's turn asks for approval (its text carries `ask:<mode>`). */
+  approval: ApprovalMode | null;
+  /** Runs: the status of each approval answer the fake user sent. */
+  approvalAnswers: number[];
   /**
    * Runs only: live subscribers. "stay" joins as the run is accepted and reads to its end,
    * "leave" drops after an event or two, "late" joins a few seconds later and reads to the end.
@@ -108,6 +127,8 @@ export interface PlanOptions {
   badRate: number;
   /** Share of Telegram and Discord messages whose reply is long enough to be split. */
   longRate: number;
+  /** Share of Telegram and runs messages whose turn asks for approval (default 0: none). */
+  approvalRate?: number;
   /** Ways to drive (default all). */
   ways?: readonly ChaosWay[];
 }
@@ -209,6 +230,8 @@ export function planChaos(options: PlanOptions, random: () => number): ChaosSess
         : null,
       lines,
       chatMode: "plain",
+      approval: null,
+      approvalAnswers: [],
       subscribers: [],
       accepted: false,
       answers: [],
@@ -225,6 +248,12 @@ export function planChaos(options: PlanOptions, random: () => number): ChaosSess
         const r = random();
         return r < 0.4 ? "stay" : r < 0.7 ? "leave" : "late";
       });
+    }
+    // Drawn only where it applies, so the other ways' plans stay as they were for a seed.
+    if (APPROVAL_WAYS.includes(session.way) && random() < (options.approvalRate ?? 0)) {
+      const r = random();
+      message.approval = r < 0.4 ? "once" : r < 0.6 ? "twice" : r < 0.85 ? "late" : "never";
+      message.text += ` ask:${message.approval}`;
     }
     if (session.way === "github") message.text = `@batonbot ${message.text}`;
     if (session.way === "slack") {

@@ -1,6 +1,12 @@
 // The chaos run: baton under `wrangler dev` fed over every way in at once, faulty fakes, SIGKILLs at seeded moments; Deno.
 import { type FakeStep, startFakeLlm } from "../test/_support/fake_llm.ts";
 import { type ChaosLink, isTurnFailure, sendChat, sendUntil, startRun } from "./_chaos_api.ts";
+import {
+  answerRunApprovals,
+  APPROVAL_TIMEOUT_MS,
+  askingStep,
+  clickApprovals,
+} from "./_chaos_approvals.ts";
 import { collectAfterRun, dumpObservation } from "./_chaos_collect.ts";
 import { type Sabotage, startChaosPlatforms } from "./_chaos_fakes.ts";
 import {
@@ -51,6 +57,8 @@ export interface ChaosOptions {
   platform5xxRate?: number;
   /** Share of Telegram and Discord messages with replies long enough to split (default 0.15). */
   longRate?: number;
+  /** Share of Telegram and runs messages whose turn asks for approval (default 0.15). */
+  approvalRate?: number;
   /** baton's REPLY_IN_DOUBT (default: baton's own default). */
   replyInDoubt?: "resend" | "skip";
   ways?: ChaosWay[];
@@ -81,6 +89,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     platform429Rate: 0.05,
     platform5xxRate: 0.02,
     longRate: 0.15,
+    approvalRate: 0.15,
     // About one message a second per session: the pace a session's sender keeps up with.
     spanMs: Math.max(15_000, Math.round(input.messages / Math.max(1, input.sessions) * 1000)),
     holdKill: true,
@@ -124,6 +133,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
   model.script((req): FakeStep => {
     const match = CHAOS_MARKER.exec(req.lastUserText);
     const text = modelReply(req.lastUserText);
+    const asking = match ? askingStep(req, sessions[Number(match[1])], Number(match[2])) : null;
     if (!match) {
       modelAnswered.push(true);
       return { kind: "text", text };
@@ -135,6 +145,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     if (r < share) return injectedModel.r429++, { kind: "status", status: 429, retryAfter: "1" };
     if (r < 2 * share) return injectedModel.r500++, { kind: "status", status: 500 };
     if (r < 3 * share) return injectedModel.stall++, { kind: "hold" };
+    if (asking) return asking;
     // Chat streams answer slowly, so a client that drops its stream drops it mid-turn.
     return { kind: "text", text, ...(slow ? { delayMs: slow } : {}) };
   });
@@ -163,6 +174,9 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     ...inboundVars(secrets),
     ...platforms.vars,
     ...(o.replyInDoubt ? { REPLY_IN_DOUBT: o.replyInDoubt } : {}),
+    // The tool an asking message's model calls asks first; an unanswered question soon counts as denied.
+    APPROVAL_TOOLS: "session_info",
+    APPROVAL_TIMEOUT_MS: String(APPROVAL_TIMEOUT_MS),
   };
   const counts = Object.fromEntries(
     CHAOS_WAYS.map((w) => [w, { sent: 0, duplicatesSent: 0, badSent: 0, bad5xx: 0, good5xx: 0 }]),
@@ -272,7 +286,14 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       const way = m.session.way;
       m.sentAt ??= Date.now();
       if (way === "chat") return await sendChat(link, m, faults);
-      if (way === "runs") return await startRun(link, m, first ? background : []);
+      if (way === "runs") {
+        await startRun(link, m, first ? background : []);
+        if (first && m.approval && m.runId) background.push(answerRunApprovals(link, m));
+        return;
+      }
+      if (first && m.approval && way === "telegram") {
+        background.push(clickApprovals(link, m, platforms.shown, secrets.telegram));
+      }
       const answer = await sendUntil(link, way, () => inboundRequest(link.url, secrets, m), (a) => {
         if (a.status === 429) return true;
         if (a.status < 500 || (way === "webhook" && isTurnFailure(a))) return false;

@@ -1,5 +1,6 @@
 // The chaos run's verdict: model calls, transcripts, HTTP answers, run event streams and platform replies, per way in; Deno.
 import { CHAOS_MARKER, type ChaosMessage, isPlatformWay, PLATFORM_WAYS } from "./_chaos_plan.ts";
+import { verifyApprovals } from "./_chaos_approvals.ts";
 import { type ChaosReport, LABELS } from "./_chaos_report.ts";
 import { type ChaosObservation, fig, type ReadEvent, Tally } from "./_chaos_tally.ts";
 import { verifyPlatformReplies } from "./_chaos_verify_platforms.ts";
@@ -152,6 +153,7 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
     if (m.session.way === "webhook" || m.session.way === "chat") _verifyAnswers(m, tally);
     if (m.session.way === "runs") _verifyRun(m, obs.late.get(m), tally);
   }
+  verifyApprovals(obs, tally);
 
   const inDoubtPerKill = _partsInDoubt(obs, tally);
   for (const way of platforms) {
@@ -289,9 +291,15 @@ function _verifyRun(
   if (finals.length !== 1) problems.push(`${finals.length} final events`);
   else if (events.at(-1) !== finals[0]) problems.push("events after the final one");
   const other = events.filter((e) =>
-    !["run.queued", "run.started", "message.delta", "tool.started", "tool.completed"].includes(
-      e.type,
-    ) && !_FINAL.has(e.type)
+    ![
+      "run.queued",
+      "run.started",
+      "message.delta",
+      "tool.started",
+      "tool.completed",
+      "approval.request",
+      "approval.responded",
+    ].includes(e.type) && !_FINAL.has(e.type)
   );
   if (other.length) problems.push(`unexpected ${other.map((e) => e.type).join(", ")}`);
   const text = events.filter((e) => e.type === "message.delta").map((e) =>

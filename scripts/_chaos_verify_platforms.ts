@@ -47,6 +47,7 @@ export function verifyPlatformReplies(
     }
   }
   const posts = new Map<ChaosSession, _Post[]>();
+  const questions = new Set<string>();
   // A Discord @original edit replaces the last one: only each message's last edit is shown.
   const lastEdit = new Map<string, ShownPost>();
   for (const post of obs.shown) if (post.edit) lastEdit.set(post.chat, post);
@@ -60,6 +61,10 @@ export function verifyPlatformReplies(
       continue;
     }
     const marked = post.text.startsWith(RESEND_NOTE);
+    if (post.buttons?.length) {
+      _checkQuestion(post, session, marked, questions, tally);
+      continue;
+    }
     const body = (marked ? post.text.slice(RESEND_NOTE.length) : post.text).replace(
       _GITHUB_PART,
       "",
@@ -288,4 +293,26 @@ function _chatOf(session: ChaosSession): string {
     return session.slackKind === "dm" ? session.channel : `${session.channel}/${session.threadTs}`;
   }
   return String(session.chatId);
+}
+
+/**
+ * An approval question (a post with buttons) is no reply: it must name a message of its own
+ * session, and the same question (its buttons' data) shows twice only behind the resend note.
+ */
+function _checkQuestion(
+  post: ShownPost,
+  session: ChaosSession,
+  marked: boolean,
+  seen: Set<string>,
+  tally: Tally,
+): void {
+  const token = /\bq(\d+)x\d+\b/.exec(post.text);
+  if (!token || Number(token[1]) !== session.index) {
+    tally.add(LABELS.mixed, post.way, 1, `${session.key} was asked ${post.text.slice(0, 60)}`);
+  }
+  const question = `${post.chat} ${post.buttons![0]}`;
+  if (seen.has(question) && !marked) {
+    tally.add(LABELS.unmarked, post.way, 1, `${session.key}: a question shown twice`);
+  }
+  seen.add(question);
 }

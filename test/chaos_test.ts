@@ -1,5 +1,6 @@
 // The chaos run's reduced mode inside `npm test`: every way in, faulty fakes, seeded SIGKILLs; a fixed seed and a random one; Deno.
 import { assert, assertEquals } from "@std/assert";
+import { APPROVAL_LABELS } from "../scripts/_chaos_approvals.ts";
 import { formatChaosReport, runChaos } from "../scripts/_chaos_run.ts";
 import { type ChaosReport, figure, LABELS } from "../scripts/_chaos_report.ts";
 import { judgeRss } from "../scripts/_chaos_soak.ts";
@@ -16,6 +17,7 @@ function check(seed: number, report: ChaosReport): void {
   assert(figure(report, LABELS.openAtKills) > 0, detail);
   assert(figure(report, LABELS.duplicates) > 0 && figure(report, LABELS.bad) > 0, detail);
   assert(figure(report, LABELS.failures) > 0, detail);
+  assert(figure(report, APPROVAL_LABELS.asked) > 0, detail);
   assertEquals(figure(report, LABELS.accepted), figure(report, LABELS.messages), detail);
   assertEquals(figure(report, LABELS.answered), figure(report, LABELS.accepted), detail);
   const failed = report.rows.filter((r) => r.mustBeZero && Object.values(r.byWay).some((v) => v));
@@ -56,6 +58,7 @@ async function sabotaged(options: Partial<Parameters<typeof runChaos>[0]>): Prom
     modelFailRate: 0,
     badRate: 0,
     duplicateRate: 0,
+    approvalRate: 0,
     keepOnFailure: false,
     ...options,
   });
