@@ -3,30 +3,12 @@ import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { json, until } from "./_support/clients.ts";
 import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
-import type { FakeLlm, FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import type { PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const ASKING = { APPROVAL_TOOLS: "session_info" };
-
-/** Calls session_info; after the tool, answers "done: <result>". */
-function askThenEcho(req: FakeRequest): FakeStep {
-  const last = req.body.messages.at(-1);
-  if (last.role === "tool") return { kind: "text", text: `done: ${last.content}` };
-  return { kind: "tool_call", name: "session_info", args: {} };
-}
-
-/** How many times session_info really ran: distinct tool results carrying its context. */
-function toolRuns(fake: FakeLlm): number {
-  const ran = new Set<string>();
-  for (const req of fake.requests) {
-    for (const m of req.body.messages) {
-      if (m.role === "tool" && String(m.content).startsWith('{"platform"')) ran.add(m.tool_call_id);
-    }
-  }
-  return ran.size;
-}
 
 /** The choice data of the first question sent, once it is there (`of` finds a call's buttons). */
 async function questionData(

@@ -4,34 +4,13 @@ import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/asse
 import { signGithubPayload } from "../lib/platforms/github.ts";
 import { parseRunId } from "../lib/run_ids.ts";
 import { API_KEY, type Json, json, sessionState, until, withBaton } from "./_support/clients.ts";
-import type { FakeLlm, FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const auth = { authorization: `Bearer ${API_KEY}` };
 /** session_info asks; keep-alives every 100 ms so a test sees several while it waits. */
 const ASKING = { APPROVAL_TOOLS: "session_info", KEEPALIVE_MS: "100" };
-
-/** Calls session_info unless the message starts with "plain"; after the tool, answers "done: <result>". */
-function askThenEcho(req: FakeRequest): FakeStep {
-  if (req.lastUserText.startsWith("plain")) {
-    return { kind: "text", text: `re: ${req.lastUserText}` };
-  }
-  const last = req.body.messages.at(-1);
-  if (last.role === "tool") return { kind: "text", text: `done: ${last.content}` };
-  return { kind: "tool_call", name: "session_info", args: {} };
-}
-
-/** How many times session_info really ran: distinct tool results carrying its context. */
-function toolRuns(fake: FakeLlm): number {
-  const ran = new Set<string>();
-  for (const req of fake.requests) {
-    for (const m of req.body.messages) {
-      if (m.role === "tool" && String(m.content).startsWith('{"platform"')) ran.add(m.tool_call_id);
-    }
-  }
-  return ran.size;
-}
 
 /** The `openai` client; `onHeaders` sees each response's headers as they arrive, before its body. */
 function client(worker: TestWorker, session: string, onHeaders?: (h: Headers) => void): OpenAI {

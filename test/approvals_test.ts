@@ -1,33 +1,12 @@
 // Approvals end to end in workerd: a tool that asks (APPROVAL_TOOLS=session_info), answered over the API and in Telegram chat, across a restart; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { API_KEY, type Json, json, sessionState, until, withBaton } from "./_support/clients.ts";
-import type { FakeLlm, FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
 
 const auth = { authorization: `Bearer ${API_KEY}` };
 const ASKING = { APPROVAL_TOOLS: "session_info" };
-
-/** Calls session_info unless the message starts with "plain"; after the tool, answers "done: <result>". */
-function askThenEcho(req: FakeRequest): FakeStep {
-  if (req.lastUserText.startsWith("plain")) {
-    return { kind: "text", text: `re: ${req.lastUserText}` };
-  }
-  const last = req.body.messages.at(-1);
-  if (last.role === "tool") return { kind: "text", text: `done: ${last.content}` };
-  return { kind: "tool_call", name: "session_info", args: {} };
-}
-
-/** How many times session_info really ran: distinct tool results carrying its context. */
-function toolRuns(fake: FakeLlm): number {
-  const ran = new Set<string>();
-  for (const req of fake.requests) {
-    for (const m of req.body.messages) {
-      if (m.role === "tool" && String(m.content).startsWith('{"platform"')) ran.add(m.tool_call_id);
-    }
-  }
-  return ran.size;
-}
 
 async function startRun(worker: TestWorker, input: string, session: string): Promise<Json> {
   const res = await worker.fetch("/v1/runs", {

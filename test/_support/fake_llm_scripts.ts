@@ -1,5 +1,5 @@
 // Echo scripts for the fake model (fake_llm.ts) that several integration tests share; Deno.
-import type { FakeRequest, FakeStep } from "./fake_llm.ts";
+import type { FakeLlm, FakeRequest, FakeStep } from "./fake_llm.ts";
 
 /** A fake model script: the step that answers each request. */
 export type FakeScript = (req: FakeRequest) => FakeStep;
@@ -30,4 +30,31 @@ export function echoSessionInfo(delayMs?: () => number): FakeScript {
       ...(delayMs ? { delayMs: delayMs() } : {}),
     };
   };
+}
+
+/**
+ * For tests where session_info asks first (`APPROVAL_TOOLS=session_info`): calls it unless the
+ * message starts with "plain" (answered "re: <text>"); after its result, answers "done: <result>".
+ */
+export const askThenEcho: FakeScript = (req) => {
+  if (req.lastUserText.startsWith("plain")) {
+    return { kind: "text", text: `re: ${req.lastUserText}` };
+  }
+  const last = req.body.messages.at(-1);
+  if (last.role === "tool") return { kind: "text", text: `done: ${last.content}` };
+  return { kind: "tool_call", name: "session_info", args: {} };
+};
+
+/**
+ * How many calls of session_info really ran, as the model saw them: distinct calls whose tool
+ * result carries the context (a denied call's result is an error instead).
+ */
+export function toolRuns(fake: FakeLlm): number {
+  const ran = new Set<string>();
+  for (const req of fake.requests) {
+    for (const m of req.body.messages) {
+      if (m.role === "tool" && String(m.content).startsWith('{"platform"')) ran.add(m.tool_call_id);
+    }
+  }
+  return ran.size;
 }
