@@ -3,6 +3,7 @@ import { type ChatModel, echoModel, openAIChatModel } from "./chat_model.ts";
 import type { BatonConfig } from "./config.ts";
 import { createDelegateTaskTool } from "./delegate_task.ts";
 import { runTurn, type ToolEvent } from "./run_turn.ts";
+import { SCHEDULE_TOOLS } from "./schedule_tools.ts";
 import type { TurnExecutor } from "./session/mod.ts";
 import { bindTurn } from "./session_context.ts";
 import { sessionInfoTool, type Tool, toolAsks, ToolRegistry } from "./tools.ts";
@@ -21,7 +22,12 @@ export function modelFromConfig(config: BatonConfig): ChatModel {
 
 /** The names of the tools baton runs itself (built-ins and the deployment's): a client's may not clash. */
 export function batonToolNames(extraTools: Tool[]): Set<string> {
-  return new Set(["session_info", "delegate_task", ...extraTools.map((tool) => tool.name)]);
+  return new Set([
+    "session_info",
+    "delegate_task",
+    ...SCHEDULE_TOOLS.map((tool) => tool.name),
+    ...extraTools.map((tool) => tool.name),
+  ]);
 }
 
 /** The executor for a session's turns: binds each turn's context, then runs the agent loop. */
@@ -30,6 +36,7 @@ export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): Tur
   const childTools = [sessionInfoTool, ...extraTools];
   const tools = new ToolRegistry([
     ...childTools,
+    ...SCHEDULE_TOOLS,
     createDelegateTaskTool({
       model,
       tools: new ToolRegistry(childTools),

@@ -10,6 +10,7 @@ export type SessionCommand =
   | "approve"
   | "deny"
   | "forget"
+  | "jobs"
   | "unknown";
 
 /** A parsed command: which, the word as typed (lower case), and the rest of the line. */
@@ -19,7 +20,17 @@ export interface ParsedCommand {
   argument: string;
 }
 
-const _KNOWN = ["status", "stop", "new", "help", "start", "approve", "deny", "forget"] as const;
+const _KNOWN = [
+  "status",
+  "stop",
+  "new",
+  "help",
+  "start",
+  "approve",
+  "deny",
+  "forget",
+  "jobs",
+] as const;
 
 /** The command in `text`, or null when the text is an ordinary message. */
 export function parseCommand(text: string): ParsedCommand | null {
@@ -48,8 +59,33 @@ export const HELP_TEXT = [
   "/new (or /reset) — stop, then start a fresh conversation",
   "/approve [session|always], /deny — answer the pending approval question",
   "/forget approvals — ask again for every tool approved for the session or always",
+  "/jobs — the tasks scheduled in this chat (ask me to set a reminder)",
   "/help — this list",
 ].join("\n");
+
+/** The reply to /jobs: each scheduled task of the session, its schedule and next run. */
+export function jobsText(
+  jobs: {
+    id: number;
+    prompt: string;
+    status: string;
+    schedule: Record<string, unknown>;
+    nextRunAt: number | null;
+  }[],
+): string {
+  const live = jobs.filter((job) => job.status !== "done");
+  if (!live.length) return "No scheduled tasks. Ask me to remind you of something.";
+  return [
+    "Scheduled tasks:",
+    ...live.map((job) => {
+      const when = Object.entries(job.schedule).filter(([k]) => k !== "anchor")
+        .map(([k, v]) => `${k} ${v}`).join(", ");
+      const next = job.nextRunAt === null ? "" : `, next ${new Date(job.nextRunAt).toISOString()}`;
+      const prompt = job.prompt.length > 60 ? `${job.prompt.slice(0, 60)}…` : job.prompt;
+      return `#${job.id} ${job.status} (${when}${next}): ${prompt}`;
+    }),
+  ].join("\n");
+}
 
 /** The reply to /start (Telegram sends it when a chat opens). */
 export const START_TEXT = "Hi! Send me a message and I will answer. /help lists the commands.";

@@ -11,6 +11,8 @@ export const CONTEXT_FIELDS = [
   "user_name",
   "session_key",
   "message_id",
+  // Set for a scheduled job's turn: which job (its delivery target is the chat fields above).
+  "job_id",
 ] as const;
 
 /** Name of one string field of the turn context. */

@@ -92,6 +92,7 @@ Deno.test("currentContext() reports every field and the async flag", () => {
     user_name: "",
     session_key: "api:x",
     message_id: "",
+    job_id: "",
     async_delivery: false,
   });
 });

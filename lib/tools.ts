@@ -63,6 +63,8 @@ export const sessionInfoTool: Tool = defineTool({
       user_name: ctx.user_name,
       session_key: ctx.session_key,
       message_id: ctx.message_id,
+      // A scheduled job's turn says which job it is.
+      ...(ctx.job_id ? { job_id: ctx.job_id } : {}),
       async_delivery: ctx.async_delivery,
     };
   },

@@ -4,6 +4,7 @@ import {
   forgetText,
   grantsText,
   HELP_TEXT,
+  jobsText,
   newConversationText,
   type ParsedCommand,
   START_TEXT,
@@ -75,6 +76,8 @@ export class CommandRunner {
       }
       case "new":
         return newConversationText(this.stopAll(tx, true).stopped);
+      case "jobs":
+        return jobsText(this.#stores.jobs.list());
       case "help":
         return HELP_TEXT;
       case "start":

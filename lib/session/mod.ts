@@ -4,3 +4,4 @@ export type { SessionStorage } from "./session_db.ts";
 export { FINAL_RUN_EVENTS } from "./run_events.ts";
 export * from "./types.ts";
 export { APPROVAL_CHOICES, type ApprovalChoice } from "./approvals.ts";
+export type { JobOrigin, JobScheduler, JobSpec, JobView } from "./job_scheduler.ts";

@@ -85,6 +85,16 @@ export class OutboxStore {
   }
 
   /** Records part `id` as sent, or as given up with `error`. */
+  /** The error of message `seq`'s last reply part that failed, or null. */
+  replyError(seq: number): string | null {
+    const row = this.#db.rows(
+      `SELECT error FROM outbox WHERE seq = ? AND kind = 'reply' AND error IS NOT NULL
+       ORDER BY part DESC LIMIT 1`,
+      seq,
+    )[0];
+    return row ? String(row.error) : null;
+  }
+
   markDone(tx: Tx, id: number, error: string | null, now: number): void {
     this.#db.exec(
       tx,

@@ -137,6 +137,33 @@ const _APPROVAL_RUNS = [
     )`,
 ];
 
+/**
+ * Scheduled jobs: what to ask, when (the next occurrence), where the reply goes; and each
+ * occurrence's message (a job's run), one row per (job, occurrence), so none fires twice.
+ */
+const _JOBS = [
+  `CREATE TABLE job (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      prompt TEXT NOT NULL,
+      schedule TEXT NOT NULL,
+      status TEXT NOT NULL,
+      next_run_at INTEGER,
+      created_at INTEGER NOT NULL,
+      target TEXT,
+      context TEXT NOT NULL,
+      reason TEXT
+    )`,
+  `CREATE INDEX job_due ON job (status, next_run_at)`,
+  `CREATE TABLE job_run (
+      job INTEGER NOT NULL,
+      occurrence INTEGER NOT NULL,
+      seq INTEGER NOT NULL,
+      fired_at INTEGER NOT NULL,
+      PRIMARY KEY (job, occurrence)
+    )`,
+  `CREATE INDEX job_run_seq ON job_run (seq)`,
+];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -179,6 +206,8 @@ const _MIGRATIONS: readonly _Migration[] = [
   _OUTBOX_CHOICES,
   // 5 → 6: a resumed turn's calls and their results (an approved call runs at most once).
   _APPROVAL_RUNS,
+  // 6 → 7: scheduled jobs.
+  _JOBS,
 ];
 
 /**
@@ -193,6 +222,7 @@ const _CURRENT = [
   ..._APPROVALS,
   ..._OUTBOX_CHOICES,
   ..._APPROVAL_RUNS,
+  ..._JOBS,
   ..._VERSION_TABLE,
 ];
 

@@ -15,8 +15,9 @@ import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { decideBusy } from "./busy_policy.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
+import { JobScheduler } from "./job_scheduler.ts";
 import { OutboxSender } from "./outbox_sender.ts";
-import type { SessionStorage, Tx } from "./session_db.ts";
+import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
 import { runStateOf, SessionStores } from "./session_stores.ts";
 import { type ClaimedMessage, TurnRunner } from "./turn_runner.ts";
 import type {
@@ -53,6 +54,8 @@ export interface SentinelOptions {
   busyNotice?: boolean;
   /** Longest wait for one part's send, Retry-After included, before giving up on it. */
   maxSendWaitMs?: number;
+  /** Scheduled jobs not done yet, at most, per session; default 20. */
+  maxJobs?: number;
   /** How long an approval question waits before it counts as denied; default 24 h (chat), 10 min (API). */
   approvalTimeoutMs?: { chat: number; api: number };
   /**
@@ -78,6 +81,7 @@ export class SessionSentinel {
   readonly #runner: TurnRunner;
   readonly #commands: CommandRunner;
   readonly #gate: ApprovalGate;
+  readonly #jobs: JobScheduler;
   readonly #options: SentinelOptions;
   readonly #now: () => number;
   /** True while this instance's drain is alive: any other claim found is a dead executor's. */
@@ -103,7 +107,9 @@ export class SessionSentinel {
       onAnswered: () => this.#armWatchdog(),
       now: this.#now,
     });
+    this.#jobs = new JobScheduler(this.#stores, { maxJobs: options.maxJobs ?? 20, now: this.#now });
     this.#runner = new TurnRunner(this.#stores, {
+      scheduler: this.#jobs,
       execute,
       gate: this.#gate,
       historyWindow: options.historyWindow,
@@ -241,7 +247,17 @@ export class SessionSentinel {
     };
   }
 
-  /** The alarm's work: the watchdog and the drain of last resort. */
+  /**
+   * Runs `change` on the session's jobs in one transaction (API callers), then starts a drain:
+   * a job run now is a queued message, and the drain's end sets the alarm for the next occurrence.
+   */
+  withJobs<T>(change: (jobs: JobScheduler, tx: Tx) => NotPromise<T>): T {
+    const result = this.#stores.db.transaction((tx) => change(this.#jobs, tx));
+    this.#wake(this.#now());
+    return result;
+  }
+
+  /** The alarm's work: the watchdog, due jobs, and the drain of last resort. */
   alarm(): Promise<void> {
     this.#stores.db.alarmFired();
     return this.drain();
@@ -267,6 +283,8 @@ export class SessionSentinel {
         await this.#runner.deliverAndRelease(resumed.claim, resumed.message);
       }
       for (;;) {
+        // Due occurrences queue like any message (a turn that runs long delays, never loses, them).
+        this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx));
         // A turn answered after its pause goes first: it still holds the session.
         const next: ClaimedMessage & { resume?: TurnResume } | null =
           this.#runner.resumeAnswered() ?? this.#runner.claimNext();
@@ -284,9 +302,11 @@ export class SessionSentinel {
     } finally {
       this.#draining = false;
     }
-    // A turn waiting for approval needs no watchdog, only its deadline (then it counts as denied).
+    // A turn waiting for approval needs no watchdog, only its deadline (then it counts as denied);
+    // one alarm serves it and the next job occurrence, whichever comes first.
     const deadline = this.#stores.db.transaction((tx) => this.#gate.expire(tx, this.#now()));
-    if (deadline !== null) this.#stores.db.armAlarm(deadline);
+    const next = [deadline, this.#jobs.nextDue()].filter((t): t is number => t !== null);
+    if (next.length) this.#stores.db.armAlarm(Math.min(...next));
   }
 
   /** submit()'s transaction: dedup, command, or the busy policy's decision. */

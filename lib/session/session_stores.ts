@@ -3,6 +3,7 @@ import { type ChatMessage, messageText } from "../chat_model.ts";
 import { ApprovalStore } from "./approvals.ts";
 import { ClaimStore } from "./claim.ts";
 import { DEDUP_MS, InboxStore } from "./inbox.ts";
+import { JobStore } from "./jobs.ts";
 import { OutboxStore } from "./outbox.ts";
 import { OutcomeWaiters } from "./outcome_waiters.ts";
 import { RunEventStore } from "./run_events.ts";
@@ -23,6 +24,7 @@ export class SessionStores {
   readonly outbox: OutboxStore;
   readonly events: RunEventStore;
   readonly approvals: ApprovalStore;
+  readonly jobs: JobStore;
   readonly waiters = new OutcomeWaiters();
   readonly #now: () => number;
   /** When this instance last pruned: housekeeping, so once a minute is enough. */
@@ -37,6 +39,7 @@ export class SessionStores {
     this.outbox = new OutboxStore(this.db);
     this.events = new RunEventStore(this.db);
     this.approvals = new ApprovalStore(this.db);
+    this.jobs = new JobStore(this.db);
     this.#now = now;
   }
 
@@ -76,6 +79,7 @@ export class SessionStores {
     const seqs = this.inbox.prune(tx, cutoff);
     this.outbox.prune(tx, seqs, cutoff);
     this.events.prune(tx, seqs);
+    this.jobs.prune(tx);
   }
 
   /** Message `seq` as stored, its run's state and usage; null when there is no such message. */

@@ -2,8 +2,10 @@
 import type { TurnResume } from "../run_turn.ts";
 import type { ApprovalGate, ResumedTurn } from "./approval_gate.ts";
 import type { Claim } from "./claim.ts";
+import type { JobScheduler } from "./job_scheduler.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
 import { runClaimedTurn } from "./run_claimed_turn.ts";
+import { type TurnJobs, withTurnJobs } from "./turn_jobs.ts";
 import type { Tx } from "./session_db.ts";
 import type { SessionStores } from "./session_stores.ts";
 import {
@@ -38,6 +40,8 @@ export interface TurnRunnerOptions {
   sender: OutboxSender | null;
   /** Pauses a turn whose model called a tool that asks, and takes it back up once answered. */
   gate: ApprovalGate;
+  /** The session's jobs: a turn's scheduling tools create, list and cancel them here. */
+  scheduler: JobScheduler;
   now: () => number;
 }
 
@@ -177,15 +181,16 @@ export class TurnRunner {
     }
     const running = this.#start(claim, message, progress);
     const granted = new Set(approvals.grants(claim.conversation).map((grant) => grant.tool));
-    const result = await runClaimedTurn(
-      this.#options.execute,
-      message,
-      history,
-      progress,
-      running.controller,
-      this.#options.turnTimeoutMs,
-      { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
-    );
+    const result = await withTurnJobs(this.#turnJobs(claim, message), () =>
+      runClaimedTurn(
+        this.#options.execute,
+        message,
+        history,
+        progress,
+        running.controller,
+        this.#options.turnTimeoutMs,
+        { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
+      ));
     this.#stop(running);
     const { paused } = result;
     if (paused) {
@@ -225,7 +230,10 @@ export class TurnRunner {
         const owned = () => claims.holds(claim);
         const sent = await sender.send(part, target, running.controller.signal, owned);
         if (sent === "stopped") return;
-        if (sent === "failed") break;
+        if (sent === "failed") {
+          this.#pauseUnreachableJob(claim.seq);
+          break;
+        }
       }
     } finally {
       this.#stop(running);
@@ -268,6 +276,33 @@ export class TurnRunner {
     this.#stores.release(tx, claim.seq, outcome, true);
     if (running) tx.onCommit(() => running.controller.abort(new Error(`turn ${why}`)));
     return true;
+  }
+
+  /** A job whose reply the platform refused for good (403: blocked, removed) pauses itself. */
+  #pauseUnreachableJob(seq: number): void {
+    const error = this.#stores.outbox.replyError(seq);
+    if (!error || !/\b403\b/.test(error)) return;
+    this.#stores.db.transaction((tx) =>
+      this.#options.scheduler.pauseJobOf(tx, seq, `its chat could not be reached: ${error}`)
+    );
+  }
+
+  /**
+   * The session's jobs as `claim`'s turn sees them: a job it creates replies where the turn
+   * does and binds its chat and user, never the message's own id.
+   */
+  #turnJobs(claim: Claim, message: InboundMessage): TurnJobs {
+    const { db, claims } = this.#stores;
+    const scheduler = this.#options.scheduler;
+    const { message_id: _id, job_id: _job, ...context } = message.context;
+    const origin = { target: message.reply ?? null, context };
+    const ended = { error: "the turn has ended" };
+    return {
+      create: (spec) =>
+        db.transaction((tx) => claims.holds(claim) ? scheduler.create(tx, spec, origin) : ended),
+      list: () => scheduler.list(),
+      cancel: (id) => db.transaction((tx) => claims.holds(claim) && scheduler.remove(tx, id)),
+    };
   }
 
   /** `resume` storing each call it runs, and its result, while `claim` is current. */

@@ -1,0 +1,190 @@
+// A session's jobs over time: created from a turn or the API, fired as inbox messages exactly once per occurrence, paused, run now, removed; runtime-neutral.
+import type { ReplyTarget } from "../platform.ts";
+import { nextOccurrence, resolveSchedule, type ScheduleInput, scheduleView } from "../schedule.ts";
+import type { Job } from "./jobs.ts";
+import type { Tx } from "./session_db.ts";
+import { runStateOf, type SessionStores } from "./session_stores.ts";
+import type { InboundMessage, RunState } from "./types.ts";
+
+/** What a job asks and when. */
+export interface JobSpec {
+  prompt: string;
+  schedule: ScheduleInput;
+}
+
+/** Where a job's replies go and whose context its turns bind: the turn or caller that created it. */
+export interface JobOrigin {
+  target: ReplyTarget | null;
+  context: Job["context"];
+}
+
+/** A job as callers see it (the API adds its id and session). */
+export interface JobView {
+  id: number;
+  prompt: string;
+  schedule: ScheduleInput;
+  status: Job["status"];
+  next_run_at: string | null;
+  reason?: string;
+  last_runs: { at: string; seq: number; status: RunState["status"] | "unknown" }[];
+}
+
+/** Tunables of the scheduler. */
+export interface JobSchedulerOptions {
+  /** Jobs not done yet, at most, per session. */
+  maxJobs: number;
+  /** An occurrence fired later than this after its time says it is late. */
+  lateAfterMs?: number;
+  now: () => number;
+}
+
+const _PROMPT_MAX = 4_000;
+
+/**
+ * The session's jobs. A due occurrence becomes an inbox message in the same transaction that
+ * moves the job to its next occurrence, keyed (job, occurrence) both in the inbox's dedup and in
+ * `job_run`: repeated alarms or a restart mid-fire never run one twice. Occurrences missed while
+ * nothing ran collapse into one late run; the schedule continues from now.
+ */
+export class JobScheduler {
+  readonly #stores: SessionStores;
+  readonly #options: JobSchedulerOptions;
+
+  constructor(stores: SessionStores, options: JobSchedulerOptions) {
+    this.#stores = stores;
+    this.#options = options;
+  }
+
+  /** Creates a job from `spec` for `origin`; or the reason it is refused (nothing stored). */
+  create(tx: Tx, spec: JobSpec, origin: JobOrigin): { job: JobView } | { error: string } {
+    const prompt = spec.prompt.trim();
+    if (!prompt) return { error: "the prompt is empty" };
+    if (prompt.length > _PROMPT_MAX) {
+      return { error: `the prompt is over ${_PROMPT_MAX} characters` };
+    }
+    const { jobs } = this.#stores;
+    if (jobs.liveCount() >= this.#options.maxJobs) {
+      return { error: `this session has ${this.#options.maxJobs} jobs already (the limit)` };
+    }
+    const now = this.#options.now();
+    const resolved = resolveSchedule(spec.schedule, now);
+    if ("error" in resolved) return resolved;
+    const id = jobs.add(tx, {
+      prompt,
+      schedule: resolved.schedule,
+      nextRunAt: resolved.first,
+      createdAt: now,
+      target: origin.target,
+      context: origin.context,
+    });
+    return { job: this.view(id)! };
+  }
+
+  /** Turns every due occurrence into a message; returns how many it fired. */
+  fireDue(tx: Tx): number {
+    const now = this.#options.now();
+    const due = this.#stores.jobs.due(now);
+    for (const job of due) this.#fire(tx, job, job.nextRunAt!, now);
+    return due.length;
+  }
+
+  /** Fires job `id` now, off its schedule (`POST /v1/jobs/{id}/run`); false when there is none. */
+  runNow(tx: Tx, id: number): boolean {
+    const job = this.#stores.jobs.get(id);
+    if (!job) return false;
+    this.#submit(tx, job, this.#options.now(), false, "manual");
+    return true;
+  }
+
+  /** Pauses or resumes job `id`; false when there is none or it is done. */
+  setPaused(tx: Tx, id: number, paused: boolean): boolean {
+    const job = this.#stores.jobs.get(id);
+    if (!job || job.status === "done") return false;
+    const now = this.#options.now();
+    const next = paused ? job.nextRunAt : nextOccurrence(job.schedule, now);
+    if (!paused && next === null) {
+      this.#stores.jobs.update(tx, id, { status: "done", nextRunAt: null });
+      return true;
+    }
+    this.#stores.jobs.update(tx, id, { status: paused ? "paused" : "active", nextRunAt: next });
+    return true;
+  }
+
+  /** Pauses the job whose occurrence message `seq` is, saying why (its chat cannot be reached). */
+  pauseJobOf(tx: Tx, seq: number, reason: string): void {
+    const id = this.#stores.jobs.jobOf(seq);
+    const job = id === null ? null : this.#stores.jobs.get(id);
+    if (!job || job.status !== "active") return;
+    this.#stores.jobs.update(tx, job.id, { status: "paused", nextRunAt: job.nextRunAt, reason });
+  }
+
+  /** Removes job `id`; false when there was none. */
+  remove(tx: Tx, id: number): boolean {
+    return this.#stores.jobs.remove(tx, id);
+  }
+
+  /** The earliest next occurrence of an active job, or null. */
+  nextDue(): number | null {
+    return this.#stores.jobs.nextDue();
+  }
+
+  /** Job `id` as callers see it, or null. */
+  view(id: number): JobView | null {
+    const job = this.#stores.jobs.get(id);
+    if (!job) return null;
+    const last_runs = this.#stores.jobs.runs(id).map((run) => {
+      const row = this.#stores.inbox.get(run.seq);
+      return {
+        at: new Date(run.firedAt).toISOString(),
+        seq: run.seq,
+        status: row ? runStateOf(row.status, row.outcome).status : "unknown" as const,
+      };
+    });
+    return {
+      id: job.id,
+      prompt: job.prompt,
+      schedule: scheduleView(job.schedule),
+      status: job.status,
+      next_run_at: job.nextRunAt === null ? null : new Date(job.nextRunAt).toISOString(),
+      ...(job.reason ? { reason: job.reason } : {}),
+      last_runs,
+    };
+  }
+
+  /** Every job of the session as callers see it, oldest first. */
+  list(): JobView[] {
+    return this.#stores.jobs.list().map((job) => this.view(job.id)!);
+  }
+
+  /** Fires `occurrence` of `job` and moves it on: to its next occurrence after now, or done. */
+  #fire(tx: Tx, job: Job, occurrence: number, now: number): void {
+    const late = now - occurrence > (this.#options.lateAfterMs ?? 60_000);
+    this.#submit(tx, job, occurrence, late, String(occurrence));
+    const next = nextOccurrence(job.schedule, Math.max(now, occurrence));
+    this.#stores.jobs.update(tx, job.id, {
+      status: next === null ? "done" : "active",
+      nextRunAt: next,
+    });
+  }
+
+  /** The occurrence's message, stored queued like any message (a job never interrupts a turn). */
+  #submit(tx: Tx, job: Job, occurrence: number, late: boolean, tag: string): void {
+    const { inbox, jobs, events } = this.#stores;
+    const now = this.#options.now();
+    const deliveryKey = `job:${job.id}:${tag === "manual" ? `manual:${now}` : tag}`;
+    if (inbox.seen(tx, deliveryKey, now) !== null) return;
+    const due = new Date(occurrence).toISOString();
+    const text = late
+      ? `(Scheduled for ${due}; running late, after an outage.) ${job.prompt}`
+      : job.prompt;
+    const message: InboundMessage = {
+      text,
+      deliveryKey,
+      context: { ...job.context, job_id: String(job.id), message_id: deliveryKey },
+      ...(job.target ? { reply: job.target } : { events: true }),
+    };
+    const seq = inbox.insert(tx, message, now, "queued");
+    if (message.events) events.emit(tx, seq, "run.queued", {});
+    jobs.recordRun(tx, job.id, tag === "manual" ? -now : occurrence, seq, now);
+  }
+}

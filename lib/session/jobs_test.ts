@@ -1,0 +1,232 @@
+// Unit tests of scheduled jobs in the session core (lib/session/job_scheduler.ts, jobs.ts) over node:sqlite, on a controlled clock; Deno.
+import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
+import type { ReplyChannel, ReplyTarget } from "../platform.ts";
+import { bindTurn, currentContext } from "../session_context.ts";
+import { type JobOrigin, type JobSpec, SessionSentinel, type TurnExecutor } from "./mod.ts";
+import { options, recordingExecutor } from "./_sentinel_fixtures.ts";
+import { sqliteStorage } from "./_sqlite_storage.ts";
+import { currentTurnJobs } from "./turn_jobs.ts";
+
+const T0 = Date.parse("2026-03-01T12:00:00Z");
+const API: JobOrigin = {
+  target: null,
+  context: { session_key: "api:j", platform: "api", chat_id: "j" },
+};
+
+/** A sentinel on `storage` whose clock is `clock.now`; the drain runs only from `alarm()`. */
+function sentinelAt(
+  clock: { now: number },
+  storage = sqliteStorage(),
+  execute: TurnExecutor = recordingExecutor().execute,
+  channel?: ReplyChannel,
+) {
+  const sentinel = new SessionSentinel(storage, execute, {
+    ...options,
+    now: () => clock.now,
+    ...(channel ? { channel } : {}),
+  });
+  return { sentinel, storage };
+}
+
+function create(sentinel: SessionSentinel, spec: JobSpec, origin = API) {
+  const made = sentinel.withJobs((jobs, tx) => jobs.create(tx, spec, origin));
+  if ("error" in made) throw new Error(made.error);
+  return made.job;
+}
+
+const runsOf = (sentinel: SessionSentinel, id: number) =>
+  sentinel.withJobs((jobs) => jobs.view(id)!.last_runs);
+
+Deno.test("JobScheduler fires a one-off job once, however often the alarm fires and across a restart", async () => {
+  const clock = { now: T0 };
+  const exec = recordingExecutor();
+  const first = sentinelAt(clock, sqliteStorage(), exec.execute);
+  const job = create(first.sentinel, { prompt: "stretch", schedule: { in: 60 } });
+  await first.sentinel.alarm();
+  assertEquals(exec.state.order, [], "not due yet");
+  clock.now += 60_000;
+  await first.sentinel.alarm();
+  await first.sentinel.alarm();
+  const restarted = sentinelAt(clock, first.storage, exec.execute);
+  await restarted.sentinel.alarm();
+  assertEquals(exec.state.order, ["stretch"]);
+  const view = restarted.sentinel.withJobs((jobs) => jobs.view(job.id)!);
+  assertEquals([view.status, view.next_run_at, view.last_runs.length], ["done", null, 1]);
+  assertEquals(view.last_runs[0].status, "completed");
+});
+
+Deno.test("JobScheduler fires an every-minute job on time, N times in N minutes", async () => {
+  const clock = { now: T0 };
+  const exec = recordingExecutor();
+  const { sentinel } = sentinelAt(clock, sqliteStorage(), exec.execute);
+  const job = create(sentinel, { prompt: "tick", schedule: { every: 60 } });
+  for (let minute = 1; minute <= 5; minute++) {
+    clock.now = T0 + minute * 60_000;
+    await sentinel.alarm();
+    await sentinel.alarm(); // a repeated alarm fires nothing more
+  }
+  assertEquals(exec.state.order, ["tick", "tick", "tick", "tick", "tick"]);
+  assertEquals(runsOf(sentinel, job.id).length, 5);
+  const next = sentinel.withJobs((jobs) => jobs.view(job.id)!.next_run_at);
+  assertEquals(next, new Date(T0 + 6 * 60_000).toISOString());
+});
+
+Deno.test("JobScheduler runs occurrences missed in an outage once, saying it is late, then keeps the schedule", async () => {
+  const clock = { now: T0 };
+  const exec = recordingExecutor();
+  const { sentinel } = sentinelAt(clock, sqliteStorage(), exec.execute);
+  const job = create(sentinel, { prompt: "report", schedule: { every: 60 } });
+  clock.now = T0 + 10 * 60_000 + 30_000; // ten occurrences came and went
+  await sentinel.alarm();
+  assertEquals(exec.state.order.length, 1);
+  assertMatch(
+    exec.state.order[0],
+    /^\(Scheduled for 2026-03-01T12:01:00.000Z; running late.*\) report$/,
+  );
+  const next = sentinel.withJobs((jobs) => jobs.view(job.id)!.next_run_at);
+  assertEquals(next, new Date(T0 + 11 * 60_000).toISOString());
+  clock.now = T0 + 11 * 60_000;
+  await sentinel.alarm();
+  assertEquals(exec.state.order.at(-1), "report", "on time again, not late");
+});
+
+Deno.test("JobScheduler queues a job due while a turn runs behind it, never beside it", async () => {
+  const clock = { now: T0 };
+  const exec = recordingExecutor();
+  const hold = exec.hold("long");
+  const { sentinel } = sentinelAt(clock, sqliteStorage(), exec.execute);
+  create(sentinel, { prompt: "due", schedule: { in: 60 } });
+  const long = sentinel.submit({ text: "long", context: { session_key: "api:j" } });
+  const draining = sentinel.alarm();
+  await new Promise((r) => setTimeout(r, 10));
+  clock.now += 60_000;
+  await sentinel.alarm(); // the watchdog's alarm while the turn runs
+  hold.resolve();
+  await draining;
+  await sentinel.outcome(long.seq);
+  assertEquals(exec.state.order, ["long", "due"]);
+  assertStrictEquals(exec.state.peak, 1);
+});
+
+Deno.test("JobScheduler: a pause or a cancel takes effect before the next occurrence; resume continues", async () => {
+  const clock = { now: T0 };
+  const exec = recordingExecutor();
+  const { sentinel } = sentinelAt(clock, sqliteStorage(), exec.execute);
+  const paused = create(sentinel, { prompt: "paused", schedule: { every: 60 } });
+  const cancelled = create(sentinel, { prompt: "cancelled", schedule: { every: 60 } });
+  sentinel.withJobs((jobs, tx) => jobs.setPaused(tx, paused.id, true));
+  sentinel.withJobs((jobs, tx) => jobs.remove(tx, cancelled.id));
+  clock.now = T0 + 60_000;
+  await sentinel.alarm();
+  assertEquals(exec.state.order, []);
+  sentinel.withJobs((jobs, tx) => jobs.setPaused(tx, paused.id, false));
+  clock.now = T0 + 120_000;
+  await sentinel.alarm();
+  assertEquals(exec.state.order, ["paused"]);
+  assertEquals(sentinel.withJobs((jobs) => jobs.view(cancelled.id)), null);
+});
+
+Deno.test("JobScheduler refuses a bad schedule and the job past MAX_JOBS, storing nothing", () => {
+  const clock = { now: T0 };
+  const storage = sqliteStorage();
+  const sentinel = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    maxJobs: 2,
+    now: () => clock.now,
+  });
+  const made = (spec: JobSpec) => sentinel.withJobs((jobs, tx) => jobs.create(tx, spec, API));
+  assertMatch(JSON.stringify(made({ prompt: "x", schedule: { every: 30 } })), /at least 60/);
+  assertMatch(JSON.stringify(made({ prompt: " ", schedule: { in: 60 } })), /empty/);
+  made({ prompt: "a", schedule: { in: 60 } });
+  made({ prompt: "b", schedule: { in: 60 } });
+  assertMatch(JSON.stringify(made({ prompt: "c", schedule: { in: 60 } })), /the limit/);
+  assertEquals(sentinel.withJobs((jobs) => jobs.list().map((j) => j.prompt)), ["a", "b"]);
+});
+
+Deno.test("JobScheduler: a job the turn's tool creates replies in that chat, bound to its context and job", async () => {
+  const clock = { now: T0 };
+  const targets: { target: ReplyTarget; text: string }[] = [];
+  const channel: ReplyChannel = {
+    split: (_t, text) => [text],
+    send: (target, text, part) => {
+      part.leaving?.();
+      targets.push({ target, text });
+      return Promise.resolve({ ok: true });
+    },
+    inDoubt: () => Promise.resolve("resend_marked"),
+  };
+  const seen: Record<string, unknown>[] = [];
+  const execute: TurnExecutor = (message) =>
+    bindTurn(message.context, {}, () => {
+      seen.push({ ...currentContext() });
+      if (message.text === "remind me") {
+        const made = currentTurnJobs()!.create({ prompt: "drink water", schedule: { in: 60 } });
+        if ("error" in made) throw new Error(made.error);
+      }
+      const reply = `re: ${message.text}`;
+      const messages = [{ role: "user" as const, content: message.text }, {
+        role: "assistant" as const,
+        content: reply,
+      }];
+      return Promise.resolve({
+        reply,
+        messages,
+        usage: { prompt_tokens: 0, completion_tokens: 0 },
+      });
+    });
+  const { sentinel } = sentinelAt(clock, sqliteStorage(), execute, channel);
+  const target = { platform: "telegram", chat_id: 7, message_thread_id: 3, message_id: 99 };
+  const context = {
+    session_key: "telegram:7:3",
+    platform: "telegram",
+    chat_id: "7",
+    thread_id: "3",
+    user_id: "42",
+    message_id: "99",
+  };
+  sentinel.submit({ text: "remind me", context, reply: target, commands: true });
+  await sentinel.alarm();
+  clock.now += 60_000;
+  await sentinel.alarm();
+  assertEquals(targets.map((t) => [t.text, t.target]), [
+    ["re: remind me", target],
+    ["re: drink water", target],
+  ]);
+  const jobTurn = seen[1];
+  assertEquals(
+    [jobTurn.chat_id, jobTurn.thread_id, jobTurn.user_id, jobTurn.job_id, jobTurn.async_delivery],
+    ["7", "3", "42", "1", false],
+  );
+  assertMatch(String(jobTurn.message_id), /^job:1:\d+$/);
+  assertEquals(
+    sentinel.submit({ text: "/jobs", context, reply: target, commands: true }).notice,
+    "No scheduled tasks. Ask me to remind you of something.",
+  );
+});
+
+Deno.test("JobScheduler pauses a job whose chat refuses its reply with 403, saying why", async () => {
+  const clock = { now: T0 };
+  const channel: ReplyChannel = {
+    split: (_t, text) => [text],
+    send: (_t, _text, part) => {
+      part.leaving?.();
+      return Promise.resolve({
+        ok: false,
+        status: 403,
+        retryable: false,
+        message: "the Test API answered 403: bot was blocked by the user",
+      });
+    },
+    inDoubt: () => Promise.resolve("resend_marked"),
+  };
+  const { sentinel } = sentinelAt(clock, sqliteStorage(), recordingExecutor().execute, channel);
+  const job = create(sentinel, { prompt: "ping", schedule: { every: 60 } }, {
+    target: { platform: "telegram", chat_id: 7 },
+    context: { session_key: "telegram:7", platform: "telegram", chat_id: "7" },
+  });
+  clock.now += 60_000;
+  await sentinel.alarm();
+  const view = sentinel.withJobs((jobs) => jobs.view(job.id)!);
+  assertEquals(view.status, "paused");
+  assertMatch(view.reason ?? "", /could not be reached.*403/);
+});
