@@ -9,6 +9,7 @@ import { corsPolicy } from "./_cors.ts";
 import { type App, jsonError, MAX_BODY_BYTES, RequestError } from "./_http.ts";
 import { accessRoutes } from "./access_routes.ts";
 import { apiRoutes } from "./api_routes.ts";
+import { jobRoutes } from "./job_routes.ts";
 import { responseRoutes } from "./responses_routes.ts";
 import { runRoutes } from "./run_routes.ts";
 import { webhookRoutes } from "./webhook_routes.ts";
@@ -75,6 +76,7 @@ app.get("/healthz", (c) => c.json({ ok: true }));
 app.route("/v1/runs", runRoutes);
 app.route("/v1/responses", responseRoutes);
 app.route("/v1/access", accessRoutes);
+app.route("/v1/jobs", jobRoutes);
 app.route("/v1", apiRoutes);
 app.route("/webhooks", webhookRoutes);
 

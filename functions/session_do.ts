@@ -12,6 +12,8 @@ import { ndjsonTransport } from "../lib/transport.ts";
 import {
   type ApprovalChoice,
   type InboundMessage,
+  type JobAnswer,
+  type JobRequest,
   type MessageRecord,
   type RunEvent,
   type RunState,
@@ -56,6 +58,7 @@ export class SessionDO extends DurableObject<Env> {
       busyNotice: this.#config.busyAck,
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
+      maxJobs: this.#config.maxJobsPerSession,
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
       startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),
     });
@@ -174,6 +177,14 @@ export class SessionDO extends DurableObject<Env> {
   /** The session's state and current conversation. */
   snapshot(context: ContextFields): SessionSnapshot {
     return this.#bound(context, () => this.#sentinel.snapshot());
+  }
+
+  /** Applies a jobs API request to this session's jobs (see `JobScheduler.apply`). */
+  jobs(request: JobRequest, context: ContextFields & { session_key: string }): JobAnswer {
+    return this.#bound(
+      context,
+      () => this.#sentinel.withJobs((jobs, tx) => jobs.apply(tx, request, context.session_key)),
+    );
   }
 
   /** Drains the inbox; also the watchdog that recovers a claim left by a dead executor. */

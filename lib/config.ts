@@ -43,6 +43,8 @@ export interface BatonConfig {
   approvalTimeoutMs: { chat: number; api: number };
   /** How often a held-open API response sends a keep-alive (`KEEPALIVE_MS`); default 15 s. */
   keepAliveMs: number;
+  /** Scheduled jobs not done yet, at most, per session (`MAX_JOBS_PER_SESSION`); default 20. */
+  maxJobsPerSession: number;
   contextDefaults: ContextDefaults;
 }
 
@@ -77,6 +79,7 @@ export function readConfig(vars: object): BatonConfig {
       api: _int(env.APPROVAL_TIMEOUT_MS, 10 * 60_000, 100, 7 * _DAY_MS),
     },
     keepAliveMs: _int(env.KEEPALIVE_MS, 15_000, 100, 60_000),
+    maxJobsPerSession: _int(env.MAX_JOBS_PER_SESSION, 20, 1, 1_000),
     contextDefaults: contextDefaultsFromEnv(env),
   };
 }

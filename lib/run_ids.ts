@@ -10,10 +10,14 @@ export function sessionSeqId(prefix: string, session: string, seq: number): stri
   return `${prefix}_${encoded}_${seq}`;
 }
 
-/** The session id and seq an id of `prefix` names, or null when `id` is not one. */
+/**
+ * The session id and seq an id of `prefix` names, or null when `id` is not one. `valid` checks
+ * the session (default: an API session id).
+ */
 export function parseSessionSeqId(
   prefix: string,
   id: string,
+  valid: (session: string) => boolean = (session) => SESSION_ID.test(session),
 ): { session: string; seq: number } | null {
   if (!id.startsWith(`${prefix}_`)) return null;
   const match = /^([A-Za-z0-9_-]{1,172})_([1-9][0-9]{0,15})$/.exec(id.slice(prefix.length + 1));
@@ -24,7 +28,7 @@ export function parseSessionSeqId(
   } catch {
     return null;
   }
-  return SESSION_ID.test(session) ? { session, seq: Number(match[2]) } : null;
+  return valid(session) ? { session, seq: Number(match[2]) } : null;
 }
 
 /** `run_<base64url session id>_<seq>`: a run of the runs API. */
@@ -35,4 +39,15 @@ export function runId(session: string, seq: number): string {
 /** The session id and seq a run id names, or null when `id` is not one. */
 export function parseRunId(id: string): { session: string; seq: number } | null {
   return parseSessionSeqId("run", id);
+}
+
+/** `job_<base64url session key>_<n>`: job `n` of a session, any session key (platform ones too). */
+export function jobId(sessionKey: string, n: number): string {
+  return sessionSeqId("job", sessionKey, n);
+}
+
+/** The session key and job number a job id names, or null when `id` is not one. */
+export function parseJobId(id: string): { sessionKey: string; n: number } | null {
+  const parsed = parseSessionSeqId("job", id, (key) => /^[\x21-\x7e]{1,128}$/.test(key));
+  return parsed ? { sessionKey: parsed.session, n: parsed.seq } : null;
 }

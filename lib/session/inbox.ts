@@ -65,6 +65,16 @@ export class InboxStore {
     );
   }
 
+  /** The newest message that came from a chat (it has a reply target), or null. */
+  lastFromChat(): InboundMessage | null {
+    const rows = this.#db.rows(`SELECT message FROM inbox ORDER BY seq DESC LIMIT 100`);
+    for (const row of rows) {
+      const message = JSON.parse(String(row.message)) as InboundMessage;
+      if (message.reply) return message;
+    }
+    return null;
+  }
+
   /** Stores a message; an `outcome` stores it already finished (a command). Returns its seq. */
   insert(
     tx: Tx,

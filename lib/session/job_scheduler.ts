@@ -29,6 +29,19 @@ export interface JobView {
   last_runs: { at: string; seq: number; status: RunState["status"] | "unknown" }[];
 }
 
+/** One request of the jobs API to a session (its object applies it in one transaction). */
+export type JobRequest =
+  | { op: "create"; spec: JobSpec; origin: "api" | "chat" }
+  | { op: "list" }
+  | { op: "get" | "delete" | "run" | "pause" | "resume"; id: number };
+
+/** A jobs API request's answer: the job, the list, or why not (a 4xx for the caller). */
+export type JobAnswer =
+  | { job: JobView }
+  | { jobs: JobView[] }
+  | { deleted: true }
+  | { error: string; status: 400 | 404 | 409 };
+
 /** Tunables of the scheduler. */
 export interface JobSchedulerOptions {
   /** Jobs not done yet, at most, per session. */
@@ -78,6 +91,47 @@ export class JobScheduler {
       context: origin.context,
     });
     return { job: this.view(id)! };
+  }
+
+  /**
+   * Applies a jobs API request. A job created for a chat session (`origin: "chat"`) replies in
+   * the chat the session's newest chat message came from; an API session's jobs are runs.
+   */
+  apply(tx: Tx, request: JobRequest, sessionKey: string): JobAnswer {
+    const missing = { error: "no such job", status: 404 } as const;
+    switch (request.op) {
+      case "create": {
+        let origin: JobOrigin = { target: null, context: { session_key: sessionKey } };
+        if (request.origin === "chat") {
+          const last = this.#stores.inbox.lastFromChat();
+          if (!last?.reply) {
+            return { error: "the session has no chat to reply in yet", status: 409 };
+          }
+          const { message_id: _m, job_id: _j, ...context } = last.context;
+          origin = { target: last.reply, context };
+        }
+        const made = this.create(tx, request.spec, origin);
+        return "error" in made ? { error: made.error, status: 400 } : made;
+      }
+      case "list":
+        return { jobs: this.list() };
+      case "get": {
+        const job = this.view(request.id);
+        return job ? { job } : missing;
+      }
+      case "delete":
+        return this.remove(tx, request.id) ? { deleted: true } : missing;
+      case "run":
+        return this.runNow(tx, request.id) ? { job: this.view(request.id)! } : missing;
+      case "pause":
+      case "resume": {
+        if (!this.#stores.jobs.get(request.id)) return missing;
+        if (!this.setPaused(tx, request.id, request.op === "pause")) {
+          return { error: "the job is done", status: 409 };
+        }
+        return { job: this.view(request.id)! };
+      }
+    }
   }
 
   /** Turns every due occurrence into a message; returns how many it fired. */

@@ -4,4 +4,11 @@ export type { SessionStorage } from "./session_db.ts";
 export { FINAL_RUN_EVENTS } from "./run_events.ts";
 export * from "./types.ts";
 export { APPROVAL_CHOICES, type ApprovalChoice } from "./approvals.ts";
-export type { JobOrigin, JobScheduler, JobSpec, JobView } from "./job_scheduler.ts";
+export type {
+  JobAnswer,
+  JobOrigin,
+  JobRequest,
+  JobScheduler,
+  JobSpec,
+  JobView,
+} from "./job_scheduler.ts";

@@ -1,0 +1,143 @@
+// The jobs API: scheduled turns of a session (create, list, read with last runs, delete, run now, pause, resume), tenant-scoped; Workers.
+import type { Context } from "hono";
+import { Hono } from "hono";
+import { z } from "zod";
+import { mayAddressSession, tenantPrefix, tenantSessionKey } from "../lib/api_tenants.ts";
+import { sessionIdField } from "../lib/openai_api.ts";
+import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
+import { jobId, parseJobId, runId } from "../lib/run_ids.ts";
+import { scheduleInput } from "../lib/schedule.ts";
+import type { JobAnswer, JobRequest, JobView } from "../lib/session/mod.ts";
+import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { sessionStub } from "./session_client.ts";
+
+const _createRequest = z.strictObject({
+  session: z.string().min(1).max(200),
+  prompt: z.string().min(1).max(4_000),
+  schedule: scheduleInput,
+});
+
+/** Session key prefixes that name a chat session (admin keys may schedule in them). */
+const _CHAT_PREFIXES = [...PLATFORM_ADAPTERS.map((a) => `${a.name}:`), "webhook:"];
+
+/**
+ * Routes under /v1/jobs, each behind the API key. A job id names its session key; a session the
+ * caller's tenant may not address is not found (404), as for runs.
+ */
+export const jobRoutes = new Hono<App>();
+
+jobRoutes.post("/", requireApiKey, async (c) => {
+  const body = parseJson(_createRequest, new Uint8Array(await c.req.arrayBuffer()));
+  const session = _session(c, body.session);
+  const origin = session.key.startsWith("api") ? "api" : "chat";
+  const answer = await _ask(c, session.key, {
+    op: "create",
+    spec: { prompt: body.prompt, schedule: body.schedule },
+    origin,
+  });
+  return c.json(_job(session, _expect(answer, "job")), 201);
+});
+
+jobRoutes.get("/", requireApiKey, async (c) => {
+  const given = c.req.query("session");
+  if (!given) {
+    throw new RequestError(400, "the session query parameter is required", "invalid_request");
+  }
+  const session = _session(c, given);
+  const answer = await _ask(c, session.key, { op: "list" });
+  return c.json({ data: _expect(answer, "jobs").map((job) => _job(session, job)) });
+});
+
+jobRoutes.get("/:id", requireApiKey, async (c) => {
+  const { session, n } = _jobParam(c);
+  return c.json(_job(session, _expect(await _ask(c, session.key, { op: "get", id: n }), "job")));
+});
+
+jobRoutes.delete("/:id", requireApiKey, async (c) => {
+  const { session, n } = _jobParam(c);
+  _expect(await _ask(c, session.key, { op: "delete", id: n }), "deleted");
+  return c.json({ id: c.req.param("id"), deleted: true });
+});
+
+for (const op of ["run", "pause", "resume"] as const) {
+  jobRoutes.post(`/:id/${op}`, requireApiKey, async (c) => {
+    const { session, n } = _jobParam(c);
+    const job = _job(session, _expect(await _ask(c, session.key, { op, id: n }), "job"));
+    return c.json(job, op === "run" ? 202 : 200);
+  });
+}
+
+/** A session as the caller names it: `key`, and `id` when it is one of the caller's API sessions. */
+interface _Session {
+  key: string;
+  id: string | null;
+}
+
+/**
+ * The session `given` names: one of the tenant's API session ids (as in `X-Session-Id`), or for
+ * admin keys a full session key such as `telegram:123456`.
+ */
+function _session(c: Context<App>, given: string): _Session {
+  const tenant = c.var.tenant;
+  const chat = _CHAT_PREFIXES.some((p) => given.startsWith(p)) || /^api(\.[^:]+)?:/.test(given);
+  // A chat session's key is never taken as an API session id: only admin keys reach those.
+  if (chat) return _addressable(c, given, "no such session");
+  if (!sessionIdField.safeParse(given).success) {
+    throw new RequestError(
+      400,
+      "session must be an API session id (or, for admin keys, a session key)",
+      "invalid_request",
+    );
+  }
+  return { key: tenantSessionKey(tenant.name, given), id: given };
+}
+
+function _addressable(c: Context<App>, key: string): _Session {
+  if (!mayAddressSession(c.var.tenant, key)) {
+    throw new RequestError(404, "no such job", "not_found");
+  }
+  const prefix = tenantPrefix(c.var.tenant.name);
+  return { key, id: key.startsWith(prefix) ? key.slice(prefix.length) : null };
+}
+
+function _jobParam(c: Context<App>): { session: _Session; n: number } {
+  const parsed = parseJobId(c.req.param("id") ?? "");
+  if (!parsed) throw new RequestError(404, "no such job", "not_found");
+  return { session: _addressable(c, parsed.sessionKey), n: parsed.n };
+}
+
+function _ask(c: Context<App>, key: string, request: JobRequest): Promise<JobAnswer> {
+  return sessionStub(c.env, key).jobs(request, { session_key: key });
+}
+
+/** The answer's `field`, or its error as a 4xx. */
+function _expect<K extends "job" | "jobs" | "deleted">(
+  answer: JobAnswer,
+  field: K,
+): Extract<JobAnswer, Record<K, unknown>>[K] {
+  if ("error" in answer) {
+    const type = answer.status === 404
+      ? "not_found"
+      : answer.status === 409
+      ? "conflict"
+      : "invalid_job";
+    throw new RequestError(answer.status, answer.error, type);
+  }
+  if (!(field in answer)) throw new Error(`jobs answer without ${field}`);
+  return (answer as unknown as Record<K, never>)[field];
+}
+
+/** A job as the API shows it: its id and session, its runs with their run ids (API sessions). */
+function _job(session: _Session, job: JobView) {
+  const { id, last_runs, ...rest } = job;
+  return {
+    id: jobId(session.key, id),
+    session: session.id ?? session.key,
+    ...rest,
+    last_runs: last_runs.map((run) => ({
+      at: run.at,
+      run_id: session.id === null ? null : runId(session.id, run.seq),
+      status: run.status,
+    })),
+  };
+}
