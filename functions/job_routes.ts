@@ -92,10 +92,8 @@ function _session(c: Context<App>, given: string): _Session {
   return { key: tenantSessionKey(tenant.name, given), id: given };
 }
 
-function _addressable(c: Context<App>, key: string): _Session {
-  if (!mayAddressSession(c.var.tenant, key)) {
-    throw new RequestError(404, "no such job", "not_found");
-  }
+function _addressable(c: Context<App>, key: string, missing = "no such job"): _Session {
+  if (!mayAddressSession(c.var.tenant, key)) throw new RequestError(404, missing, "not_found");
   const prefix = tenantPrefix(c.var.tenant.name);
   return { key, id: key.startsWith(prefix) ? key.slice(prefix.length) : null };
 }
