@@ -71,6 +71,17 @@ const _runBase: fc.Arbitrary<unknown> = fc.record({
   session: fc.option(fc.stringMatching(/^fzrun[A-Za-z0-9._:-]{1,12}$/), { nil: undefined }),
 }).map((r) => ({ input: MARK, ...(r.session === undefined ? {} : { session: r.session }) }));
 
+/** A valid POST /v1/jobs body (its occurrence lies beyond the fuzz run). */
+const _jobBase: fc.Arbitrary<unknown> = fc.record({
+  session: fc.stringMatching(/^fzjob[A-Za-z0-9._-]{1,12}$/),
+  schedule: fc.constantFrom<unknown>(
+    { in: 3600 },
+    { every: 3600 },
+    { cron: "0 9 * * *", tz: "Europe/Berlin" },
+    { at: "2099-01-01T00:00:00Z" },
+  ),
+}).map((r) => ({ prompt: MARK, ...r }));
+
 /** A body that would be valid on most routes, for the random route. */
 const _universalBase: fc.Arbitrary<unknown> = fc.constant({
   model: "any",
@@ -119,6 +130,7 @@ export function encodePath(key: string, how: "component" | "raw" | "uri"): strin
 
 /** Run ids: real ones (an index into those seen), well-formed unknown ones, junk. */
 const _runIdArb = sessionSeqIdArb("run");
+const _jobIdArb = sessionSeqIdArb("job");
 
 /** Path segments near baton's routes. */
 const _segment = fc.oneof(
@@ -272,6 +284,40 @@ export const API_ROUTES: RouteFuzz<never>[] = [
   ),
   // Last, so that the routes above keep their seeds.
   ...RESPONSE_ROUTES,
+  route(
+    "POST /v1/jobs",
+    fc.record({
+      auth: apiAuthArb,
+      body: bodyArb(_jobBase),
+      type: contentType,
+      extra: extraHeaders,
+    }),
+    (c, marker) => ({
+      method: "POST",
+      path: "/v1/jobs",
+      headers: [...authHeader(c.auth), ["content-type", c.type], ...c.extra],
+      body: renderBody(c.body, marker),
+    }),
+  ),
+  route(
+    "GET|DELETE|POST /v1/jobs/{id}[/run|pause|resume]",
+    fc.record({
+      auth: apiAuthArb,
+      job: _jobIdArb,
+      how: pathEncoding,
+      action: fc.constantFrom("GET ", "DELETE ", "POST /run", "POST /pause", "POST /resume"),
+      extra: extraHeaders,
+    }),
+    (c) => {
+      const id = "real" in c.job ? "job_YXBpOmZ6am9iYQ_1" : c.job.id;
+      const [method, suffix] = c.action.split(" ");
+      return {
+        method,
+        path: `/v1/jobs/${encodePath(id, c.how)}${suffix}`,
+        headers: [...authHeader(c.auth), ...c.extra],
+      };
+    },
+  ),
 ] as unknown as RouteFuzz<never>[];
 
 /** Any method on any path (mostly near real routes): whatever it is, a 2xx/4xx JSON answer. */
