@@ -8,6 +8,7 @@ import {
   clickApprovals,
 } from "./_chaos_approvals.ts";
 import { collectAfterRun, dumpObservation } from "./_chaos_collect.ts";
+import { collectJobs, planJobs, scheduleJobs } from "./_chaos_jobs.ts";
 import { type Sabotage, startChaosPlatforms } from "./_chaos_fakes.ts";
 import {
   CHAOS_MARKER,
@@ -59,6 +60,8 @@ export interface ChaosOptions {
   longRate?: number;
   /** Share of Telegram and runs messages whose turn asks for approval (default 0.15). */
   approvalRate?: number;
+  /** Runs sessions schedule one-off jobs due during the run (default true). */
+  jobs?: boolean;
   /** baton's REPLY_IN_DOUBT (default: baton's own default). */
   replyInDoubt?: "resend" | "skip";
   ways?: ChaosWay[];
@@ -90,6 +93,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     platform5xxRate: 0.02,
     longRate: 0.15,
     approvalRate: 0.15,
+    jobs: true,
     // About one message a second per session: the pace a session's sender keeps up with.
     spanMs: Math.max(15_000, Math.round(input.messages / Math.max(1, input.sessions) * 1000)),
     holdKill: true,
@@ -109,6 +113,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       if (m.session.way === "runs") m.subscribers = ["stay", ...m.subscribers];
     }
   }
+  // Jobs from a stream of their own, so that the messages and kills of a seed stay as they were.
+  const jobs = o.jobs ? planJobs(sessions, o.spanMs, seededRandom(o.seed ^ 0x70b5)) : [];
   // The kill plan, drawn after the messages so that --kills does not change them.
   const kills = o.kills ?? 2 + Math.floor(random() * 4);
   const drawn = Array.from(
@@ -342,6 +348,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
         problems.push(`${bad.marker} (${way}, ${bad.what}): answered ${answer.status}`);
       }
     };
+    const scheduling = scheduleJobs(link, jobs, t0);
     await Promise.all(sessions.map(async (session) => {
       for (const item of session.queue) {
         await _sleep(Math.max(0, t0 + item.at - performance.now()));
@@ -350,13 +357,14 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       }
     }));
     log(`every message sent after ${((performance.now() - started) / 1000).toFixed(0)} s`);
-    await Promise.all([killing, holding]);
+    await Promise.all([killing, holding, scheduling]);
     await Promise.all(background);
     if (sampling !== undefined) clearInterval(sampling);
     await runtime.up();
     log(`all deliveries answered after ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
     const after = await collectAfterRun(link, sessions, deadline);
+    await collectJobs(link, jobs);
 
     // Stopped gently first: the log's last lines (parts in doubt resolved late) are flushed.
     await runtime.stop();
@@ -375,6 +383,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       fakeEvents: Object.fromEntries(PLATFORM_WAYS.map((w) => [w, platforms.servers[w].events])),
       ...after,
       counts,
+      jobs,
       kills: runtime.kills,
       openAtKills,
       held: heldSends,

@@ -3,6 +3,7 @@ import type { FakeRequest } from "../test/_support/fake_llm.ts";
 import type { FakeEvent, FaultCounts } from "./_chaos_fake_server.ts";
 import type { ShownPost } from "./_chaos_fakes.ts";
 import type { ChaosMessage, ChaosSession, ChaosWay, PlatformWay } from "./_chaos_plan.ts";
+import type { ChaosJob } from "./_chaos_jobs.ts";
 import type { ChaosFigure, ChaosRow } from "./_chaos_report.ts";
 import type { KillRecord } from "./_chaos_runtime.ts";
 
@@ -40,6 +41,8 @@ export interface ChaosObservation {
   /** Runs: a subscriber's read of the whole stream after the run, and GET /v1/runs/{id}. */
   late: Map<ChaosMessage, { events: ReadEvent[]; status?: string; output?: string }>;
   counts: Record<ChaosWay, WayCounts>;
+  /** Jobs the runs sessions scheduled, with what was found of them after the run. */
+  jobs: ChaosJob[];
   kills: KillRecord[];
   openAtKills: number;
   /** What each deliberately held send was. */

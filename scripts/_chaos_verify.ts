@@ -1,6 +1,7 @@
 // The chaos run's verdict: model calls, transcripts, HTTP answers, run event streams and platform replies, per way in; Deno.
 import { CHAOS_MARKER, type ChaosMessage, isPlatformWay, PLATFORM_WAYS } from "./_chaos_plan.ts";
 import { verifyApprovals } from "./_chaos_approvals.ts";
+import { JOB_TOKEN, verifyJobs } from "./_chaos_jobs.ts";
 import { type ChaosReport, LABELS } from "./_chaos_report.ts";
 import { type ChaosObservation, fig, type ReadEvent, Tally } from "./_chaos_tally.ts";
 import { verifyPlatformReplies } from "./_chaos_verify_platforms.ts";
@@ -107,7 +108,8 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
     const seen = new Set<string>();
     let highest = -1;
     for (const entry of obs.transcripts.get(session.key) ?? []) {
-      if (entry.role !== "user") continue;
+      // A job's turn: checked with the jobs (it was scheduled, not sent).
+      if (entry.role !== "user" || JOB_TOKEN.test(entry.content)) continue;
       const marker = CHAOS_MARKER.exec(entry.content)?.[0];
       const message = marker ? byMarker.get(marker) : undefined;
       if (!message || message.session !== session) {
@@ -154,6 +156,7 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
     if (m.session.way === "runs") _verifyRun(m, obs.late.get(m), tally);
   }
   verifyApprovals(obs, tally);
+  verifyJobs(obs, tally);
 
   const inDoubtPerKill = _partsInDoubt(obs, tally);
   for (const way of platforms) {

@@ -1,6 +1,7 @@
 // The chaos run's reduced mode inside `npm test`: every way in, faulty fakes, seeded SIGKILLs; a fixed seed and a random one; Deno.
 import { assert, assertEquals } from "@std/assert";
 import { APPROVAL_LABELS } from "../scripts/_chaos_approvals.ts";
+import { JOB_LABELS } from "../scripts/_chaos_jobs.ts";
 import { formatChaosReport, runChaos } from "../scripts/_chaos_run.ts";
 import { type ChaosReport, figure, LABELS } from "../scripts/_chaos_report.ts";
 import { judgeRss } from "../scripts/_chaos_soak.ts";
@@ -18,6 +19,7 @@ function check(seed: number, report: ChaosReport): void {
   assert(figure(report, LABELS.duplicates) > 0 && figure(report, LABELS.bad) > 0, detail);
   assert(figure(report, LABELS.failures) > 0, detail);
   assert(figure(report, APPROVAL_LABELS.asked) > 0, detail);
+  assert(figure(report, JOB_LABELS.scheduled) > 0, detail);
   assertEquals(figure(report, LABELS.accepted), figure(report, LABELS.messages), detail);
   assertEquals(figure(report, LABELS.answered), figure(report, LABELS.accepted), detail);
   const failed = report.rows.filter((r) => r.mustBeZero && Object.values(r.byWay).some((v) => v));
