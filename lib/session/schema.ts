@@ -124,6 +124,9 @@ const _APPROVALS = [
 /** A notice's buttons (an approval question's choices), sent with its last part. */
 const _OUTBOX_CHOICES = [`ALTER TABLE outbox ADD COLUMN choices TEXT`];
 
+/** When each run event happened: the inspector's run timeline (older events have none). */
+const _RUN_EVENT_TIMES = [`ALTER TABLE run_events ADD COLUMN at INTEGER`];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -164,6 +167,8 @@ const _MIGRATIONS: readonly _Migration[] = [
   _APPROVALS,
   // 4 → 5: a notice carries buttons (an approval question's choices on Telegram, Slack, Discord).
   _OUTBOX_CHOICES,
+  // 5 → 6: a run event's time, for the console's inspector (event times and durations).
+  _RUN_EVENT_TIMES,
 ];
 
 /**
@@ -177,6 +182,7 @@ const _CURRENT = [
   ..._REQUEST_HASH,
   ..._APPROVALS,
   ..._OUTBOX_CHOICES,
+  ..._RUN_EVENT_TIMES,
   ..._VERSION_TABLE,
 ];
 
