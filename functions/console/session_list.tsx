@@ -1,0 +1,128 @@
+// The sessions screen: the tenant's sessions from the directory (GET /v1/sessions), searchable, newest activity first; browser (preact).
+import { useEffect, useState } from "preact/hooks";
+import { type ApiClient, ApiError, errorText } from "./api_client.ts";
+import { seenSessions } from "./console_storage.ts";
+import { agoText } from "./time_text.ts";
+
+/** One row of `GET /v1/sessions`. */
+export interface SessionRow {
+  key: string;
+  platform: string;
+  title: string;
+  created_at: string | number | null;
+  last_activity_at: string | number | null;
+  status: string;
+  queued: number;
+}
+
+/** The status column: idle, running, waiting for approval, and how many messages are queued. */
+export function statusText(row: Pick<SessionRow, "status" | "queued">): string {
+  const status = row.status === "waiting_for_approval" || row.status === "waiting"
+    ? "waiting for approval"
+    : row.status === "running"
+    ? "running"
+    : "idle";
+  return row.queued > 0 ? `${status} · queued ${row.queued}` : status;
+}
+
+function _time(at: string | number | null): number {
+  if (at === null) return 0;
+  const t = typeof at === "number" ? at : Date.parse(at);
+  return Number.isFinite(t) ? t : 0;
+}
+
+/**
+ * The session list. Without the directory (a 404: a deployment from before it), it lists the
+ * sessions this tab opened, and any key typed in the search box can be opened.
+ */
+export function SessionList(
+  props: { api: ApiClient; onOpen: (key: string) => void; onNew: () => void },
+) {
+  const [rows, setRows] = useState<SessionRow[] | null>(null);
+  const [local, setLocal] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [query, setQuery] = useState("");
+
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      try {
+        const page = await props.api.get<{ data: SessionRow[] }>("/v1/sessions?limit=100");
+        if (live) setRows(page.data);
+      } catch (e) {
+        if (!live) return;
+        if (e instanceof ApiError && e.status === 404) {
+          setLocal(true);
+          setRows(
+            seenSessions().map((s) => ({
+              key: s.key,
+              platform: s.key.split(":")[0].split(".")[0],
+              title: s.title,
+              created_at: null,
+              last_activity_at: s.last_activity_at,
+              status: "idle",
+              queued: 0,
+            })),
+          );
+        } else setError(errorText(e));
+      }
+    })();
+    return () => live = false;
+  }, [props.api]);
+
+  const q = query.trim().toLowerCase();
+  const shown = (rows ?? [])
+    .filter((r) => !q || r.key.toLowerCase().includes(q) || r.title.toLowerCase().includes(q))
+    .sort((a, b) => _time(b.last_activity_at) - _time(a.last_activity_at));
+  const openTyped = (event: Event) => {
+    event.preventDefault();
+    if (shown.length === 1) props.onOpen(shown[0].key);
+    else if (query.trim() && !shown.some((r) => r.key === query.trim())) props.onOpen(query.trim());
+  };
+
+  return (
+    <section class="sessions">
+      <div class="toolbar">
+        <h2>Sessions</h2>
+        <button type="button" onClick={props.onNew}>New conversation</button>
+      </div>
+      <form class="search" onSubmit={openTyped} role="search">
+        <label for="session-search" class="sr-only">Search sessions by key or title</label>
+        <input
+          id="session-search"
+          type="search"
+          placeholder="Search by key or title; Enter opens a key"
+          value={query}
+          onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+        />
+      </form>
+      {local && (
+        <p class="hint">
+          The session directory is not available here (GET /v1/sessions answered 404): listing the
+          sessions opened in this tab. Type a session key and press Enter to open any other.
+        </p>
+      )}
+      {error && <p class="error" role="alert">{error}</p>}
+      {rows === null && !error && <p class="hint">Loading…</p>}
+      <ul class="session-rows">
+        {shown.map((row) => (
+          <li key={row.key}>
+            <a
+              href={`#/chat/${encodeURIComponent(row.key)}`}
+              class="session-row"
+              data-key={row.key}
+            >
+              <span class="title">{row.title || "(untitled)"}</span>
+              <span class="key">{row.key}</span>
+              <span class={`status status-${row.status}`}>{statusText(row)}</span>
+              <span class="when">{agoText(row.last_activity_at)}</span>
+            </a>
+          </li>
+        ))}
+      </ul>
+      {rows !== null && shown.length === 0 && (
+        <p class="hint">{query ? "No session matches." : "No sessions yet."}</p>
+      )}
+    </section>
+  );
+}
