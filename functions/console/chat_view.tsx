@@ -93,6 +93,8 @@ export function ChatView(props: {
   }, []);
 
   useEffect(() => end.current?.scrollIntoView?.({ block: "nearest" }), [messages, live]);
+  // The message box takes the keyboard when the chat opens (autofocus works on page load only).
+  useEffect(() => box.current?.focus(), [sessionId]);
 
   const busy = live !== null && !FINAL_PHASES.has(live.view.phase);
   const send = () => {
@@ -111,7 +113,8 @@ export function ChatView(props: {
     }
   };
 
-  const shown = messages.filter((m) => (m.role === "user" || m.role === "assistant") && m.content);
+  // Tool calls have no text (the snapshot gives ""); their results are shown folded.
+  const shown = messages.filter((m) => m.role !== "system" && m.content);
   return (
     <section class="chat">
       <div class="toolbar">
@@ -120,12 +123,23 @@ export function ChatView(props: {
       </div>
       {error && <p class="error" role="alert">{error}</p>}
       <ol class="transcript" aria-live="polite">
-        {shown.map((m, i) => (
-          <li key={i} class={`bubble ${m.role}`}>
-            <span class="who">{m.role === "user" ? "You" : "Agent"}</span>
-            <div class="text">{m.content}</div>
-          </li>
-        ))}
+        {shown.map((m, i) =>
+          m.role === "tool"
+            ? (
+              <li key={i} class="tool-result">
+                <details>
+                  <summary>tool result</summary>
+                  <pre>{m.content}</pre>
+                </details>
+              </li>
+            )
+            : (
+              <li key={i} class={`bubble ${m.role}`}>
+                <span class="who">{m.role === "user" ? "You" : "Agent"}</span>
+                <div class="text">{m.content}</div>
+              </li>
+            )
+        )}
         {live && (
           <>
             <li class="bubble user pending">
@@ -167,7 +181,7 @@ export function ChatView(props: {
           </>
         )}
       </ol>
-      <div ref={end} />
+      <div ref={end} class="scroll-end" />
       {sessionId
         ? (
           <form
@@ -188,7 +202,6 @@ export function ChatView(props: {
               value={draft}
               onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
               onKeyDown={onKeyDown}
-              autofocus
             />
             {busy
               ? (
