@@ -330,6 +330,9 @@ Deno.test({
         await res.body?.cancel();
         await telegram.waitForCalls(1);
         await page.goto(`${url}/#/`);
+        // This conversation is listed: from the directory, or (before it exists: a 404) from
+        // the sessions this tab opened.
+        await page.locator(".session-row .key", { hasText: sessionKey }).waitFor();
         await page.locator("#session-search").fill("telegram:4242");
         await page.keyboard.press("Enter");
         await page.locator(".chat .key", { hasText: "telegram:4242" }).waitFor();
@@ -358,18 +361,28 @@ Deno.test({
       async () => {
         const [context, page] = await tab(rig);
         const now = Date.now();
-        await page.route("**/v1/sessions?*", (route) =>
-          route.fulfill({
+        // The directory's contract (GET /v1/sessions, paginated by cursor), answered here.
+        const pages: Record<string, unknown> = {
+          "": {
+            data: [
+              row("api:old", "Old one", now - 3_600_000, "idle", 0),
+              row("telegram:9", "Asking", now - 1_000, "waiting_for_approval", 0),
+              row("api:busy", "Busy", now - 60_000, "running", 2),
+            ],
+            next_cursor: "page-2",
+          },
+          "page-2": {
+            data: [row("slack:T1/C2", "Older", now - 86_400_000, "idle", 0)],
+            next_cursor: null,
+          },
+        };
+        await page.route((u) => u.pathname === "/v1/sessions", (route) => {
+          const cursor = new URL(route.request().url()).searchParams.get("cursor") ?? "";
+          return route.fulfill({
             contentType: "application/json",
-            body: JSON.stringify({
-              data: [
-                row("api:old", "Old one", now - 3_600_000, "idle", 0),
-                row("telegram:9", "Asking", now - 1_000, "waiting_for_approval", 0),
-                row("api:busy", "Busy", now - 60_000, "running", 2),
-              ],
-              next_cursor: null,
-            }),
-          }));
+            body: JSON.stringify(pages[cursor]),
+          });
+        });
         await login(page);
         await page.locator(".session-row").first().waitFor();
         assertEquals(await page.locator(".session-row .key").allTextContents(), [
@@ -382,6 +395,9 @@ Deno.test({
           "running · queued 2",
           "idle",
         ]);
+        await page.locator("button", { hasText: "More sessions" }).click();
+        await page.locator(".session-row .key", { hasText: "slack:T1/C2" }).waitFor();
+        assertStrictEquals(await page.locator("button", { hasText: "More sessions" }).count(), 0);
         await page.locator("#session-search").fill("busy");
         assertEquals(await page.locator(".session-row .key").allTextContents(), ["api:busy"]);
         await context.close();

@@ -31,6 +31,31 @@ function _time(at: string | number | null): number {
   return Number.isFinite(t) ? t : 0;
 }
 
+/** This tab's sessions as rows, each with its state now (`GET /v1/sessions/{key}`). */
+async function _seenRows(api: ApiClient): Promise<SessionRow[]> {
+  return await Promise.all(
+    seenSessions().slice(0, 20).map(async (s) => {
+      const row: SessionRow = {
+        key: s.key,
+        platform: s.key.split(":")[0].split(".")[0],
+        title: s.title,
+        created_at: null,
+        last_activity_at: s.last_activity_at,
+        status: "idle",
+        queued: 0,
+      };
+      try {
+        const state = await api.get<{ running: boolean; queued: number }>(
+          `/v1/sessions/${encodeURIComponent(s.key)}`,
+        );
+        return { ...row, status: state.running ? "running" : "idle", queued: state.queued };
+      } catch {
+        return row; // shown as last known
+      }
+    }),
+  );
+}
+
 /**
  * The session list. Without the directory (a 404: a deployment from before it), it lists the
  * sessions this tab opened, and any key typed in the search box can be opened.
@@ -39,36 +64,38 @@ export function SessionList(
   props: { api: ApiClient; onOpen: (key: string) => void; onNew: () => void },
 ) {
   const [rows, setRows] = useState<SessionRow[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
   const [local, setLocal] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [query, setQuery] = useState("");
+  const [loads, setLoads] = useState(0);
+
+  /** Reads a page of the directory (the first without `after`); a 404 falls back to this tab's sessions. */
+  const load = async (after: string | null, isLive: () => boolean) => {
+    try {
+      const page = await props.api.get<{ data: SessionRow[]; next_cursor: string | null }>(
+        `/v1/sessions${after ? `?cursor=${encodeURIComponent(after)}` : ""}`,
+      );
+      if (!isLive()) return;
+      setRows((old) => after ? [...(old ?? []), ...page.data] : page.data);
+      setCursor(page.next_cursor ?? null);
+      setError(null);
+    } catch (e) {
+      if (!isLive()) return;
+      if (e instanceof ApiError && e.status === 404) {
+        setLocal(true);
+        setRows(await _seenRows(props.api));
+      } else setError(errorText(e));
+    }
+  };
 
   useEffect(() => {
     let live = true;
-    (async () => {
-      try {
-        const page = await props.api.get<{ data: SessionRow[] }>("/v1/sessions?limit=100");
-        if (live) setRows(page.data);
-      } catch (e) {
-        if (!live) return;
-        if (e instanceof ApiError && e.status === 404) {
-          setLocal(true);
-          setRows(
-            seenSessions().map((s) => ({
-              key: s.key,
-              platform: s.key.split(":")[0].split(".")[0],
-              title: s.title,
-              created_at: null,
-              last_activity_at: s.last_activity_at,
-              status: "idle",
-              queued: 0,
-            })),
-          );
-        } else setError(errorText(e));
-      }
-    })();
-    return () => live = false;
-  }, [props.api]);
+    void load(null, () => live);
+    return () => {
+      live = false;
+    };
+  }, [props.api, loads]);
 
   const q = query.trim().toLowerCase();
   const shown = (rows ?? [])
@@ -84,6 +111,9 @@ export function SessionList(
     <section class="sessions">
       <div class="toolbar">
         <h2>Sessions</h2>
+        <button type="button" class="secondary" onClick={() => setLoads(loads + 1)}>
+          Refresh
+        </button>
         <button type="button" onClick={props.onNew}>New conversation</button>
       </div>
       <form class="search" onSubmit={openTyped} role="search">
@@ -120,6 +150,15 @@ export function SessionList(
           </li>
         ))}
       </ul>
+      {cursor && (
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => void load(cursor, () => true)}
+        >
+          More sessions
+        </button>
+      )}
       {rows !== null && shown.length === 0 && (
         <p class="hint">{query ? "No session matches." : "No sessions yet."}</p>
       )}
