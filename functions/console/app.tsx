@@ -2,7 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiClient } from "./api_client.ts";
 import { ChatView } from "./chat_view.tsx";
-import { savedKey, saveKey, sessionPrefix } from "./console_storage.ts";
+import { savedKey, saveKey } from "./console_storage.ts";
 import { InspectorView } from "./inspector_view.tsx";
 import { LoginForm } from "./login_form.tsx";
 import { apiSessionId, newSessionId } from "./session_keys.ts";
@@ -38,10 +38,10 @@ export function App() {
     return () => removeEventListener("hashchange", onHash);
   }, []);
 
+  // A new conversation has no key until its first run names it (and no session object until then:
+  // nothing is read for it, so opening one and leaving creates nothing).
   const newConversation = () => {
-    const id = newSessionId();
-    const prefix = sessionPrefix();
-    location.hash = prefix ? `#/chat/${encodeURIComponent(prefix + id)}` : `#/new/${id}`;
+    location.hash = `#/new/${newSessionId()}`;
   };
   const logout = () => {
     saveKey(null);

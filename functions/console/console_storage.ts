@@ -1,7 +1,6 @@
 // What the console keeps in sessionStorage (this tab only): the API key, the run each chat follows, sessions seen; browser.
 
 const _KEY = "baton.key";
-const _PREFIX = "baton.prefix";
 const _SESSIONS = "baton.sessions";
 const _RUN = "baton.run:";
 
@@ -46,16 +45,6 @@ export function savedKey(): string | null {
 export function saveKey(key: string | null): void {
   if (key === null) sessionStorage.clear();
   else _write(_KEY, key);
-}
-
-/** The key prefix of this tenant's API sessions (`api:`, `api.<tenant>:`), once a run told it. */
-export function sessionPrefix(): string | null {
-  return _read<string>(_PREFIX);
-}
-
-/** Remembers the tenant's session key prefix. */
-export function savePrefix(prefix: string): void {
-  _write(_PREFIX, prefix);
 }
 
 /** The run session `id`'s chat follows, or null. */

@@ -18,8 +18,8 @@ export function LoginForm(props: { onLogin: (api: ApiClient) => void }) {
       props.onLogin(api);
     } catch (e) {
       setError(
-        e instanceof ApiError && e.status === 401
-          ? "That API key was not accepted."
+        e instanceof ApiError
+          ? e.status === 401 ? "That API key was not accepted." : `The API refused: ${errorText(e)}`
           : `The API did not answer: ${errorText(e)}`,
       );
     } finally {

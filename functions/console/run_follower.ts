@@ -1,6 +1,6 @@
 // Starts, follows, stops and answers one chat's run over the runs API, surviving reloads (sessionStorage); browser.
 import { ApiClient, ApiError, errorText } from "./api_client.ts";
-import { type ActiveRun, activeRun, saveActiveRun, savePrefix } from "./console_storage.ts";
+import { type ActiveRun, activeRun, saveActiveRun } from "./console_storage.ts";
 import { FINAL_PHASES, foldRunEvent, type RunView, SENDING } from "./run_state.ts";
 import { readSse } from "./sse_reader.ts";
 
@@ -121,10 +121,7 @@ export class RunFollower {
       }
     }
     if (this.#disposed) return;
-    if (answer.session_key?.endsWith(answer.session)) {
-      savePrefix(answer.session_key.slice(0, -answer.session.length));
-      this.#events.onSessionKey(answer.session_key);
-    }
+    if (answer.session_key) this.#events.onSessionKey(answer.session_key);
     const now = activeRun(this.#id) ?? active; // Stop may have been asked meanwhile
     saveActiveRun(this.#id, { ...now, runId: answer.run_id });
     if (now.stopRequested) void this.#postStop(answer.run_id);
