@@ -307,6 +307,21 @@ Deno.test({
     );
 
     await t.step(
+      "console: Escape stops a run waiting for approval; the tool never runs",
+      async () => {
+        const toolResults = () =>
+          fake.requests.filter((r) => r.body.messages.at(-1)?.role === "tool").length;
+        const before = toolResults();
+        await send(page, "ask me");
+        await untilPhase(page, "waiting_for_approval");
+        await page.keyboard.press("Escape");
+        await untilPhase(page, "cancelled");
+        assertStrictEquals(await page.locator(".approval").count(), 0);
+        assertStrictEquals(toolResults(), before);
+      },
+    );
+
+    await t.step(
       "console: the inspector of a Telegram session shows its sent reply parts (admin key)",
       async () => {
         const res = await fetch(`${url}/webhooks/telegram`, {
