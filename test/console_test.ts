@@ -432,6 +432,13 @@ Deno.test({
         await page.goto(`${url}/#/inspect/telegram%3A4242`);
         await page.locator(".part-rows li").first().waitFor();
         await assertNoOverflow(page, "inspector");
+        // An API session's inspector: its runs' timelines, with event times and durations.
+        await page.goto(`${url}/#/inspect/${encodeURIComponent(sessionKey)}`);
+        await page.locator(".timeline li", { hasText: "tool.completed" }).first().waitFor();
+        const ends = page.locator(".timeline li", { hasText: "run.completed" });
+        assert((await ends.first().textContent())?.includes("took"));
+        assert(await page.locator(".inbox-rows .status-cancelled").count() >= 3);
+        await assertNoOverflow(page, "API session inspector");
         await context.close();
       },
     );

@@ -67,7 +67,10 @@ export function ChatView(props: {
         // A completed turn is in the transcript now; a stopped or failed one stays shown as it ended.
         if (run.view.phase === "completed") {
           await loadTranscript();
-          setLive(null);
+          // Unless a next message went out meanwhile: its run is the one shown now.
+          setLive((now) =>
+            now?.runId === run.runId && FINAL_PHASES.has(now.view.phase) ? null : now
+          );
         }
       },
       onSessionKey: (k) => {
