@@ -101,7 +101,7 @@ export function SessionList(
         <input
           id="session-search"
           type="search"
-          placeholder="Search by key or title; Enter opens a key"
+          placeholder="Search by key or title"
           value={query}
           onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
         />
