@@ -17,6 +17,7 @@ import {
 } from "../lib/openai_api.ts";
 import { RUN_ID_HEADER, runId } from "../lib/run_ids.ts";
 import type { InboundMessage, RunEvent } from "../lib/session/mod.ts";
+import type { SessionInspection } from "../lib/session/session_inspector.ts";
 import type { SseEvent } from "../lib/transport.ts";
 import { type ChatPlacement, newChatPlacement, placeChat, rememberChat } from "./_conversations.ts";
 import { requestIdentity } from "./_idempotency.ts";
@@ -57,6 +58,17 @@ apiRoutes.get("/sessions/:key", requireApiKey, async (c) => {
   const key = _addressableKey(c);
   const snapshot = await sessionStub(c.env, key).snapshot({ session_key: key });
   return c.json({ key, ...snapshot });
+});
+
+// The console's inspector: read-only, tenant-scoped like the session itself.
+apiRoutes.get("/sessions/:key/inspect", requireApiKey, async (c) => {
+  const key = _addressableKey(c);
+  // The RPC type drops `unknown` fields (event data, context): the value is as the object built it.
+  const inspection = await sessionStub(c.env, key).inspect({ session_key: key }) as
+    | SessionInspection
+    | null;
+  if (!inspection) throw new RequestError(404, "no such session", "not_found");
+  return c.json({ key, ...inspection });
 });
 
 for (const command of ["stop", "reset"] as const) {

@@ -34,7 +34,13 @@ runRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const context = _context(c.var.tenant.name, session);
   const message: InboundMessage = { text: body.input, context, events: true, ...identity };
   const receipt = await submitMessage(c.env, context.session_key, message, true);
-  return c.json({ run_id: runId(session, receipt.seq), session, status: "queued" }, 202);
+  // The session key names the session on /v1/sessions/{key} (the console reads its transcript there).
+  return c.json({
+    run_id: runId(session, receipt.seq),
+    session,
+    session_key: context.session_key,
+    status: "queued",
+  }, 202);
 });
 
 runRoutes.get("/:id", requireApiKey, async (c) => {

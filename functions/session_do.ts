@@ -9,6 +9,7 @@ import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
 import { approvalClickText } from "../lib/session_commands.ts";
 import { ndjsonTransport } from "../lib/transport.ts";
+import { inspectSession, type SessionInspection } from "../lib/session/session_inspector.ts";
 import {
   type ApprovalChoice,
   type InboundMessage,
@@ -185,6 +186,11 @@ export class SessionDO extends DurableObject<Env> {
       context,
       () => this.#sentinel.withJobs((jobs, tx) => jobs.apply(tx, request, context.session_key)),
     );
+  }
+
+  /** The console inspector's read of this session (inbox, reply parts, run timelines); null when none. */
+  inspect(context: ContextFields): SessionInspection | null {
+    return this.#bound(context, () => inspectSession(this.ctx.storage));
   }
 
   /** Drains the inbox; also the watchdog that recovers a claim left by a dead executor. */

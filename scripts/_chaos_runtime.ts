@@ -120,7 +120,10 @@ async function _freezeBuild(root: string, dir: string): Promise<string> {
   await bundleWorker(`${base}functions/index.ts`, `${dir}/build/index.js`);
   const toml = await Deno.readTextFile(`${base}wrangler.toml`);
   const config = `${dir}/wrangler.toml`;
-  await Deno.writeTextFile(config, toml.replace(/^main\s*=.*$/m, `main = "build/index.js"`));
+  // The Worker alone: the console's build step and static assets (relative to the checkout) stay out.
+  const worker = toml.replace(/^main\s*=.*$/m, `main = "build/index.js"`)
+    .replace(/^\[(?:build|assets)\]\n(?:(?!\[).*\n?)*/gm, "");
+  await Deno.writeTextFile(config, worker);
   return config;
 }
 

@@ -23,7 +23,7 @@ if (!hasDevVars) {
 }
 
 console.log(
-  `baton: http://${HOST}:${PORT} ` +
+  `baton: http://${HOST}:${PORT} (the web console: open it in a browser) ` +
     (hasDevVars
       ? "(settings from .dev.vars)"
       : `(API key: ${LOCAL_KEY}; generic webhook secret: ${LOCAL_WEBHOOK_SECRET})`),

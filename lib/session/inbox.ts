@@ -35,6 +35,15 @@ export interface InboxRow {
   mergedInto: number | null;
 }
 
+/** One inbox row as the inspector shows it: times, text and context read from the stored message. */
+export interface InboxHistoryRow extends InboxRow {
+  receivedAt: number;
+  finishedAt: number | null;
+  text: string;
+  context: Record<string, unknown> | null;
+  reply: Record<string, unknown> | null;
+}
+
 /** The `inbox` table. */
 export class InboxStore {
   readonly #db: SessionDb;
@@ -124,6 +133,24 @@ export class InboxStore {
       seq,
     )[0];
     return row ? _inboxRow(row) : null;
+  }
+
+  /** The newest `limit` rows, newest first, with the fields the inspector shows (not whole messages). */
+  history(limit: number): InboxHistoryRow[] {
+    return this.#db.rows(
+      `SELECT seq, status, ${_EVENTS}, attempts, outcome, merged_into, received_at, finished_at,
+         json_extract(message, '$.text') AS text, json_extract(message, '$.context') AS context,
+         json_extract(message, '$.reply') AS reply
+       FROM inbox ORDER BY seq DESC LIMIT ?`,
+      limit,
+    ).map((row) => ({
+      ..._inboxRow(row),
+      receivedAt: num(row, "received_at"),
+      finishedAt: numOrNull(row, "finished_at"),
+      text: typeof row.text === "string" ? row.text : "",
+      context: json<Record<string, unknown>>(row, "context"),
+      reply: json<Record<string, unknown>>(row, "reply"),
+    }));
   }
 
   /** Message `seq`, or null. */

@@ -25,6 +25,13 @@ export interface OutboxPart {
   choices: Choice[] | null;
 }
 
+/** A part with its send record: when it was stored and sent, or why it was given up. */
+export interface OutboxRecord extends OutboxPart {
+  createdAt: number;
+  sentAt: number | null;
+  error: string | null;
+}
+
 /** The `outbox` table. A part is sent at most once: `attempted_at` is stored before it leaves. */
 export class OutboxStore {
   readonly #db: SessionDb;
@@ -105,6 +112,11 @@ export class OutboxStore {
     );
   }
 
+  /** The newest `limit` parts and notices, newest first, with their send record. */
+  history(limit: number): OutboxRecord[] {
+    return this.#select(`ORDER BY id DESC LIMIT ?`, limit);
+  }
+
   /** Forgets the parts of pruned messages, and notices settled before `cutoff`. */
   prune(tx: Tx, seqs: number[], cutoff: number): void {
     for (const seq of seqs) this.#db.exec(tx, `DELETE FROM outbox WHERE seq = ?`, seq);
@@ -116,9 +128,10 @@ export class OutboxStore {
     );
   }
 
-  #select(where: string, ...bindings: number[]): OutboxPart[] {
+  #select(where: string, ...bindings: number[]): OutboxRecord[] {
     return this.#db.rows(
-      `SELECT id, seq, kind, part, count, text, target, created_at, attempted_at, choices
+      `SELECT id, seq, kind, part, count, text, target, created_at, attempted_at, choices,
+         sent_at, error
        FROM outbox ${where}`,
       ...bindings,
     ).map((row) => ({
@@ -132,6 +145,9 @@ export class OutboxStore {
       attemptedAt: numOrNull(row, "attempted_at"),
       marker: `o${num(row, "id")}-${num(row, "created_at").toString(36)}`,
       choices: json<Choice[]>(row, "choices"),
+      createdAt: num(row, "created_at"),
+      sentAt: numOrNull(row, "sent_at"),
+      error: row.error === null ? null : str(row, "error"),
     }));
   }
 }

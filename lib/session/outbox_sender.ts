@@ -15,7 +15,8 @@ export interface OutboxSenderOptions {
   now: () => number;
 }
 
-const _UNCONFIRMED_SEND =
+/** The error recorded for a part in doubt left unsent (`REPLY_IN_DOUBT=skip`); the inspector shows it as in doubt. */
+export const UNCONFIRMED_SEND =
   "not resent (REPLY_IN_DOUBT=skip): an earlier send of this part was cut off before its answer " +
   "was recorded";
 
@@ -59,7 +60,7 @@ export class OutboxSender {
         const way = await (signal ? abortable(looking, signal) : looking);
         if (!owned()) return "stopped";
         if (way === "delivered" || way === "skip") {
-          const note = way === "skip" ? _UNCONFIRMED_SEND : null;
+          const note = way === "skip" ? UNCONFIRMED_SEND : null;
           this.#db.transaction((tx) =>
             this.#outbox.markDone(tx, part.id, note, this.#options.now())
           );

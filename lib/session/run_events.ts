@@ -1,6 +1,6 @@
 // A run's durable event log and its live subscribers (replay, then live, then close); runtime-neutral.
 import { type Transport, TransportTee } from "../transport.ts";
-import { json, type SessionDb, str, type Tx } from "./session_db.ts";
+import { json, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
 import type { RunEvent } from "./types.ts";
 
 /** Event types that end a run: subscribers are closed after one. Shared with functions/. */
@@ -17,21 +17,24 @@ export const FINAL_RUN_EVENTS: ReadonlySet<string> = new Set([
 export class RunEventStore {
   readonly #db: SessionDb;
   readonly #tees = new Map<number, TransportTee<RunEvent>>();
+  readonly #now: () => number;
 
-  constructor(db: SessionDb) {
+  constructor(db: SessionDb, now: () => number = Date.now) {
     this.#db = db;
+    this.#now = now;
   }
 
   /** Appends an event to run `seq`'s log and to its subscribers; a final event closes them. */
   emit(tx: Tx, seq: number, type: string, data: Record<string, unknown>): void {
     this.#db.exec(
       tx,
-      `INSERT INTO run_events (seq, idx, type, data)
-       VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE seq = ?), ?, ?)`,
+      `INSERT INTO run_events (seq, idx, type, data, at)
+       VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE seq = ?), ?, ?, ?)`,
       seq,
       seq,
       type,
       JSON.stringify(data),
+      this.#now(),
     );
     const tee = this.#tee(seq);
     tee.write({ type, data });
@@ -63,6 +66,16 @@ export class RunEventStore {
    */
   restartAttempt(tx: Tx, seq: number): void {
     this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ? AND type != 'run.queued'`, seq);
+  }
+
+  /** Run `seq`'s stored events in order, each with its time (null for events stored before times were). */
+  timeline(seq: number): (RunEvent & { at: number | null })[] {
+    return this.#db.rows(`SELECT type, data, at FROM run_events WHERE seq = ? ORDER BY idx`, seq)
+      .map((row) => ({
+        type: str(row, "type"),
+        data: json(row, "data")!,
+        at: numOrNull(row, "at"),
+      }));
   }
 
   /** Forgets the events of pruned runs. */

@@ -164,6 +164,9 @@ const _JOBS = [
   `CREATE INDEX job_run_seq ON job_run (seq)`,
 ];
 
+/** When each run event happened: the inspector's run timeline (older events have none). */
+const _RUN_EVENT_TIMES = [`ALTER TABLE run_events ADD COLUMN at INTEGER`];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -208,6 +211,8 @@ const _MIGRATIONS: readonly _Migration[] = [
   _APPROVAL_RUNS,
   // 6 → 7: scheduled jobs.
   _JOBS,
+  // 7 → 8: a run event's time, for the console's inspector (event times and durations).
+  _RUN_EVENT_TIMES,
 ];
 
 /**
@@ -223,6 +228,7 @@ const _CURRENT = [
   ..._OUTBOX_CHOICES,
   ..._APPROVAL_RUNS,
   ..._JOBS,
+  ..._RUN_EVENT_TIMES,
   ..._VERSION_TABLE,
 ];
 

@@ -37,7 +37,7 @@ export class SessionStores {
     this.claims = new ClaimStore(this.db);
     this.transcript = new TranscriptStore(this.db);
     this.outbox = new OutboxStore(this.db);
-    this.events = new RunEventStore(this.db);
+    this.events = new RunEventStore(this.db, now);
     this.approvals = new ApprovalStore(this.db);
     this.jobs = new JobStore(this.db);
     this.#now = now;

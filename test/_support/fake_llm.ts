@@ -5,7 +5,17 @@ import type { AddressInfo } from "node:net";
 
 /** One scripted reply of the fake model. */
 export type FakeStep =
-  | { kind: "text"; text: string; delayMs?: number; finish?: "stop" | "length" }
+  | {
+    kind: "text";
+    text: string;
+    delayMs?: number;
+    finish?: "stop" | "length";
+    /**
+     * Streamed: sends this many of the text's pieces (it goes in 3), then waits for `release()`
+     * (or the client going away) before the rest — a reply caught mid-stream.
+     */
+    holdAfter?: number;
+  }
   | {
     kind: "tool_call";
     name: string;
@@ -69,7 +79,13 @@ function _split(s: string, parts: number): string[] {
   return out;
 }
 
-type _Reply = { status: number; headers: Record<string, string>; chunks: string[] };
+/** An answer; with `holdAt`, the chunks from that index wait for `release()`. */
+type _Reply = {
+  status: number;
+  headers: Record<string, string>;
+  chunks: string[];
+  holdAt?: number;
+};
 
 const _json = (status: number, body: unknown, headers: Record<string, string> = {}): _Reply => ({
   status,
@@ -170,7 +186,16 @@ class _FakeLlmServer implements FakeLlm {
     }
     if (!reply || gone.signal.aborted || res.destroyed) return;
     res.writeHead(reply.status, reply.headers);
-    for (const c of reply.chunks) res.write(c);
+    const holdAt = reply.holdAt ?? reply.chunks.length;
+    for (const c of reply.chunks.slice(0, holdAt)) res.write(c);
+    if (holdAt < reply.chunks.length) {
+      await this.#pause(gone.signal, (end) => {
+        this.#holds.add(end);
+        return () => this.#holds.delete(end);
+      });
+      if (gone.signal.aborted || res.destroyed) return;
+      for (const c of reply.chunks.slice(holdAt)) res.write(c);
+    }
     res.end();
   }
 
@@ -336,6 +361,10 @@ class _FakeLlmServer implements FakeLlm {
       status: 200,
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
       chunks: [...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), "data: [DONE]\n\n"],
+      // After the role chunk and `holdAfter` pieces of the text.
+      ...(step.kind === "text" && step.holdAfter !== undefined
+        ? { holdAt: 1 + step.holdAfter }
+        : {}),
     };
   }
 }

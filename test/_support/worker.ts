@@ -1,6 +1,7 @@
 // Miniflare harness: bundles the Worker with esbuild once per process and runs it in workerd; Deno.
 import * as esbuild from "esbuild";
 import { Miniflare } from "miniflare";
+import { buildConsole } from "../../scripts/build_console.ts";
 
 const _root = new URL("../../", import.meta.url);
 const _builds = new Map<string, Promise<string>>();
@@ -20,6 +21,23 @@ export function buildWorker(entry = "functions/index.ts"): Promise<string> {
     build.catch(() => _builds.delete(entry));
   }
   return build;
+}
+
+let _console: Promise<string> | undefined;
+
+/**
+ * Builds the web console once per process into `.tmp/test-build/console/` (as wrangler's
+ * `[build]` does into `.console/`) and returns that absolute path: the static assets every test
+ * Worker serves. Queued with the Worker builds: both use esbuild's one service process.
+ */
+export function buildConsoleAssets(): Promise<string> {
+  if (!_console) {
+    const build = _esbuildQueue.then(() => buildConsole(".tmp/test-build/console"));
+    _esbuildQueue = build.catch(() => {});
+    _console = build;
+    build.catch(() => _console = undefined);
+  }
+  return _console;
 }
 
 function _build(entry: string): Promise<string> {
@@ -57,7 +75,9 @@ export async function bundleWorker(entry: string, outfile: string): Promise<stri
 
 /**
  * Starts a bundled Worker in a new workerd: `vars` as string bindings, `durableObjects` as
- * binding → exported class on SQLite storage, kept on disk in `persistDir` when given.
+ * binding → exported class on SQLite storage, kept on disk in `persistDir` when given. With
+ * `assets` (a directory), its files are served first and every other request reaches the Worker,
+ * as wrangler.toml's `[assets]` has it.
  */
 export async function startMiniflare(
   scriptPath: string,
@@ -65,9 +85,19 @@ export async function startMiniflare(
     vars?: Record<string, string>;
     durableObjects?: Record<string, string>;
     persistDir?: string;
+    assets?: string;
   },
 ): Promise<{ mf: Miniflare; url: string }> {
   const mf = new Miniflare({
+    ...(opts.assets
+      ? {
+        assets: {
+          directory: opts.assets,
+          routerConfig: { has_user_worker: true },
+          assetConfig: { html_handling: "auto-trailing-slash", not_found_handling: "none" },
+        },
+      }
+      : {}),
     modules: true,
     scriptPath,
     modulesRoot: _root.pathname,
@@ -112,7 +142,10 @@ export async function startWorker(
   opts: { vars?: Record<string, string>; persistDir?: string; entry?: string } = {},
 ): Promise<TestWorker> {
   const scriptPath = await buildWorker(opts.entry);
+  const entry = opts.entry ?? "functions/index.ts";
+  const assets = entry === "functions/index.ts" ? await buildConsoleAssets() : undefined;
   const { mf, url } = await startMiniflare(scriptPath, {
+    assets,
     vars: opts.vars,
     durableObjects: { SESSIONS: "SessionDO", ACCESS: "AccessDO" },
     persistDir: opts.persistDir,

@@ -1,0 +1,154 @@
+// The inspector screen: one session's inbox rows, reply parts, run timelines and last context (GET /v1/sessions/{key}/inspect); browser (preact).
+import { useEffect, useState } from "preact/hooks";
+import { type ApiClient, errorText } from "./api_client.ts";
+import { agoText, clockText, msText } from "./time_text.ts";
+
+interface _Inspection {
+  claim: { seq: number | null; started_at: number | null; conversation: number };
+  inbox: {
+    seq: number;
+    status: string;
+    command: boolean;
+    received_at: number;
+    finished_at: number | null;
+    duration_ms: number | null;
+    attempts: number;
+    merged_into: number | null;
+    text: string;
+    error: { message: string; type: string } | null;
+  }[];
+  parts: {
+    id: number;
+    seq: number | null;
+    kind: string;
+    index: number;
+    count: number;
+    status: string;
+    created_at: number;
+    sent_at: number | null;
+    error: string | null;
+    text: string;
+    platform: string | null;
+  }[];
+  runs: {
+    seq: number;
+    events: {
+      type: string;
+      at: number | null;
+      elapsed_ms: number | null;
+      duration_ms: number | null;
+    }[];
+  }[];
+  last_turn: { seq: number; context: unknown; reply: unknown } | null;
+}
+
+const _STATUS: Record<string, string> = {
+  waiting_for_approval: "waiting for approval",
+  in_doubt: "in doubt",
+};
+
+/** Shows what session `sessionKey` holds, read on open and on Refresh. */
+export function InspectorView(props: { api: ApiClient; sessionKey: string }) {
+  const [data, setData] = useState<_Inspection | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [loads, setLoads] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    props.api.get<_Inspection>(`/v1/sessions/${encodeURIComponent(props.sessionKey)}/inspect`)
+      .then((d) => {
+        if (!live) return;
+        setData(d);
+        setError(null);
+      })
+      .catch((e) => {
+        if (live) setError(errorText(e));
+      });
+    return () => {
+      live = false;
+    };
+  }, [props.api, props.sessionKey, loads]);
+
+  return (
+    <section class="inspector">
+      <div class="toolbar">
+        <h2 class="key">Inspector · {props.sessionKey}</h2>
+        <a href={`#/chat/${encodeURIComponent(props.sessionKey)}`}>Chat</a>
+        <button type="button" class="secondary" onClick={() => setLoads(loads + 1)}>Refresh</button>
+      </div>
+      {error && <p class="error" role="alert">{error}</p>}
+      {data && (
+        <>
+          <p class="hint">
+            {data.claim.seq === null
+              ? "Idle: no turn holds the session."
+              : `Message ${data.claim.seq} holds the session since ${
+                clockText(data.claim.started_at)
+              }.`}
+          </p>
+          <h3>Inbox</h3>
+          <ul class="rows inbox-rows">
+            {data.inbox.map((m) => (
+              <li key={m.seq} data-seq={m.seq}>
+                <span class="seq">#{m.seq}</span>
+                <span class={`badge status-${m.status}`}>
+                  {m.command ? "command" : _STATUS[m.status] ?? m.status}
+                </span>
+                <span class="when">{agoText(m.received_at)}</span>
+                <span class="dur">{msText(m.duration_ms)}</span>
+                {m.attempts > 1 && <span class="attempts">{m.attempts} attempts</span>}
+                {m.merged_into !== null && <span>merged into #{m.merged_into}</span>}
+                <span class="text">{m.text}</span>
+                {m.error && <span class="error">{m.error.type}: {m.error.message}</span>}
+              </li>
+            ))}
+          </ul>
+          {data.inbox.length === 0 && <p class="hint">No messages.</p>}
+          <h3>Reply parts</h3>
+          <ul class="rows part-rows">
+            {data.parts.map((p) => (
+              <li key={p.id} data-status={p.status}>
+                <span class="seq">{p.seq === null ? "—" : `#${p.seq}`}</span>
+                <span class="kind">{p.kind} {p.index + 1}/{p.count}</span>
+                <span class={`badge part-${p.status}`}>{_STATUS[p.status] ?? p.status}</span>
+                <span class="when">{p.sent_at ? `sent ${clockText(p.sent_at)}` : ""}</span>
+                {p.platform && <span class="platform">{p.platform}</span>}
+                <span class="text">{p.text}</span>
+                {p.error && <span class="error">{p.error}</span>}
+              </li>
+            ))}
+          </ul>
+          {data.parts.length === 0 && (
+            <p class="hint">Nothing sent to a chat (API sessions answer their caller).</p>
+          )}
+          <h3>Run timeline</h3>
+          {data.runs.length === 0 && (
+            <p class="hint">No run recorded events (chat platform turns do not).</p>
+          )}
+          {data.runs.map((run) => (
+            <div class="run" key={run.seq}>
+              <h4>Run of message #{run.seq}</h4>
+              <ol class="timeline">
+                {run.events.filter((e) => e.type !== "message.delta").map((e, i) => (
+                  <li key={i}>
+                    <span class="when">{clockText(e.at)}</span>
+                    <span class="elapsed">+{msText(e.elapsed_ms)}</span>
+                    <code>{e.type}</code>
+                    {e.duration_ms !== null && (
+                      <span class="dur">took {msText(e.duration_ms)}</span>
+                    )}
+                  </li>
+                ))}
+              </ol>
+              <p class="hint">
+                {run.events.filter((e) => e.type === "message.delta").length} text deltas
+              </p>
+            </div>
+          ))}
+          <h3>Last turn's context</h3>
+          <pre class="context">{JSON.stringify(data.last_turn, null, 2)}</pre>
+        </>
+      )}
+    </section>
+  );
+}

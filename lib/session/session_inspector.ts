@@ -1,0 +1,201 @@
+// Read-only view of one session for the console's inspector: inbox rows, reply parts, run timelines, the last turn's context; runtime-neutral.
+import { UNCONFIRMED_SEND } from "./outbox_sender.ts";
+import type { InboxHistoryRow } from "./inbox.ts";
+import type { OutboxRecord } from "./outbox.ts";
+import type { SessionStorage } from "./session_db.ts";
+import { SessionStores } from "./session_stores.ts";
+
+/** An inbox row's status as the inspector names it (`done`: completed; `cancelled`: stopped or interrupted). */
+export type InspectedStatus =
+  | "queued"
+  | "merged"
+  | "running"
+  | "waiting_for_approval"
+  | "delivering"
+  | "done"
+  | "failed"
+  | "cancelled";
+
+/** One message of the inbox. */
+export interface InspectedMessage {
+  seq: number;
+  status: InspectedStatus;
+  /** A command answered at once (`/stop`, `/new`, …) rather than a turn. */
+  command: boolean;
+  received_at: number;
+  finished_at: number | null;
+  /** From arrival to its end (null while it has not ended). */
+  duration_ms: number | null;
+  attempts: number;
+  merged_into: number | null;
+  /** The message's text, cut at `TEXT_PREVIEW` characters. */
+  text: string;
+  error: { message: string; type: string } | null;
+}
+
+/** One text sent to a chat user: a reply part or a notice. */
+export interface InspectedPart {
+  id: number;
+  seq: number | null;
+  kind: "reply" | "notice";
+  index: number;
+  count: number;
+  /** `in_doubt`: a send left and its answer was never recorded (or it was left unsent for that). */
+  status: "pending" | "sent" | "in_doubt" | "failed";
+  created_at: number;
+  attempted_at: number | null;
+  sent_at: number | null;
+  error: string | null;
+  text: string;
+  platform: string | null;
+}
+
+/** One event of a run's timeline. */
+export interface InspectedEvent {
+  type: string;
+  /** When it was stored; null for events from before times were stored. */
+  at: number | null;
+  /** Since the run's first event. */
+  elapsed_ms: number | null;
+  /** For an end (`tool.completed`, a final `run.*`): since its start (`tool.started`, `run.started`). */
+  duration_ms: number | null;
+  data: Record<string, unknown>;
+}
+
+/** Everything the inspector shows of one session. */
+export interface SessionInspection {
+  /** The message whose turn holds the session now, and since when; null seq: idle. */
+  claim: { seq: number | null; started_at: number | null; conversation: number };
+  /** Newest first. */
+  inbox: InspectedMessage[];
+  /** Newest first. */
+  parts: InspectedPart[];
+  /** Runs that record events (runs API, streaming completions), newest first. */
+  runs: { seq: number; events: InspectedEvent[] }[];
+  /** The raw context fields and reply target of the newest message. */
+  last_turn: {
+    seq: number;
+    context: Record<string, unknown> | null;
+    reply: Record<string, unknown> | null;
+  } | null;
+}
+
+/** How many characters of a message's text the inspector shows. */
+export const TEXT_PREVIEW = 500;
+
+/** Rows of each kind the inspector reads: a view of the recent past, not an archive. */
+const _LIMIT = 50;
+
+/**
+ * Reads session `storage` for the inspector; null when it holds no session (never used, or a
+ * conversation pointer): reading must not create one. Changes nothing else.
+ */
+export function inspectSession(storage: SessionStorage): SessionInspection | null {
+  if (!_hasSession(storage)) return null;
+  // Its own stores over the same database: the reads go through the same code as the sentinel's.
+  const stores = new SessionStores(storage, Date.now);
+  const rows = stores.inbox.history(_LIMIT);
+  const claim = stores.claims.state();
+  const newest = rows[0];
+  return {
+    claim: { seq: claim.seq, started_at: claim.startedAt, conversation: claim.conversation },
+    inbox: rows.map(_message),
+    parts: stores.outbox.history(_LIMIT).map(_part),
+    runs: rows.filter((row) => row.events).map((row) => ({
+      seq: row.seq,
+      events: inspectedTimeline(stores.events.timeline(row.seq)),
+    })),
+    last_turn: newest ? { seq: newest.seq, context: newest.context, reply: newest.reply } : null,
+  };
+}
+
+/** A run's events with elapsed times and, for each end, the duration since its start. */
+export function inspectedTimeline(
+  events: { type: string; data: Record<string, unknown>; at: number | null }[],
+): InspectedEvent[] {
+  const first = events.find((event) => event.at !== null)?.at ?? null;
+  const starts = new Map<string, number>();
+  return events.map((event) => {
+    const { type, data, at } = event;
+    const callId = typeof data.call_id === "string" ? data.call_id : "";
+    let duration: number | null = null;
+    if (at !== null) {
+      if (type === "run.started") starts.set("run", at);
+      else if (type === "tool.started") starts.set(`tool:${callId}`, at);
+      const start = type === "tool.completed"
+        ? starts.get(`tool:${callId}`)
+        : /^run\.(completed|failed|cancelled)$/.test(type)
+        ? starts.get("run")
+        : undefined;
+      if (start !== undefined) duration = at - start;
+    }
+    return {
+      type,
+      at,
+      elapsed_ms: at !== null && first !== null ? at - first : null,
+      duration_ms: duration,
+      data,
+    };
+  });
+}
+
+function _message(row: InboxHistoryRow): InspectedMessage {
+  const error = row.outcome?.status === "failed" ? row.outcome.error : null;
+  return {
+    seq: row.seq,
+    status: _status(row),
+    command: row.status === "command",
+    received_at: row.receivedAt,
+    finished_at: row.finishedAt,
+    duration_ms: row.finishedAt === null ? null : row.finishedAt - row.receivedAt,
+    attempts: row.attempts,
+    merged_into: row.mergedInto,
+    text: row.text.slice(0, TEXT_PREVIEW),
+    error,
+  };
+}
+
+function _status(row: InboxHistoryRow): InspectedStatus {
+  switch (row.status) {
+    case "queued":
+    case "merged":
+    case "running":
+    case "delivering":
+      return row.status;
+    case "waiting":
+      return "waiting_for_approval";
+    case "command":
+    case "completed":
+      return "done";
+    case "failed": {
+      const type = row.outcome?.status === "failed" ? row.outcome.error.type : "";
+      return type === "cancelled" || type === "interrupted" ? "cancelled" : "failed";
+    }
+  }
+}
+
+function _part(part: OutboxRecord): InspectedPart {
+  const doubt = part.error === UNCONFIRMED_SEND ||
+    (part.attemptedAt !== null && part.sentAt === null && part.error === null);
+  return {
+    id: part.id,
+    seq: part.seq,
+    kind: part.kind,
+    index: part.index,
+    count: part.count,
+    status: doubt ? "in_doubt" : part.sentAt !== null ? "sent" : part.error ? "failed" : "pending",
+    created_at: part.createdAt,
+    attempted_at: part.attemptedAt,
+    sent_at: part.sentAt,
+    error: part.error,
+    text: part.text.slice(0, TEXT_PREVIEW),
+    platform: part.target?.platform ?? null,
+  };
+}
+
+/** Whether `storage` holds a session's tables (an unused object, or a pointer's, has none). */
+function _hasSession(storage: SessionStorage): boolean {
+  return storage.sql.exec(
+    `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inbox' LIMIT 1`,
+  ).toArray().length > 0;
+}

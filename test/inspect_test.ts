@@ -1,0 +1,101 @@
+// GET /v1/sessions/{key}/inspect in workerd: the console inspector's read of a session, tenant-scoped; Deno + Miniflare.
+import { assertEquals, assertStrictEquals } from "@std/assert";
+import { API_KEY, type Json, json, settled, until } from "./_support/clients.ts";
+import { expectOk, withPlatform } from "./_support/platform_rig.ts";
+import type { TestWorker } from "./_support/worker.ts";
+
+const ACME = "acme-key-0123456789";
+const TG_SECRET = "tg-webhook-secret_42";
+const TG_TOKEN = "123456789:AAH-test_bot_token_value";
+const VARS = {
+  GATEWAY_API_KEYS: `acme:${ACME}`,
+  TELEGRAM_WEBHOOK_SECRET: TG_SECRET,
+  TELEGRAM_BOT_TOKEN: TG_TOKEN,
+};
+
+function inspect(worker: TestWorker, key: string, apiKey = API_KEY): Promise<Response> {
+  return worker.fetch(`/v1/sessions/${encodeURIComponent(key)}/inspect`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+}
+
+function telegramUpdate(worker: TestWorker, text: string, updateId: number): Promise<Response> {
+  return worker.fetch("/webhooks/telegram", {
+    method: "POST",
+    headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": TG_SECRET },
+    body: JSON.stringify({
+      update_id: updateId,
+      message: {
+        message_id: updateId,
+        date: Math.floor(Date.now() / 1000),
+        chat: { id: 77, type: "private", first_name: "Ann" },
+        from: { id: 77, is_bot: false, first_name: "Ann" },
+        text,
+      },
+    }),
+  });
+}
+
+Deno.test("GET /v1/sessions/{key}/inspect shows an admin a Telegram session's inbox, sent parts and last context", async () => {
+  await withPlatform(VARS, async (worker, _fake, telegram) => {
+    await expectOk(await telegramUpdate(worker, "hi there", 900_001));
+    await telegram.waitForCalls(1);
+    await settled(worker, "telegram:77");
+    let body: Json = null;
+    // The part is recorded as sent just after the platform answered.
+    await until(async () => {
+      const res = await inspect(worker, "telegram:77");
+      body = await json(res);
+      return res.status === 200 && body.parts.some((p: Json) => p.status === "sent");
+    }, "a sent part");
+    assertEquals(body.key, "telegram:77");
+    assertEquals(body.inbox.map((m: Json) => [m.status, m.text]), [["done", "hi there"]]);
+    assertEquals(body.parts.map((p: Json) => [p.kind, p.status, p.text, p.platform]), [
+      ["reply", "sent", "hi there", "telegram"],
+    ]);
+    assertEquals(body.last_turn.context.platform, "telegram");
+    assertEquals(body.last_turn.context.session_key, "telegram:77");
+    assertEquals(body.runs, []);
+  });
+});
+
+Deno.test("GET /v1/sessions/{key}/inspect is a 404 for another tenant's session and for a session never used", async () => {
+  await withPlatform(VARS, async (worker, _fake, telegram) => {
+    await expectOk(await telegramUpdate(worker, "hello", 900_101));
+    await telegram.waitForCalls(1);
+    const other = await inspect(worker, "telegram:77", ACME);
+    assertStrictEquals(other.status, 404);
+    assertEquals((await json(other)).error.type, "not_found");
+    const none = await inspect(worker, "api:never-used");
+    assertStrictEquals(none.status, 404);
+    assertEquals((await json(none)).error, { message: "no such session", type: "not_found" });
+    const unauthenticated = await inspect(worker, "telegram:77", "wrong-key");
+    assertStrictEquals(unauthenticated.status, 401);
+  });
+});
+
+Deno.test("GET /v1/sessions/{key}/inspect shows a run's timeline with event times and its run id's session", async () => {
+  await withPlatform(VARS, async (worker) => {
+    const start = await worker.fetch("/v1/runs", {
+      method: "POST",
+      headers: { authorization: `Bearer ${ACME}`, "content-type": "application/json" },
+      body: JSON.stringify({ input: "timeline please", session: "t1" }),
+    });
+    const run = await json(start);
+    assertStrictEquals(start.status, 202);
+    assertEquals(run.session_key, "api.acme:t1");
+    const events = await worker.fetch(`/v1/runs/${run.run_id}/events`, {
+      headers: { authorization: `Bearer ${ACME}` },
+    });
+    await events.text(); // ends after the run's final event
+    const res = await inspect(worker, "api.acme:t1", ACME);
+    const body = await json(res);
+    assertStrictEquals(res.status, 200);
+    const timeline = body.runs[0].events;
+    assertEquals(timeline[0].type, "run.queued");
+    assertEquals(timeline.at(-1).type, "run.completed");
+    assertEquals(timeline.every((e: Json) => typeof e.at === "number"), true);
+    assertEquals(typeof timeline.at(-1).duration_ms, "number");
+    assertEquals(body.inbox[0].status, "done");
+  });
+});
