@@ -23,6 +23,8 @@ export interface Env {
   APPROVAL_TOOLS?: string;
   APPROVAL_TIMEOUT_MS?: string;
   KEEPALIVE_MS?: string;
+  /** Lowest level logged: debug, info (default), warn or error. */
+  LOG_LEVEL?: string;
   REPLY_IN_DOUBT?: string;
   GATEWAY_API_KEY?: string;
   GATEWAY_API_KEYS?: string;

@@ -22,6 +22,7 @@ import {
 } from "../lib/session/mod.ts";
 import type { Env } from "./env.ts";
 import { tools } from "./tools.ts";
+import { errorText, log, setLogLevel } from "../lib/log.ts";
 
 /**
  * One per session key (idFromName): durable inbox, run claim, transcript, outbox. An object named
@@ -36,6 +37,7 @@ export class SessionDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#config = readConfig(env);
+    setLogLevel(this.#config.logLevel);
   }
 
   /** The session's sentinel, built on first use (its schema is the object's first write). */
@@ -188,5 +190,5 @@ export class SessionDO extends DurableObject<Env> {
 }
 
 function _logDrainFailure(error: unknown): void {
-  console.error("drain failed", error instanceof Error ? error.message : "unknown");
+  log.error("drain failed", { error: errorText(error) });
 }

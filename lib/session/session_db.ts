@@ -1,4 +1,5 @@
 // A session's SQLite handle: typed rows, and transactions whose token every store mutation requires; runtime-neutral.
+import { errorText, log } from "../log.ts";
 
 /** The subset of DurableObjectStorage a session uses (node:sqlite stands in for it in unit tests). */
 export interface SessionStorage {
@@ -83,7 +84,7 @@ export class SessionDb {
   armAlarm(time: number): void {
     this.#alarmAt = time;
     this.#storage.setAlarm(time).catch((error) => {
-      console.error("alarm not set", error instanceof Error ? error.message : "unknown");
+      log.error("alarm not set", { error: errorText(error) });
     });
   }
 

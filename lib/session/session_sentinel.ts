@@ -30,6 +30,7 @@ import type {
   TurnExecutor,
   TurnOutcome,
 } from "./types.ts";
+import { errorText, log } from "../log.ts";
 
 /** Tunables of a sentinel. */
 export interface SentinelOptions {
@@ -391,7 +392,7 @@ export class SessionSentinel {
 
   #flushNotices(): void {
     this.#sender?.flushNotices().catch((error) => {
-      console.error("notices not sent", error instanceof Error ? error.message : "unknown");
+      log.error("notices not sent", { error: errorText(error) });
     });
   }
 }
