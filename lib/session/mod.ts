@@ -4,3 +4,9 @@ export type { SessionStorage } from "./session_db.ts";
 export { FINAL_RUN_EVENTS } from "./run_events.ts";
 export * from "./types.ts";
 export { APPROVAL_CHOICES, type ApprovalChoice } from "./approvals.ts";
+export {
+  DIRECTORY_STATUSES,
+  type DirectoryEntry,
+  type DirectoryStatus,
+  type DirectoryWriter,
+} from "./directory_entry.ts";

@@ -39,6 +39,8 @@ export class SessionDb {
   #open: _Tx | null = null;
   /** The alarm this instance last set and that has not fired yet, as far as it knows. */
   #alarmAt: number | null = null;
+  /** Runs after every committed transaction (the session directory's sync). */
+  #committed: (() => void) | null = null;
 
   constructor(storage: SessionStorage) {
     this.#storage = storage;
@@ -63,7 +65,13 @@ export class SessionDb {
       this.#open = null;
     }
     for (const after of tx.after) after();
+    this.#committed?.();
     return result;
+  }
+
+  /** Sets the one function run after every committed transaction, after its own `onCommit` callbacks. */
+  onEveryCommit(fn: () => void): void {
+    this.#committed = fn;
   }
 
   /** Rows of `query`. Stores only: each owns the SQL of its tables. */

@@ -14,6 +14,8 @@ import type { Transport } from "../transport.ts";
 import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { decideBusy } from "./busy_policy.ts";
+import type { DirectoryWriter } from "./directory_entry.ts";
+import { DirectorySync } from "./directory_sync.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
 import { OutboxSender } from "./outbox_sender.ts";
 import type { SessionStorage, Tx } from "./session_db.ts";
@@ -61,6 +63,8 @@ export interface SentinelOptions {
    * starts on submit and the alarm is only the watchdog; without it the alarm starts the drain.
    */
   startDrain?: () => void;
+  /** Where the session's directory row goes (see `DirectorySync`); none: no directory. */
+  directory?: DirectoryWriter;
   now?: () => number;
 }
 
@@ -85,6 +89,7 @@ export class SessionSentinel {
   #draining = false;
   /** Whether this instance has looked for notices an earlier instance left unsent. */
   #noticesChecked = false;
+  readonly #directory: DirectorySync | null = null;
 
   constructor(storage: SessionStorage, execute: TurnExecutor, options: SentinelOptions) {
     this.#options = options;
@@ -114,6 +119,15 @@ export class SessionSentinel {
       now: this.#now,
     });
     this.#commands = new CommandRunner(this.#stores, this.#runner, this.#gate, this.#now);
+    if (options.directory) {
+      const sync = new DirectorySync(this.#stores, {
+        writer: options.directory,
+        now: this.#now,
+        armRetry: (time) => db.armWatchdog(this.#now(), time),
+      });
+      this.#directory = sync;
+      db.onEveryCommit(() => sync.changed());
+    }
   }
 
   /**
@@ -245,6 +259,7 @@ export class SessionSentinel {
   /** The alarm's work: the watchdog and the drain of last resort. */
   alarm(): Promise<void> {
     this.#stores.db.alarmFired();
+    this.#directory?.retry();
     return this.drain();
   }
 
