@@ -20,6 +20,7 @@ import {
   type SubmitReceipt,
   type TurnOutcome,
 } from "../lib/session/mod.ts";
+import { d1DirectoryWriter } from "./_directory.ts";
 import type { Env } from "./env.ts";
 import { tools } from "./tools.ts";
 import { errorText, log, setLogLevel } from "../lib/log.ts";
@@ -58,6 +59,7 @@ export class SessionDO extends DurableObject<Env> {
       busyNotice: this.#config.busyAck,
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
+      ...(env.DIRECTORY ? { directory: d1DirectoryWriter(env.DIRECTORY) } : {}),
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
       startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),
     });
