@@ -99,6 +99,7 @@ export class DirectorySync {
         this.#failures++;
         const wait = Math.min(_FIRST_BACKOFF_MS * 2 ** (this.#failures - 1), _MAX_BACKOFF_MS);
         log.warn("directory: row not written; retrying", {
+          session_key: entry.key,
           error: errorText(error),
           failures: this.#failures,
           retry_in_ms: wait,
