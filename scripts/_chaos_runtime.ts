@@ -120,7 +120,10 @@ async function _freezeBuild(root: string, dir: string): Promise<string> {
   await bundleWorker(`${base}functions/index.ts`, `${dir}/build/index.js`);
   const toml = await Deno.readTextFile(`${base}wrangler.toml`);
   const config = `${dir}/wrangler.toml`;
-  await Deno.writeTextFile(config, toml.replace(/^main\s*=.*$/m, `main = "build/index.js"`));
+  // The copy lives elsewhere: the migrations stay where they are.
+  const frozen = toml.replace(/^main\s*=.*$/m, `main = "build/index.js"`)
+    .replace(/^migrations_dir\s*=.*$/m, `migrations_dir = "${base}migrations"`);
+  await Deno.writeTextFile(config, frozen);
   return config;
 }
 

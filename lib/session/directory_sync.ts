@@ -14,6 +14,12 @@ export interface DirectorySyncOptions {
 /** First wait before a failed write is retried; it doubles per failure up to `_MAX_BACKOFF_MS`. */
 const _FIRST_BACKOFF_MS = 1_000;
 const _MAX_BACKOFF_MS = 60_000;
+/**
+ * A write in flight dies with its object (a deploy, an eviction, a crash). Before each write the
+ * session's alarm is made due within this long (usually it already is: the turn's watchdog), and
+ * a fresh instance's first alarm writes the row: the directory catches up without a new message.
+ */
+const _LOST_WRITE_MS = 60_000;
 
 /**
  * One session's directory row. `changed()` runs after every committed transaction; it costs two
@@ -21,7 +27,8 @@ const _MAX_BACKOFF_MS = 60_000;
  * the whole row and writes it if it differs from the last one written. Writes go one at a time,
  * in order, never awaited by a turn: a directory that fails (D1 down, table missing, binding
  * absent) never fails or delays a turn. A failed write leaves the row dirty; the next change, or
- * the alarm armed for the retry, writes it again.
+ * the alarm armed for the retry, writes it again; a write lost with its object is written by the
+ * next instance's alarm.
  */
 export class DirectorySync {
   readonly #stores: SessionStores;
@@ -55,9 +62,12 @@ export class DirectorySync {
     this.#kick();
   }
 
-  /** The alarm's part: a row whose write failed is written again. */
+  /**
+   * The alarm's part: a row whose write failed is written again, and so is the row of a fresh
+   * instance (its predecessor may have died with a write in flight: see `_LOST_WRITE_MS`).
+   */
   retry(): void {
-    if (this.#dirty()) this.#kick();
+    if (this.#dirty() || this.#written === null) this.#kick();
   }
 
   /** Resolves once no write is in flight (tests). */
@@ -91,6 +101,8 @@ export class DirectorySync {
       if (!entry) return;
       const text = JSON.stringify(entry);
       if (text === this.#written) continue;
+      // If the object dies before this write lands, the alarm makes the next instance write it.
+      this.#options.armRetry(this.#options.now() + _LOST_WRITE_MS);
       try {
         await this.#options.writer.upsert(entry);
         this.#written = text;

@@ -101,3 +101,30 @@ Deno.test("directoryTitle() collapses whitespace and cuts at 80 characters", () 
   assertEquals([...long].length, 80);
   assert(long.endsWith("…"));
 });
+
+Deno.test("DirectorySync: a fresh instance's alarm writes the row its predecessor may have lost", async () => {
+  const storage = sqliteStorage();
+  // The first instance's writes never land: it dies with them in flight.
+  const alarmsBefore = storage.alarms.length;
+  const first = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    leaseMs: 120_000,
+    directory: { upsert: () => new Promise<void>(() => {}) },
+  });
+  first.submit(message("hi"));
+  await first.drain();
+  await settle();
+  assert(storage.alarms.length > alarmsBefore, "an alarm is due");
+  const writer = recordingWriter();
+  const next = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    directory: writer,
+  });
+  await next.alarm();
+  await settle();
+  assertEquals(writer.rows.map((r) => [r.key, r.status, r.turns]), [["api.acme:s1", "idle", 1]]);
+  // The same instance's next alarm writes nothing new.
+  await next.alarm();
+  await settle();
+  assertEquals(writer.rows.length, 1);
+});
