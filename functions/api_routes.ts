@@ -56,7 +56,7 @@ apiRoutes.get("/models/:id", requireApiKey, (c) => {
   return c.json(modelObject(llmModel));
 });
 
-// Registered before /sessions/:key, which it does not match anyway (no key).
+// The session directory (D1): optional, so a deployment without it answers 503, not 500.
 apiRoutes.get("/sessions", requireApiKey, async (c) => {
   const query = parseDirectoryQuery(c.req.query());
   if (typeof query === "string") throw new RequestError(400, query, "invalid_request_error");

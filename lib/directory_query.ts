@@ -1,6 +1,6 @@
 // GET /v1/sessions: its query parameters and the page cursor (encoded, decoded, validated); runtime-neutral.
 import { z } from "zod";
-import { DIRECTORY_STATUSES } from "./session/directory_entry.ts";
+import { DIRECTORY_STATUSES, type DirectoryStatus } from "./session/directory_entry.ts";
 
 /** Most sessions in one page. */
 export const MAX_PAGE = 100;
@@ -33,7 +33,7 @@ export interface DirectoryQuery {
   order: DirectoryOrder;
   cursor: DirectoryCursor | null;
   platform: string | null;
-  status: typeof DIRECTORY_STATUSES[number] | null;
+  status: DirectoryStatus | null;
 }
 
 const _cursor = z.object({
@@ -48,7 +48,7 @@ const _query = z.object({
     .optional(),
   cursor: z.string().min(1).max(1024).optional(),
   platform: z.string().min(1).max(64).optional(),
-  status: z.enum(DIRECTORY_STATUSES as [string, ...string[]]).optional(),
+  status: z.enum(DIRECTORY_STATUSES).optional(),
   order: z.enum(DIRECTORY_ORDERS).optional(),
 });
 
@@ -94,6 +94,6 @@ export function parseDirectoryQuery(params: Record<string, string>): DirectoryQu
     order,
     cursor,
     platform: platform ?? null,
-    status: (status ?? null) as DirectoryQuery["status"],
+    status: status ?? null,
   };
 }

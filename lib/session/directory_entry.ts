@@ -2,16 +2,11 @@
 import { tenantOfSessionKey } from "../api_tenants.ts";
 import type { SessionStores } from "./session_stores.ts";
 
-/** Where a session stands, as the directory lists it. */
-export type DirectoryStatus = "idle" | "running" | "waiting_for_approval" | "queued";
+/** The statuses a directory row shows, and `GET /v1/sessions?status=` filters on. */
+export const DIRECTORY_STATUSES = ["idle", "running", "waiting_for_approval", "queued"] as const;
 
-/** The statuses `GET /v1/sessions?status=` filters on. */
-export const DIRECTORY_STATUSES: readonly DirectoryStatus[] = [
-  "idle",
-  "running",
-  "waiting_for_approval",
-  "queued",
-];
+/** Where a session stands, as the directory lists it. */
+export type DirectoryStatus = typeof DIRECTORY_STATUSES[number];
 
 /** One session's row in the directory. Times are epoch milliseconds. */
 export interface DirectoryEntry {

@@ -47,6 +47,20 @@ export class DirectorySync {
     this.#options = options;
   }
 
+  /**
+   * A sync of `stores`' row to `writer`, run after every commit of their database; its retries
+   * arm the session's alarm no later than needed (an alarm due sooner stays).
+   */
+  static attach(stores: SessionStores, writer: DirectoryWriter, now: () => number): DirectorySync {
+    const sync = new DirectorySync(stores, {
+      writer,
+      now,
+      armRetry: (time) => stores.db.armWatchdog(now(), time),
+    });
+    stores.db.onEveryCommit(() => sync.changed());
+    return sync;
+  }
+
   /** After a committed transaction: writes the row when what it shows moved. Never throws. */
   changed(): void {
     try {
@@ -68,11 +82,6 @@ export class DirectorySync {
    */
   retry(): void {
     if (this.#dirty() || this.#written === null) this.#kick();
-  }
-
-  /** Resolves once no write is in flight (tests). */
-  async idle(): Promise<void> {
-    while (this.#writing) await new Promise((resolve) => setTimeout(resolve, 1));
   }
 
   #dirty(): boolean {

@@ -89,7 +89,8 @@ export class SessionSentinel {
   #draining = false;
   /** Whether this instance has looked for notices an earlier instance left unsent. */
   #noticesChecked = false;
-  readonly #directory: DirectorySync | null = null;
+  /** The session's directory row, kept current (`options.directory`). */
+  readonly #directory: DirectorySync | null;
 
   constructor(storage: SessionStorage, execute: TurnExecutor, options: SentinelOptions) {
     this.#options = options;
@@ -119,15 +120,9 @@ export class SessionSentinel {
       now: this.#now,
     });
     this.#commands = new CommandRunner(this.#stores, this.#runner, this.#gate, this.#now);
-    if (options.directory) {
-      const sync = new DirectorySync(this.#stores, {
-        writer: options.directory,
-        now: this.#now,
-        armRetry: (time) => db.armWatchdog(this.#now(), time),
-      });
-      this.#directory = sync;
-      db.onEveryCommit(() => sync.changed());
-    }
+    this.#directory = options.directory
+      ? DirectorySync.attach(this.#stores, options.directory, this.#now)
+      : null;
   }
 
   /**
