@@ -250,3 +250,33 @@ Deno.test("GET /v1/sessions without the DIRECTORY binding is a 503; turns run as
     assertEquals(body.error.type, "not_configured");
   }, { directory: "none" });
 });
+
+Deno.test("GET /v1/sessions shows a run paused for approval as waiting_for_approval, then idle", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script((req) =>
+      req.body.messages.at(-1).role === "tool"
+        ? { kind: "text", text: "done" }
+        : { kind: "tool_call", name: "session_info", args: {} }
+    );
+    const headers = { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" };
+    const started = await worker.fetch("/v1/runs", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ input: "may I?", session: "asks" }),
+    });
+    assertEquals(started.status, 202);
+    const { run_id } = await json(started);
+    const waiting = await listedWhen(worker, (d) => d.length === 1, {
+      status: "waiting_for_approval",
+    });
+    assertEquals([waiting[0].key, waiting[0].title], ["api:asks", "may I?"]);
+    const approved = await worker.fetch(`/v1/runs/${run_id}/approval`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ choice: "once" }),
+    });
+    assertEquals(approved.status, 200);
+    await approved.body?.cancel();
+    await listedWhen(worker, (d) => d.length === 1 && d[0].key === "api:asks", { status: "idle" });
+  }, { vars: { APPROVAL_TOOLS: "session_info" } });
+});
