@@ -15,6 +15,12 @@ export interface DirectorySyncOptions {
 const _FIRST_BACKOFF_MS = 1_000;
 const _MAX_BACKOFF_MS = 60_000;
 /**
+ * Failures in a row after which the alarm stops retrying (about ten minutes of them): a directory
+ * that stays broken (migrations never applied) must not wake an idle session every minute for
+ * ever. The row stays dirty, and the session's next change writes it.
+ */
+const _MAX_ALARM_RETRIES = 12;
+/**
  * A write in flight dies with its object (a deploy, an eviction, a crash). Before each write the
  * session's alarm is made due within this long (usually it already is: the turn's watchdog), and
  * a fresh instance's first alarm writes the row: the directory catches up without a new message.
@@ -125,7 +131,9 @@ export class DirectorySync {
           failures: this.#failures,
           retry_in_ms: wait,
         });
-        this.#options.armRetry(this.#options.now() + wait);
+        if (this.#failures <= _MAX_ALARM_RETRIES) {
+          this.#options.armRetry(this.#options.now() + wait);
+        }
         return;
       }
     } while (this.#again);
