@@ -76,15 +76,13 @@ export async function startMiniflare(
   },
 ): Promise<{ mf: Miniflare; url: string }> {
   const directory = opts.directory ?? "migrated";
-  const show = Deno.env.get("BATON_TEST_LOGS")
-    ? (text: string) =>
-      Deno.stderr.writeSync(
-        new TextEncoder().encode(text),
-      )
-    : null;
+  const show = Deno.env.get("BATON_TEST_LOGS") !== undefined;
+  // Until the Worker is up, its output is kept to explain a failed start.
+  let startup: string[] | null = [];
   const output = (text: string) => {
+    startup?.push(text);
     opts.onOutput?.(text);
-    show?.(text);
+    if (show) Deno.stderr.writeSync(new TextEncoder().encode(text));
   };
   const mf = new Miniflare({
     handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
@@ -114,9 +112,11 @@ export async function startMiniflare(
   try {
     const url = (await mf.ready).href;
     if (directory === "migrated") await migrateDirectory(mf);
+    startup = null;
     return { mf, url };
   } catch (e) {
     await mf.dispose();
+    if (startup?.length && !show) console.error(startup.join(""));
     throw e;
   }
 }
