@@ -63,13 +63,16 @@ export async function listDirectory(
   const column = query.order === "created" ? "created_at" : "last_activity_at";
   const where: string[] = [];
   const bindings: (string | number)[] = [];
-  where.push(scope.platform ? "(tenant = ? OR tenant IS NULL)" : "tenant = ?");
-  bindings.push(scope.tenant);
-  if (query.platform !== null) where.push("platform = ?"), bindings.push(query.platform);
-  if (query.status !== null) where.push("status = ?"), bindings.push(query.status);
-  if (query.cursor) {
-    where.push(`(${column} < ? OR (${column} = ? AND key < ?))`);
-    bindings.push(query.cursor.at, query.cursor.at, query.cursor.key);
+  const and = (clause: string, ...values: (string | number)[]) => {
+    where.push(clause);
+    bindings.push(...values);
+  };
+  and(scope.platform ? "(tenant = ? OR tenant IS NULL)" : "tenant = ?", scope.tenant);
+  if (query.platform !== null) and("platform = ?", query.platform);
+  if (query.status !== null) and("status = ?", query.status);
+  const { cursor } = query;
+  if (cursor) {
+    and(`(${column} < ? OR (${column} = ? AND key < ?))`, cursor.at, cursor.at, cursor.key);
   }
   // One more row than the page: whether there is a next page, without a count.
   const { results } = await db.prepare(
