@@ -16,8 +16,9 @@ export type LogSink = (level: LogLevel, line: string) => void;
 
 /**
  * Field names whose values never reach a line: a secret, token, key, password, signature,
- * authorization or pairing code is replaced by "[redacted]", whatever the caller passed. Keys of
- * the session context (`session_key`) and a run's `key` are not secrets, and are allowlisted below.
+ * authorization or pairing code is replaced by "[redacted]", whatever the caller passed. The match
+ * is deliberately broad (a field named `key` is redacted too); the few names it catches that are
+ * never secret are allowlisted below.
  */
 const _SECRET_NAME = /token|secret|key|passw|authori[sz]ation|cookie|signature|code|credential/i;
 const _NOT_SECRET = new Set(["session_key", "status_code"]);
@@ -29,7 +30,10 @@ const _fields = new AsyncLocalStorage<Readonly<LogFields>>();
 let _minimum = 1; // info
 let _sink: LogSink = _consoleSink;
 
-/** Sets the lowest level written (`LOG_LEVEL`; the config reader passes it in). Unknown: info. */
+/**
+ * Sets the lowest level written: each entry point (the Worker's request, a session object) passes
+ * its config's `LOG_LEVEL`. Unknown: info.
+ */
 export function setLogLevel(level: string): void {
   const index = LOG_LEVELS.indexOf(level as LogLevel);
   _minimum = index < 0 ? 1 : index;
