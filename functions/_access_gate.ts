@@ -27,6 +27,7 @@ import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { parseCommand } from "../lib/session_commands.ts";
 import { accessStub, approvePairingCode, directoryStub, senderStub } from "./access_client.ts";
 import type { App } from "./_http.ts";
+import { log } from "../lib/log.ts";
 
 const _HOUR_MS = 60 * 60 * 1000;
 
@@ -165,7 +166,7 @@ function _notices(c: Context<App>, adapter: PlatformAdapter, message: PlatformMe
       // Sent before the acknowledgement, not after: nothing outlives the request that owns it.
       const channel = replyChannel(PLATFORM_ADAPTERS, c.env as unknown as PlatformEnv);
       const result = await channel.send(message.reply, text, { index: 0, count: 1 });
-      if (!result.ok) console.warn(`access: a notice was not delivered: ${result.message}`);
+      if (!result.ok) log.warn("access: a notice was not delivered", { error: result.message });
       return { response: ack(reason), delivered: result.ok };
     },
   };

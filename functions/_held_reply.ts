@@ -2,6 +2,7 @@
 import type { TurnOutcome } from "../lib/session/mod.ts";
 import { RUN_ID_HEADER, runId } from "../lib/run_ids.ts";
 import { RequestError } from "./_http.ts";
+import { errorText, log } from "../lib/log.ts";
 
 /** A finished run of a plain API request, as `runOrFork` returns it. */
 export type PlainRun<P> = { placement: P; seq: number; outcome: TurnOutcome };
@@ -53,7 +54,7 @@ export async function heldReply<P>(
         try {
           write(await (await respond(await done)).text());
         } catch (error) {
-          console.error("held reply failed", error instanceof Error ? error.message : "unknown");
+          log.error("held reply failed", { error: errorText(error) });
           // The status went out already: the error can only be the body (see README, Approvals).
           const known = error instanceof RequestError;
           const message = known ? error.message : "the session is unavailable; retry";

@@ -4,6 +4,7 @@ import { hashHex } from "../lib/openai_api.ts";
 import { type App, RequestError } from "./_http.ts";
 import { hashScope } from "./_conversations.ts";
 import { sessionStub } from "./session_client.ts";
+import { errorText, log } from "../lib/log.ts";
 
 /** What the session needs to know a request again. */
 export interface RequestIdentity {
@@ -52,7 +53,7 @@ export async function requestIdentity(
   try {
     claimed = await sessionStub(c.env, `idem:${keyHash}`).claimIdempotencyKey(requestHash);
   } catch (error) {
-    console.error("idempotency key check failed", error instanceof Error ? error.message : "");
+    log.error("idempotency key check failed", { error: errorText(error) });
     throw new RequestError(503, "the request could not be checked; retry", "unavailable");
   }
   if (!claimed) {

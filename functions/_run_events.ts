@@ -4,6 +4,7 @@ import type { ContextFields } from "../lib/session_context.ts";
 import { readNdjson, type SseEvent, sseTransport } from "../lib/transport.ts";
 import type { Env } from "./env.ts";
 import { sessionStub } from "./session_client.ts";
+import { errorText, log } from "../lib/log.ts";
 
 /**
  * Opens run `seq`'s event stream (stored events first, then live ones) and relays it as SSE,
@@ -37,7 +38,7 @@ export async function relayRunEvents(
         },
       });
     } catch (error) {
-      console.error("run events relay failed", error instanceof Error ? error.message : "unknown");
+      log.error("run events relay failed", { error: errorText(error) });
       sse.write({
         data: { error: { message: "the session is unavailable; retry", type: "unavailable" } },
       });

@@ -22,6 +22,9 @@ import type { SseEvent } from "../lib/transport.ts";
 import { type ChatPlacement, newChatPlacement, placeChat, rememberChat } from "./_conversations.ts";
 import { requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
+import { listDirectory } from "./_directory.ts";
+import { parseDirectoryQuery } from "../lib/directory_query.ts";
+import { errorText, log } from "../lib/log.ts";
 import { heldReply, type PlainRun } from "./_held_reply.ts";
 import { tools } from "./tools.ts";
 import {
@@ -52,6 +55,27 @@ apiRoutes.get("/models/:id", requireApiKey, (c) => {
     );
   }
   return c.json(modelObject(llmModel));
+});
+
+// The session directory (D1): optional, so a deployment without it answers 503, not 500.
+apiRoutes.get("/sessions", requireApiKey, async (c) => {
+  const query = parseDirectoryQuery(c.req.query());
+  if (typeof query === "string") throw new RequestError(400, query, "invalid_request_error");
+  const db = c.env.DIRECTORY;
+  if (!db) {
+    throw new RequestError(
+      503,
+      "the session directory is not configured: add the DIRECTORY D1 binding (see README)",
+      "not_configured",
+    );
+  }
+  const { tenant } = c.var;
+  try {
+    return c.json(await listDirectory(db, { tenant: tenant.name, platform: tenant.admin }, query));
+  } catch (error) {
+    log.error("directory not read", { error: errorText(error) });
+    throw new RequestError(503, "the session directory is unavailable; retry", "unavailable");
+  }
 });
 
 apiRoutes.get("/sessions/:key", requireApiKey, async (c) => {

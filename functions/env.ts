@@ -7,6 +7,8 @@ export interface Env {
   SESSIONS: DurableObjectNamespace<SessionDO>;
   /** Access records: one per sender, per API tenant, and the owner's pairing directory. */
   ACCESS: DurableObjectNamespace<AccessDO>;
+  /** The session directory (D1, `migrations/`); optional: without it `GET /v1/sessions` is a 503. */
+  DIRECTORY?: D1Database;
   LLM_BASE_URL?: string;
   LLM_API_KEY?: string;
   LLM_MODEL?: string;
@@ -23,6 +25,8 @@ export interface Env {
   APPROVAL_TOOLS?: string;
   APPROVAL_TIMEOUT_MS?: string;
   KEEPALIVE_MS?: string;
+  /** Lowest level logged: debug, info (default), warn or error. */
+  LOG_LEVEL?: string;
   REPLY_IN_DOUBT?: string;
   GATEWAY_API_KEY?: string;
   GATEWAY_API_KEYS?: string;

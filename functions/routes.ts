@@ -13,6 +13,7 @@ import { jobRoutes } from "./job_routes.ts";
 import { responseRoutes } from "./responses_routes.ts";
 import { runRoutes } from "./run_routes.ts";
 import { webhookRoutes } from "./webhook_routes.ts";
+import { errorText, log, setLogLevel } from "../lib/log.ts";
 
 /** The baton Worker app. */
 export const app = new Hono<App>();
@@ -43,6 +44,7 @@ app.use(
 // object, by every RPC method and the alarm, from the fields the message carries.
 app.use("*", (c, next) => {
   const config = readConfig(c.env);
+  setLogLevel(config.logLevel);
   c.set("config", config);
   return withSessionContext({}, config.contextDefaults, next);
 });
@@ -83,9 +85,6 @@ app.route("/webhooks", webhookRoutes);
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`, "not_found"));
 app.onError((error, c) => {
   if (error instanceof RequestError) return jsonError(c, error.status, error.message, error.type);
-  console.error(
-    "unhandled",
-    error instanceof Error ? `${error.name}: ${error.message}` : "unknown",
-  );
+  log.error("unhandled", { error: errorText(error) });
   return jsonError(c, 500, "internal error", "internal_error");
 });

@@ -3,6 +3,7 @@ import type { InboundMessage, SubmitReceipt, TurnOutcome } from "../lib/session/
 import type { ContextFields } from "../lib/session_context.ts";
 import { RequestError } from "./_http.ts";
 import type { Env } from "./env.ts";
+import { errorText, log } from "../lib/log.ts";
 
 /** The Durable Object stub of a session key. */
 export function sessionStub(env: Env, sessionKey: string) {
@@ -23,7 +24,7 @@ export async function submitMessage(
   try {
     receipt = await sessionStub(env, sessionKey).submit(message);
   } catch (error) {
-    console.error("submit failed", sessionKey, error instanceof Error ? error.message : "unknown");
+    log.error("submit failed", { session_key: sessionKey, error: errorText(error) });
     throw new RequestError(503, "the message could not be stored; retry", "unavailable");
   }
   if (receipt.refused === "idempotency_key_reused") throw _keyReused();
@@ -45,7 +46,7 @@ export async function answerClick(
   try {
     return await sessionStub(env, sessionKey).answerClick(data, context, admin);
   } catch (error) {
-    console.error("click failed", sessionKey, error instanceof Error ? error.message : "unknown");
+    log.error("click failed", { session_key: sessionKey, error: errorText(error) });
     throw new RequestError(503, "the click could not be answered; retry", "unavailable");
   }
 }
@@ -56,7 +57,7 @@ export async function findConversation(env: Env, fingerprint: string): Promise<s
     return await sessionStub(env, `conv:${fingerprint}`).conversation();
   } catch (error) {
     // No pointer is never wrong: the request then opens a new session seeded with its history.
-    console.error("conversation lookup failed", error instanceof Error ? error.message : "unknown");
+    log.error("conversation lookup failed", { error: errorText(error) });
     return null;
   }
 }
@@ -70,10 +71,7 @@ export async function pointConversation(
   try {
     await sessionStub(env, `conv:${fingerprint}`).pointConversation(session);
   } catch (error) {
-    console.error(
-      "conversation pointer not set",
-      error instanceof Error ? error.message : "unknown",
-    );
+    log.error("conversation pointer not set", { error: errorText(error) });
   }
 }
 
@@ -99,7 +97,7 @@ export async function runMessage(
       answer = await sessionStub(env, sessionKey).submitAndWait(keyed, untilPaused);
     } catch (error) {
       if (attempt >= 8) {
-        console.error("run failed", sessionKey, error instanceof Error ? error.message : "unknown");
+        log.error("run failed", { session_key: sessionKey, error: errorText(error) });
         throw new RequestError(503, "the session is unavailable; retry", "unavailable");
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));

@@ -23,8 +23,10 @@ import {
   type SubmitReceipt,
   type TurnOutcome,
 } from "../lib/session/mod.ts";
+import { d1DirectoryWriter } from "./_directory.ts";
 import type { Env } from "./env.ts";
 import { tools } from "./tools.ts";
+import { errorText, log, setLogLevel } from "../lib/log.ts";
 
 /**
  * One per session key (idFromName): durable inbox, run claim, transcript, outbox. An object named
@@ -39,6 +41,7 @@ export class SessionDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#config = readConfig(env);
+    setLogLevel(this.#config.logLevel);
   }
 
   /** The session's sentinel, built on first use (its schema is the object's first write). */
@@ -60,6 +63,7 @@ export class SessionDO extends DurableObject<Env> {
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
       maxJobs: this.#config.maxJobsPerSession,
+      ...(env.DIRECTORY ? { directory: d1DirectoryWriter(env.DIRECTORY) } : {}),
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
       startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),
     });
@@ -205,5 +209,5 @@ export class SessionDO extends DurableObject<Env> {
 }
 
 function _logDrainFailure(error: unknown): void {
-  console.error("drain failed", error instanceof Error ? error.message : "unknown");
+  log.error("drain failed", { error: errorText(error) });
 }

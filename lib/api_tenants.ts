@@ -64,3 +64,13 @@ export function tenantSessionKey(tenant: string, id: string): string {
 export function mayAddressSession(tenant: ApiTenant, key: string): boolean {
   return tenant.admin || key.startsWith(tenantPrefix(tenant.name));
 }
+
+/**
+ * The API tenant whose session `key` is (`api:` → `default`, `api.<name>:` → name), or null for
+ * a platform session: the session directory's `tenant` column.
+ */
+export function tenantOfSessionKey(key: string): string | null {
+  if (key.startsWith("api:")) return DEFAULT_TENANT;
+  const match = /^api\.([A-Za-z0-9][A-Za-z0-9_-]{0,31}):/.exec(key);
+  return match ? match[1] : null;
+}

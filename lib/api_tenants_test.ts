@@ -5,6 +5,7 @@ import {
   mayAddressSession,
   parseTenantKeys,
   tenantOfKey,
+  tenantOfSessionKey,
   tenantPrefix,
   tenantSessionKey,
 } from "./api_tenants.ts";
@@ -80,4 +81,12 @@ Deno.test("mayAddressSession() allows a tenant its own API sessions only; an adm
   for (const any of ["api:s1", "api.beta:s1", "telegram:1", "slack:T1/C2"]) {
     assertStrictEquals(mayAddressSession({ name: "acme", admin: true }, any), true, any);
   }
+});
+
+Deno.test("tenantOfSessionKey() names the API tenant of a session key, null for a platform's", () => {
+  assertEquals(tenantOfSessionKey("api:abc"), "default");
+  assertEquals(tenantOfSessionKey("api.acme:abc:def"), "acme");
+  assertEquals(tenantOfSessionKey("telegram:42"), null);
+  assertEquals(tenantOfSessionKey("webhook:api:x"), null);
+  assertEquals(tenantOfSessionKey("api.:x"), null);
 });

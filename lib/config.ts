@@ -1,5 +1,6 @@
 // Deployment settings read from the Worker's env (vars and secrets); runtime-neutral.
 import { type AccessConfig, readAccessConfig } from "./access/access_policy.ts";
+import { LOG_LEVELS, type LogLevel } from "./log.ts";
 import { parseTenantKeys, type TenantKey } from "./api_tenants.ts";
 import { type ContextDefaults, contextDefaultsFromEnv } from "./session_context.ts";
 import type { BusyMode } from "./session/mod.ts";
@@ -46,6 +47,8 @@ export interface BatonConfig {
   /** Scheduled jobs not done yet, at most, per session (`MAX_JOBS_PER_SESSION`); default 20. */
   maxJobsPerSession: number;
   contextDefaults: ContextDefaults;
+  /** The lowest level logged (`LOG_LEVEL`: debug, info, warn or error); default info. */
+  logLevel: LogLevel;
 }
 
 /** Reads the config from the Worker's env (vars and secrets); a malformed number falls back to its default. */
@@ -81,6 +84,7 @@ export function readConfig(vars: object): BatonConfig {
     keepAliveMs: _int(env.KEEPALIVE_MS, 15_000, 100, 60_000),
     maxJobsPerSession: _int(env.MAX_JOBS_PER_SESSION, 20, 1, 1_000),
     contextDefaults: contextDefaultsFromEnv(env),
+    logLevel: LOG_LEVELS.find((l) => l === _string(env.LOG_LEVEL).toLowerCase()) ?? "info",
   };
 }
 

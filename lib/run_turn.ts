@@ -1,7 +1,8 @@
-// The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime.
+// The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime with node:async_hooks (its log fields).
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatModel, ModelParams, ToolCall } from "./chat_model.ts";
 import type { Tool, ToolRegistry } from "./tools.ts";
+import { withLogFields } from "./log.ts";
 
 /** What one turn needs. */
 export interface TurnRequest {
@@ -127,13 +128,15 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
   for (let step = first; step <= request.maxSteps; step++) {
     signal.throwIfAborted();
     if (request.progress) request.progress.step = step;
-    const reply = await model.complete({
-      messages: [...prefix, ...added],
-      tools: [...tools.definitions(), ...(request.clientTools ?? [])],
-      ...(request.params ? { params: request.params } : {}),
-      signal,
-      onDelta: request.onDelta,
-    });
+    // Lines logged by the model call and the tools name their step.
+    const reply = await withLogFields({ step }, () =>
+      model.complete({
+        messages: [...prefix, ...added],
+        tools: [...tools.definitions(), ...(request.clientTools ?? [])],
+        ...(request.params ? { params: request.params } : {}),
+        signal,
+        onDelta: request.onDelta,
+      }));
     usage.prompt_tokens += reply.usage.prompt_tokens;
     usage.completion_tokens += reply.usage.completion_tokens;
     if (reply.toolCalls.length === 0) {
@@ -149,7 +152,10 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
       return { reply: reply.content, messages: added, steps: step, usage, paused };
     }
     const refused = Object.fromEntries(paused.map((call) => [call.call_id, REFUSED_ASK]));
-    const clientCalls = await _runCalls(request, added, reply.toolCalls, clientNames, refused);
+    const clientCalls = await withLogFields(
+      { step },
+      () => _runCalls(request, added, reply.toolCalls, clientNames, refused),
+    );
     if (clientCalls.length) {
       return { reply: reply.content, messages: added, steps: step, usage, toolCalls: clientCalls };
     }

@@ -120,9 +120,11 @@ async function _freezeBuild(root: string, dir: string): Promise<string> {
   await bundleWorker(`${base}functions/index.ts`, `${dir}/build/index.js`);
   const toml = await Deno.readTextFile(`${base}wrangler.toml`);
   const config = `${dir}/wrangler.toml`;
-  // The Worker alone: the console's build step and static assets (relative to the checkout) stay out.
+  // The Worker alone: the console's build step and static assets (relative to the checkout) stay
+  // out; the copy lives elsewhere, so the migrations are named where they are.
   const worker = toml.replace(/^main\s*=.*$/m, `main = "build/index.js"`)
-    .replace(/^\[(?:build|assets)\]\n(?:(?!\[).*\n?)*/gm, "");
+    .replace(/^\[(?:build|assets)\]\n(?:(?!\[).*\n?)*/gm, "")
+    .replace(/^migrations_dir\s*=.*$/m, `migrations_dir = "${base}migrations"`);
   await Deno.writeTextFile(config, worker);
   return config;
 }

@@ -60,10 +60,59 @@ export function freePort(): number {
   return port;
 }
 
-/** Starts `wrangler dev` in a new session (setsid) and waits until /healthz answers 200. */
+/**
+ * Applies the D1 migrations (the session directory) to `persistDir`'s local database, as
+ * `npm start` does before `wrangler dev`; once per dir (a marker file), so restarts cost nothing.
+ * A checkout without migrations (an older baseline) is left as it is.
+ */
+export async function migrateLocalDirectory(
+  options: Pick<WranglerDevOptions, "persistDir" | "root" | "config" | "logFile" | "env">,
+): Promise<void> {
+  const root = options.root ? new URL(`file://${options.root.replace(/\/?$/, "/")}`) : _root;
+  const marker = `${options.persistDir}/.directory-migrated`;
+  const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+  if (await exists(marker) || !await exists(new URL("migrations", root).pathname)) return;
+  const wrangler = new URL("node_modules/.bin/wrangler", root).pathname;
+  const args = [
+    "d1",
+    "migrations",
+    "apply",
+    "DIRECTORY",
+    "--local",
+    "--persist-to",
+    options.persistDir,
+  ];
+  if (options.config) args.push("--config", options.config);
+  const log = await Deno.open(options.logFile, { append: true, create: true });
+  try {
+    const { code } = await new Deno.Command(wrangler, {
+      args,
+      cwd: root.pathname,
+      env: { ...WRANGLER_OFFLINE_ENV, ...options.env },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output().then(async (out) => {
+      await log.write(out.stdout);
+      await log.write(out.stderr);
+      return out;
+    });
+    if (code !== 0) throw new Error(`wrangler d1 migrations apply failed; see ${options.logFile}`);
+  } finally {
+    log.close();
+  }
+  await Deno.mkdir(options.persistDir, { recursive: true });
+  await Deno.writeTextFile(marker, new Date().toISOString());
+}
+
+/**
+ * Starts `wrangler dev` in a new session (setsid) and waits until /healthz answers 200; the
+ * session directory's migrations are applied to `persistDir` first.
+ */
 export async function startWranglerDev(options: WranglerDevOptions): Promise<WranglerDev> {
   const root = options.root ? new URL(`file://${options.root.replace(/\/?$/, "/")}`) : _root;
   const wrangler = new URL("node_modules/.bin/wrangler", root).pathname;
+  await migrateLocalDirectory(options);
   const args = [
     "dev",
     "--ip",

@@ -1,5 +1,5 @@
 // `npm start`: runs baton locally under `wrangler dev` on 127.0.0.1:8787, offline; Node.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,17 +29,29 @@ console.log(
       : `(API key: ${LOCAL_KEY}; generic webhook secret: ${LOCAL_WEBHOOK_SECRET})`),
 );
 
-// The .bin launcher, not npx: it forwards signals, so stopping it stops esbuild and workerd too.
-const child = spawn(join(root, "node_modules", ".bin", "wrangler"), args, {
+const wrangler = join(root, "node_modules", ".bin", "wrangler");
+const env = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  WRANGLER_HIDE_BANNER: "true",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+};
+
+// The session directory's tables in the local D1 (.wrangler/state, where wrangler dev keeps it);
+// applied migrations are recorded there, so a second start applies nothing. Offline, no prompt.
+const migrated = spawnSync(wrangler, ["d1", "migrations", "apply", "DIRECTORY", "--local"], {
   cwd: root,
-  stdio: "inherit",
-  env: {
-    ...process.env,
-    WRANGLER_SEND_METRICS: "false",
-    WRANGLER_HIDE_BANNER: "true",
-    CLOUDFLARE_CF_FETCH_ENABLED: "false",
-  },
+  stdio: ["ignore", "pipe", "pipe"],
+  encoding: "utf8",
+  env,
 });
+if (migrated.status !== 0) {
+  process.stderr.write(migrated.stdout + migrated.stderr);
+  console.error("baton: the session directory's migrations failed; GET /v1/sessions will not work");
+}
+
+// The .bin launcher, not npx: it forwards signals, so stopping it stops esbuild and workerd too.
+const child = spawn(wrangler, args, { cwd: root, stdio: "inherit", env });
 
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {

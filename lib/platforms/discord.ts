@@ -22,6 +22,7 @@ import {
   timestampProblem,
   withPrefix,
 } from "./_kit.ts";
+import { log } from "../log.ts";
 
 const _API_ROOT = "https://discord.com/api/v10";
 const _USER_AGENT = "DiscordBot (baton, 0.1.0)";
@@ -177,7 +178,7 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
   const author = member?.user ?? user;
   if (!chatId || !author) return respond({});
   if (interaction.application_id !== env.DISCORD_APPLICATION_ID) {
-    console.warn("discord: interaction for another application; check DISCORD_APPLICATION_ID");
+    log.warn("discord: interaction for another application; check DISCORD_APPLICATION_ID");
     return _notice("This bot is misconfigured: DISCORD_APPLICATION_ID does not match.");
   }
   const text = _firstText(data?.options);

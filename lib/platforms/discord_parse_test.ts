@@ -1,4 +1,5 @@
 // Unit tests for lib/platforms/discord.ts: PING, slash commands and ignored interactions; Deno.
+import { setLogSink } from "../log.ts";
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { discordTestKeys, signDiscordRequest } from "../../test/_support/discord_signer.ts";
 import type { Ingress, PlatformMessage } from "../platform.ts";
@@ -165,14 +166,13 @@ Deno.test("discordAdapter.parse() ignores app webhook events and payloads lackin
 });
 
 Deno.test("discordAdapter.parse() refuses a command for another application id with a notice", async () => {
-  const warn = console.warn;
-  const warnings: unknown[][] = [];
-  console.warn = (...args: unknown[]) => void warnings.push(args);
+  const warnings: string[] = [];
+  const restore = setLogSink((level, line) => void (level === "warn" && warnings.push(line)));
   let ingress: Ingress;
   try {
     ingress = await parse(command([{ name: "p", type: 3, value: "x" }], { application_id: "999" }));
   } finally {
-    console.warn = warn;
+    restore();
   }
   assertStrictEquals(warnings.length, 1);
   assert(!JSON.stringify(warnings).includes(TOKEN));

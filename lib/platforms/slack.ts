@@ -27,6 +27,7 @@ import {
   withPrefix,
 } from "./_kit.ts";
 import { findSlackPart, PART_EVENT_TYPE, SLACK_DEFAULT_API_ROOT } from "./slack_find_part.ts";
+import { log } from "../log.ts";
 
 const _ERROR_CODE = /^[a-z0-9_]{1,64}$/;
 const _LEADING_MENTION = /^\s*<@([A-Z0-9]+)(?:\|[^>]*)?>\s*/i;
@@ -99,7 +100,7 @@ function _logRetry(headers: Headers): void {
   const num = headers.get("x-slack-retry-num");
   if (!num) return;
   const reason = (headers.get("x-slack-retry-reason") ?? "").replace(/[^a-z_]/g, "").slice(0, 32);
-  console.log(`slack: redelivery ${num.slice(0, 4)} (${reason || "no reason"})`);
+  log.info("slack: redelivery", { attempt: num.slice(0, 4), reason: reason || "no reason" });
 }
 
 function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarget> {
@@ -251,7 +252,7 @@ async function _answerChoice(
     secrets: [token],
     refused: ({ body }) => jsonField(body, "ok") !== true,
   });
-  if (!result.ok) console.warn(`slack: a click was not answered: ${result.message}`);
+  if (!result.ok) log.warn("slack: a click was not answered", { error: result.message });
   // Slack wants a 200 within 3 s; the body of an interactivity answer is not shown.
   return { status: 200, body: {} };
 }

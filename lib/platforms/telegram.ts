@@ -22,6 +22,7 @@ import {
   retryAfterHeader,
   sendRequest,
 } from "./_kit.ts";
+import { log } from "../log.ts";
 
 const _HEADER = "X-Telegram-Bot-Api-Secret-Token";
 const _DEFAULT_API_ROOT = "https://api.telegram.org";
@@ -253,7 +254,7 @@ async function _answerChoice(
       secrets: [token, token.slice(token.indexOf(":") + 1)],
       refused: ({ body }) => jsonField(body, "ok") === false,
     });
-    if (!result.ok) console.warn(`telegram: a click was not answered: ${result.message}`);
+    if (!result.ok) log.warn("telegram: a click was not answered", { error: result.message });
   }
   return { status: 200, body: { ok: true } };
 }

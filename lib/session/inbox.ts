@@ -167,6 +167,47 @@ export class InboxStore {
     );
   }
 
+  /**
+   * What the session directory shows of the inbox: the newest seq (messages received so far),
+   * the first and latest activity (a message in, a turn ended) and the oldest and newest message
+   * still kept (pruned after a day: the directory keeps the title and created time it first saw).
+   */
+  summary(): {
+    lastSeq: number;
+    firstAt: number | null;
+    lastAt: number | null;
+    first: InboundMessage | null;
+    latest: InboundMessage | null;
+  } {
+    const row = this.#db.rows(
+      `SELECT max(seq) AS last_seq, min(received_at) AS first_at,
+         max(max(received_at), coalesce(max(finished_at), 0)) AS last_at FROM inbox`,
+    )[0];
+    const lastSeq = numOrNull(row, "last_seq");
+    if (lastSeq === null) {
+      return { lastSeq: 0, firstAt: null, lastAt: null, first: null, latest: null };
+    }
+    const first = this.#db.rows(`SELECT message FROM inbox ORDER BY seq LIMIT 1`)[0];
+    return {
+      lastSeq,
+      firstAt: numOrNull(row, "first_at"),
+      lastAt: numOrNull(row, "last_at"),
+      first: json<InboundMessage>(first, "message"),
+      latest: this.message(lastSeq),
+    };
+  }
+
+  /** A cheap mark of where the unfinished messages stand: it changes when one arrives, starts, pauses or ends. */
+  openMark(): string {
+    // Two indexed reads (the primary key, inbox_status): this runs after every commit.
+    const last = this.#db.rows(`SELECT max(seq) AS last FROM inbox`)[0]?.last ?? "";
+    const open = this.#db.rows(
+      `SELECT group_concat(seq || status) AS open FROM inbox
+         WHERE status IN ('queued', 'merged', 'running', 'waiting', 'delivering')`,
+    )[0]?.open ?? "";
+    return `${last}/${open}`;
+  }
+
   /** The seqs of every waiting message, oldest first. */
   waiting(): number[] {
     return this.#db.rows(

@@ -12,3 +12,9 @@ export type {
   JobSpec,
   JobView,
 } from "./job_scheduler.ts";
+export {
+  DIRECTORY_STATUSES,
+  type DirectoryEntry,
+  type DirectoryStatus,
+  type DirectoryWriter,
+} from "./directory_entry.ts";

@@ -3,6 +3,7 @@ import { type ReplyChannel, type ReplyTarget, RESEND_NOTE } from "../platform.ts
 import { abortable } from "./abortable.ts";
 import type { OutboxPart, OutboxStore } from "./outbox.ts";
 import type { SessionDb } from "./session_db.ts";
+import { log } from "../log.ts";
 
 /** How one part's send ended. `stopped`: the caller lost interest (a stop) and nothing was recorded. */
 export type PartResult = "sent" | "failed" | "in_doubt" | "stopped";
@@ -64,10 +65,10 @@ export class OutboxSender {
           this.#db.transaction((tx) =>
             this.#outbox.markDone(tx, part.id, note, this.#options.now())
           );
-          console.warn("reply part in doubt:", target.platform, label, way);
+          log.warn("reply part in doubt", { target: target.platform, part: label, way });
           return way === "skip" ? "in_doubt" : "sent";
         }
-        console.warn("reply part in doubt:", target.platform, label, way);
+        log.warn("reply part in doubt", { target: target.platform, part: label, way });
         if (way === "resend_marked") text = RESEND_NOTE + part.text;
       }
       const sending = this.#attempts(part, text, target, signal);
@@ -78,7 +79,7 @@ export class OutboxSender {
     if (!owned()) return "stopped";
     this.#db.transaction((tx) => this.#outbox.markDone(tx, part.id, error, this.#options.now()));
     if (!error) return "sent";
-    console.error("reply not delivered", target.platform, label, error);
+    log.error("reply not delivered", { target: target.platform, part: label, error });
     return "failed";
   }
 

@@ -1,4 +1,5 @@
 // A session's SQLite handle: typed rows, and transactions whose token every store mutation requires; runtime-neutral.
+import { errorText, log } from "../log.ts";
 
 /** The subset of DurableObjectStorage a session uses (node:sqlite stands in for it in unit tests). */
 export interface SessionStorage {
@@ -38,6 +39,8 @@ export class SessionDb {
   #open: _Tx | null = null;
   /** The alarm this instance last set and that has not fired yet, as far as it knows. */
   #alarmAt: number | null = null;
+  /** Runs after every committed transaction (the session directory's sync). */
+  #committed: (() => void) | null = null;
 
   constructor(storage: SessionStorage) {
     this.#storage = storage;
@@ -62,7 +65,13 @@ export class SessionDb {
       this.#open = null;
     }
     for (const after of tx.after) after();
+    this.#committed?.();
     return result;
+  }
+
+  /** Sets the one function run after every committed transaction, after its own `onCommit` callbacks. */
+  onEveryCommit(fn: () => void): void {
+    this.#committed = fn;
   }
 
   /** Rows of `query`. Stores only: each owns the SQL of its tables. */
@@ -83,7 +92,7 @@ export class SessionDb {
   armAlarm(time: number): void {
     this.#alarmAt = time;
     this.#storage.setAlarm(time).catch((error) => {
-      console.error("alarm not set", error instanceof Error ? error.message : "unknown");
+      log.error("alarm not set", { error: errorText(error) });
     });
   }
 

@@ -14,6 +14,8 @@ import type { Transport } from "../transport.ts";
 import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { decideBusy } from "./busy_policy.ts";
+import type { DirectoryWriter } from "./directory_entry.ts";
+import { DirectorySync } from "./directory_sync.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
 import { JobScheduler } from "./job_scheduler.ts";
 import { OutboxSender } from "./outbox_sender.ts";
@@ -31,6 +33,7 @@ import type {
   TurnExecutor,
   TurnOutcome,
 } from "./types.ts";
+import { errorText, log } from "../log.ts";
 
 /** Tunables of a sentinel. */
 export interface SentinelOptions {
@@ -63,6 +66,8 @@ export interface SentinelOptions {
    * starts on submit and the alarm is only the watchdog; without it the alarm starts the drain.
    */
   startDrain?: () => void;
+  /** Where the session's directory row goes (see `DirectorySync`); none: no directory. */
+  directory?: DirectoryWriter;
   now?: () => number;
 }
 
@@ -88,6 +93,8 @@ export class SessionSentinel {
   #draining = false;
   /** Whether this instance has looked for notices an earlier instance left unsent. */
   #noticesChecked = false;
+  /** The session's directory row, kept current (`options.directory`). */
+  readonly #directory: DirectorySync | null;
 
   constructor(storage: SessionStorage, execute: TurnExecutor, options: SentinelOptions) {
     this.#options = options;
@@ -119,6 +126,9 @@ export class SessionSentinel {
       now: this.#now,
     });
     this.#commands = new CommandRunner(this.#stores, this.#runner, this.#gate, this.#now);
+    this.#directory = options.directory
+      ? DirectorySync.attach(this.#stores, options.directory, this.#now)
+      : null;
   }
 
   /**
@@ -260,6 +270,7 @@ export class SessionSentinel {
   /** The alarm's work: the watchdog, due jobs, and the drain of last resort. */
   alarm(): Promise<void> {
     this.#stores.db.alarmFired();
+    this.#directory?.retry();
     return this.drain();
   }
 
@@ -411,7 +422,7 @@ export class SessionSentinel {
 
   #flushNotices(): void {
     this.#sender?.flushNotices().catch((error) => {
-      console.error("notices not sent", error instanceof Error ? error.message : "unknown");
+      log.error("notices not sent", { error: errorText(error) });
     });
   }
 }

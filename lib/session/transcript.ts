@@ -136,6 +136,11 @@ export class TranscriptStore {
     return row ? num(row, "conversation") : null;
   }
 
+  /** Turns stored in every conversation (each turn's messages share its seq): the directory's count. */
+  turnCount(): number {
+    return num(this.#db.rows(`SELECT count(DISTINCT seq) AS n FROM transcript`)[0], "n");
+  }
+
   /** Every message of `conversation` as role and text (tool calls and non-text content as ""). */
   snapshot(conversation: number): { role: string; content: string }[] {
     return this.#db.rows(

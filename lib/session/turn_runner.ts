@@ -1,4 +1,5 @@
 // Claims, runs, delivers and ends a session's turns, and recovers a dead executor's claim; runtime-neutral.
+import { withLogFields } from "../log.ts";
 import type { TurnResume } from "../run_turn.ts";
 import type { ApprovalGate, ResumedTurn } from "./approval_gate.ts";
 import type { Claim } from "./claim.ts";
@@ -167,7 +168,12 @@ export class TurnRunner {
    * Runs a claimed message (from where it paused, with `resume`), stores what it produced, then
    * sends its reply and frees the session. A turn that pauses for approval keeps the claim.
    */
-  async run(claim: Claim, message: InboundMessage, resume?: TurnResume): Promise<void> {
+  run(claim: Claim, message: InboundMessage, resume?: TurnResume): Promise<void> {
+    // Every line logged while the turn runs names its message.
+    return withLogFields({ seq: claim.seq }, () => this.#run(claim, message, resume));
+  }
+
+  async #run(claim: Claim, message: InboundMessage, resume?: TurnResume): Promise<void> {
     const { db, claims, transcript, outbox, inbox, approvals } = this.#stores;
     if (!claims.holds(claim)) return; // stopped before it started
     const history = transcript.window(claim.conversation, this.#options.historyWindow);

@@ -318,6 +318,37 @@ export const API_ROUTES: RouteFuzz<never>[] = [
       };
     },
   ),
+  route(
+    "GET /v1/sessions",
+    fc.record({
+      auth: apiAuthArb,
+      params: fc.array(
+        fc.tuple(
+          fc.constantFrom("limit", "cursor", "platform", "status", "order", "x"),
+          fc.oneof(
+            fc.constantFrom("1", "20", "100", "0", "101", "-1", "1e2", "", "idle", "queued"),
+            fc.constantFrom("running", "waiting_for_approval", "created", "activity", "api"),
+            // Cursors: well-formed, well-formed with wrong fields, base64 junk, anything.
+            fc.record({
+              o: fc.constantFrom("created", "activity", "x"),
+              t: fc.integer(),
+              k: fc.string(),
+            })
+              .map((c) => btoa(JSON.stringify(c))),
+            fc.base64String({ maxLength: 40 }),
+            fc.string({ maxLength: 40 }),
+          ),
+        ),
+        { maxLength: 5 },
+      ),
+      extra: extraHeaders,
+    }),
+    (c) => ({
+      method: "GET",
+      path: `/v1/sessions?${new URLSearchParams(c.params)}`,
+      headers: [...authHeader(c.auth), ...c.extra],
+    }),
+  ),
 ] as unknown as RouteFuzz<never>[];
 
 /** Any method on any path (mostly near real routes): whatever it is, a 2xx/4xx JSON answer. */

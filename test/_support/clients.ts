@@ -1,7 +1,7 @@
 // Test clients for baton's HTTP surface: API calls and signed generic webhooks; Deno.
 import { signStandardWebhook } from "../../lib/standard_webhooks.ts";
 import { type FakeLlm, startFakeLlm } from "./fake_llm.ts";
-import { startWorker, type TestWorker } from "./worker.ts";
+import { type DirectoryMode, startWorker, type TestWorker } from "./worker.ts";
 
 /** The API key every integration test configures. */
 export const API_KEY = "test-gateway-key";
@@ -110,7 +110,7 @@ export async function untilQueued(worker: TestWorker, key: string, n: number): P
 /** Runs `fn` against baton in workerd wired to a fresh fake model; everything is disposed after. */
 export async function withBaton(
   fn: (worker: TestWorker, fake: FakeLlm) => Promise<void>,
-  opts: { vars?: Record<string, string>; persistDir?: string } = {},
+  opts: { vars?: Record<string, string>; persistDir?: string; directory?: DirectoryMode } = {},
 ): Promise<void> {
   const fake = await startFakeLlm();
   try {
@@ -126,6 +126,7 @@ export async function withBaton(
         ...opts.vars,
       },
       persistDir: opts.persistDir,
+      directory: opts.directory,
     });
     try {
       await fn(worker, fake);

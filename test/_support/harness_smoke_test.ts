@@ -1,7 +1,7 @@
 // Smoke test of the test harness (fake_llm.ts + worker.ts) with a throwaway Worker; Deno + workerd.
-import { assertEquals } from "@std/assert";
+import { assertEquals, assertMatch, assertRejects } from "@std/assert";
 import { startFakeLlm } from "./fake_llm.ts";
-import { startWorker, tempPersistDir } from "./worker.ts";
+import { secretValues, startWorker, tempPersistDir } from "./worker.ts";
 
 const entry = "test/_support/harness_smoke_worker.ts";
 
@@ -58,4 +58,38 @@ Deno.test("a held LLM request is dropped quietly when workerd goes away", async 
     await w.dispose();
     await fake.close();
   }
+});
+
+Deno.test("startWorker() dispose fails when the Worker's output holds a configured secret", async () => {
+  const vars = { SMOKE_BOT_TOKEN: "123456:very-secret-token", LLM_BASE_URL: "http://x" };
+  const clean = await startWorker({ entry, vars });
+  await (await clean.fetch("/log?v=nothing-to-see")).text();
+  await clean.dispose();
+  const leaky = await startWorker({ entry, vars });
+  await (await leaky.fetch("/log?v=token%20very-secret-token%20here")).text();
+  const error = await assertRejects(() => leaky.dispose());
+  assertMatch(String(error), /configured secrets: very…/);
+});
+
+Deno.test("secretValues() takes secret-named vars, a key list's keys and a bot token's secret part", () => {
+  assertEquals(
+    secretValues({
+      GATEWAY_API_KEYS: "acme:acme-key-123,beta:beta-key-456",
+      TELEGRAM_BOT_TOKEN: "123:abcdefghij",
+      WEBHOOK_SECRET: "whsec_abcdefgh",
+      ADMIN_API_KEYS: "default,acme-admin",
+      LLM_MODEL: "gpt-4o-mini-long",
+      SHORT_KEY: "abc",
+    }).sort(),
+    [
+      "123:abcdefghij",
+      "abcdefghij",
+      "acme-key-123",
+      "acme:acme-key-123",
+      "acme:acme-key-123,beta:beta-key-456",
+      "beta-key-456",
+      "beta:beta-key-456",
+      "whsec_abcdefgh",
+    ],
+  );
 });

@@ -7,7 +7,7 @@ interface Env {
   LLM_BASE_URL: string;
 }
 
-/** Test DO: `/llm` proxies one chat completion, `/put?v=` and `/get` use `ctx.storage.sql`. */
+/** Test DO (`/log?v=` on the Worker logs `v`): `/llm` proxies one chat completion, `/put?v=` and `/get` use `ctx.storage.sql`. */
 export class SessionDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -42,6 +42,12 @@ export class SessionDO extends DurableObject<Env> {
 
 export default {
   fetch(req: Request, env: Env): Promise<Response> {
+    // A deliberately leaking line, for the harness's secret check.
+    const url = new URL(req.url);
+    if (url.pathname === "/log") {
+      console.log(JSON.stringify({ level: "info", message: url.searchParams.get("v") }));
+      return Promise.resolve(new Response("logged"));
+    }
     return env.SESSIONS.get(env.SESSIONS.idFromName("smoke")).fetch(req);
   },
 } satisfies ExportedHandler<Env>;

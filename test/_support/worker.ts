@@ -1,5 +1,6 @@
 // Miniflare harness: bundles the Worker with esbuild once per process and runs it in workerd; Deno.
 import * as esbuild from "esbuild";
+import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { buildConsole } from "../../scripts/build_console.ts";
 
@@ -73,11 +74,16 @@ export async function bundleWorker(entry: string, outfile: string): Promise<stri
   return out;
 }
 
+/** How a Worker gets its session directory: D1 with the migrations applied, D1 without them (every query fails), or no binding. */
+export type DirectoryMode = "migrated" | "unmigrated" | "none";
+
 /**
  * Starts a bundled Worker in a new workerd: `vars` as string bindings, `durableObjects` as
- * binding → exported class on SQLite storage, kept on disk in `persistDir` when given. With
- * `assets` (a directory), its files are served first and every other request reaches the Worker,
- * as wrangler.toml's `[assets]` has it.
+ * binding → exported class on SQLite storage, the `DIRECTORY` D1 database (`directory`, default
+ * migrated), all kept on disk in `persistDir` when given. With `assets` (a directory), its files
+ * are served first and every other request reaches the Worker, as wrangler.toml's `[assets]` has
+ * it. `onOutput` receives everything workerd writes (the Worker's log lines); without it the
+ * output goes to stderr when BATON_TEST_LOGS is set.
  */
 export async function startMiniflare(
   scriptPath: string,
@@ -86,8 +92,19 @@ export async function startMiniflare(
     durableObjects?: Record<string, string>;
     persistDir?: string;
     assets?: string;
+    directory?: DirectoryMode;
+    onOutput?: (text: string) => void;
   },
 ): Promise<{ mf: Miniflare; url: string }> {
+  const directory = opts.directory ?? "migrated";
+  const show = Deno.env.get("BATON_TEST_LOGS") !== undefined;
+  // Until the Worker is up, its output is kept to explain a failed start.
+  let startup: string[] | null = [];
+  const output = (text: string) => {
+    startup?.push(text);
+    opts.onOutput?.(text);
+    if (show) Deno.stderr.writeSync(new TextEncoder().encode(text));
+  };
   const mf = new Miniflare({
     ...(opts.assets
       ? {
@@ -98,6 +115,14 @@ export async function startMiniflare(
         },
       }
       : {}),
+    handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
+      for (const stream of [stdout, stderr]) {
+        stream.setEncoding("utf8");
+        stream.on("data", (chunk: string) => output(chunk));
+      }
+    },
+    ...(directory === "none" ? {} : { d1Databases: { DIRECTORY: "baton-directory" } }),
+    d1Persist: opts.persistDir ? `${opts.persistDir}/d1` : false,
     modules: true,
     scriptPath,
     modulesRoot: _root.pathname,
@@ -115,10 +140,31 @@ export async function startMiniflare(
     host: "127.0.0.1",
   });
   try {
-    return { mf, url: (await mf.ready).href };
+    const url = (await mf.ready).href;
+    if (directory === "migrated") await migrateDirectory(mf);
+    startup = null;
+    return { mf, url };
   } catch (e) {
     await mf.dispose();
+    if (startup?.length && !show) console.error(startup.join(""));
     throw e;
+  }
+}
+
+/**
+ * Applies `migrations/*.sql`, in name order, to the Worker's `DIRECTORY` database (as
+ * `wrangler d1 migrations apply` does; they are idempotent, so a restart may apply them again).
+ */
+export async function migrateDirectory(mf: Miniflare): Promise<void> {
+  const db = await mf.getD1Database("DIRECTORY");
+  const dir = new URL("migrations/", _root);
+  const names = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".sql"))
+    .sort();
+  for (const name of names) {
+    const sql = Deno.readTextFileSync(new URL(name, dir));
+    const statements = sql.split("\n").filter((line) => !line.trim().startsWith("--")).join("\n")
+      .split(/;\s*(?:\n|$)/).map((s) => s.trim()).filter(Boolean);
+    await db.batch(statements.map((statement) => db.prepare(statement)));
   }
 }
 
@@ -129,34 +175,86 @@ export interface TestWorker {
   url: string;
   /** Plain HTTP `fetch()` against `url + path`. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** Stops workerd; idempotent, call in `finally`. */
+  /** Everything the Worker has written so far (its JSON log lines, workerd's own messages). */
+  output(): string;
+  /**
+   * Stops workerd, then fails (rejects) when any secret the test configured appears in the
+   * Worker's output (see `secretValues`); idempotent, call in `finally`.
+   */
   dispose(): Promise<void>;
+}
+
+// Vars whose values are secrets: none of them may ever appear in a log line.
+const _SECRET_VAR = /(_TOKEN|_SECRET|_KEY|_KEYS|_PASSWORD)$|^WEBHOOK_SECRET$/;
+// Named like a secret, but lists tenant names, or a public key.
+const _NOT_SECRET_VAR = new Set(["ADMIN_API_KEYS", "DISCORD_PUBLIC_KEY"]);
+
+/**
+ * The secret values among `vars` (names like *_TOKEN, *_SECRET, *_KEY(S), *_PASSWORD): each whole
+ * value, each key of a `name:key` list (GATEWAY_API_KEYS) and the part of a bot token after its
+ * colon. Values under 8 characters are skipped: they would match ordinary text.
+ */
+export function secretValues(vars: Record<string, string>): string[] {
+  const found = new Set<string>();
+  for (const [name, value] of Object.entries(vars)) {
+    if (!_SECRET_VAR.test(name) || _NOT_SECRET_VAR.has(name)) continue;
+    found.add(value);
+    for (const entry of value.split(",")) {
+      found.add(entry.trim());
+      found.add(entry.slice(entry.indexOf(":") + 1).trim());
+    }
+  }
+  return [...found].filter((v) => v.length >= 8);
+}
+
+/** The secrets of `secrets` that appear in `output`, each shown by its first 4 characters only. */
+export function leakedSecrets(output: string, secrets: readonly string[]): string[] {
+  return secrets.filter((secret) => output.includes(secret)).map((s) => `${s.slice(0, 4)}…`);
 }
 
 /**
  * Starts the bundled Worker (default `functions/index.ts`) in workerd. `vars` become string
  * bindings; with `persistDir`, Durable Object storage lives on disk there, so a second start on
- * the same dir simulates a restart.
+ * the same dir simulates a restart. Its output is kept, and `dispose()` checks it for secrets.
  */
 export async function startWorker(
-  opts: { vars?: Record<string, string>; persistDir?: string; entry?: string } = {},
+  opts: {
+    vars?: Record<string, string>;
+    persistDir?: string;
+    entry?: string;
+    directory?: DirectoryMode;
+  } = {},
 ): Promise<TestWorker> {
   const scriptPath = await buildWorker(opts.entry);
   const entry = opts.entry ?? "functions/index.ts";
   const assets = entry === "functions/index.ts" ? await buildConsoleAssets() : undefined;
+  const chunks: string[] = [];
   const { mf, url } = await startMiniflare(scriptPath, {
     assets,
     vars: opts.vars,
     durableObjects: { SESSIONS: "SessionDO", ACCESS: "AccessDO" },
     persistDir: opts.persistDir,
+    directory: opts.directory,
+    onOutput: (text) => chunks.push(text),
   });
+  const secrets = secretValues(opts.vars ?? {});
   let disposed: Promise<void> | undefined;
+  const dispose = async () => {
+    await mf.dispose();
+    // The last lines may still be in the pipe when workerd exits.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const leaked = leakedSecrets(chunks.join(""), secrets);
+    if (leaked.length) {
+      throw new Error(`the Worker's output contains configured secrets: ${leaked.join(", ")}`);
+    }
+  };
   return {
     mf,
     url,
     fetch: (path, init) => fetch(new URL(path.replace(/^\//, ""), url), init),
+    output: () => chunks.join(""),
     // Idempotent: a second mf.dispose() throws "Server is not running." asynchronously.
-    dispose: () => disposed ??= mf.dispose(),
+    dispose: () => disposed ??= dispose(),
   };
 }
 

@@ -1,0 +1,83 @@
+// A session's row in the session directory (what it is, read from the session's own stores) and the writer it goes to; runtime-neutral.
+import { tenantOfSessionKey } from "../api_tenants.ts";
+import type { SessionStores } from "./session_stores.ts";
+
+/** The statuses a directory row shows, and `GET /v1/sessions?status=` filters on. */
+export const DIRECTORY_STATUSES = ["idle", "running", "waiting_for_approval", "queued"] as const;
+
+/** Where a session stands, as the directory lists it. */
+export type DirectoryStatus = typeof DIRECTORY_STATUSES[number];
+
+/** One session's row in the directory. Times are epoch milliseconds. */
+export interface DirectoryEntry {
+  key: string;
+  /** The API tenant that owns the session, or null for a platform session. */
+  tenant: string | null;
+  platform: string;
+  /** The first message, on one line, at most `TITLE_CHARS` characters. */
+  title: string;
+  created_at: number;
+  /** A message in, a turn started or ended: never moves back (the writer keeps the maximum). */
+  last_activity_at: number;
+  /** Messages received, commands included. */
+  messages: number;
+  /** Turns whose messages the transcript holds. */
+  turns: number;
+  status: DirectoryStatus;
+  /** Messages waiting behind the running turn (or for the next drain). */
+  queued: number;
+}
+
+/**
+ * Stores directory rows (the Worker's is D1). `upsert` may throw or reject: the session treats
+ * the directory as optional, and writes the row again later.
+ */
+export interface DirectoryWriter {
+  /**
+   * Inserts or updates `entry.key`'s row. The writer keeps the first `created_at` and non-empty
+   * `title` it stored, and the largest `last_activity_at`, `messages` and `turns`.
+   */
+  upsert(entry: DirectoryEntry): Promise<void>;
+}
+
+/** Longest title kept, in characters. */
+export const TITLE_CHARS = 80;
+
+/** `text` as a title: whitespace collapsed to single spaces, cut at `TITLE_CHARS` with an ellipsis. */
+export function directoryTitle(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  const chars = [...line];
+  return chars.length <= TITLE_CHARS ? line : `${chars.slice(0, TITLE_CHARS - 1).join("")}…`;
+}
+
+/**
+ * The session's row now, or null while it has no message yet (or none with a session key: a
+ * pointer or an Idempotency-Key record never gets one).
+ */
+export function directoryEntry(stores: SessionStores): DirectoryEntry | null {
+  const inbox = stores.inbox.summary();
+  const key = inbox.latest?.context.session_key;
+  if (!key || !inbox.latest || inbox.firstAt === null || inbox.lastAt === null) return null;
+  const claim = stores.claims.state();
+  const queued = stores.inbox.waitingCount();
+  const claimed = claim.seq === null ? null : stores.inbox.get(claim.seq);
+  const status: DirectoryStatus = claimed?.status === "waiting"
+    ? "waiting_for_approval"
+    : claimed
+    ? "running"
+    : queued > 0
+    ? "queued"
+    : "idle";
+  return {
+    key,
+    tenant: tenantOfSessionKey(key),
+    platform: inbox.latest.context.platform ?? "",
+    title: directoryTitle(inbox.first?.text ?? ""),
+    created_at: inbox.firstAt,
+    last_activity_at: Math.max(inbox.lastAt, claim.startedAt ?? 0),
+    messages: inbox.lastSeq,
+    turns: stores.transcript.turnCount(),
+    status,
+    queued,
+  };
+}

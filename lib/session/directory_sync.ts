@@ -1,0 +1,141 @@
+// Keeps a session's directory row current: written after state changes, off the turn's path, retried until it lands; runtime-neutral.
+import { errorText, log } from "../log.ts";
+import { type DirectoryEntry, directoryEntry, type DirectoryWriter } from "./directory_entry.ts";
+import type { SessionStores } from "./session_stores.ts";
+
+/** What a sync needs from its session. */
+export interface DirectorySyncOptions {
+  writer: DirectoryWriter;
+  now: () => number;
+  /** Makes sure the session's alarm fires by `time`, to retry a failed write (see `retry`). */
+  armRetry: (time: number) => void;
+}
+
+/** First wait before a failed write is retried; it doubles per failure up to `_MAX_BACKOFF_MS`. */
+const _FIRST_BACKOFF_MS = 1_000;
+const _MAX_BACKOFF_MS = 60_000;
+/**
+ * Failures in a row after which the alarm stops retrying (about ten minutes of them): a directory
+ * that stays broken (migrations never applied) must not wake an idle session every minute for
+ * ever. The row stays dirty, and the session's next change writes it.
+ */
+const _MAX_ALARM_RETRIES = 12;
+/**
+ * A write in flight dies with its object (a deploy, an eviction, a crash). Before each write the
+ * session's alarm is made due within this long (usually it already is: the turn's watchdog), and
+ * a fresh instance's first alarm writes the row: the directory catches up without a new message.
+ */
+const _LOST_WRITE_MS = 60_000;
+
+/**
+ * One session's directory row. `changed()` runs after every committed transaction; it costs two
+ * small reads unless the session's claim or its unfinished messages moved, and only then reads
+ * the whole row and writes it if it differs from the last one written. Writes go one at a time,
+ * in order, never awaited by a turn: a directory that fails (D1 down, table missing, binding
+ * absent) never fails or delays a turn. A failed write leaves the row dirty; the next change, or
+ * the alarm armed for the retry, writes it again; a write lost with its object is written by the
+ * next instance's alarm.
+ */
+export class DirectorySync {
+  readonly #stores: SessionStores;
+  readonly #options: DirectorySyncOptions;
+  /** The mark of the state last read; null: read the row on the next change. */
+  #mark: string | null = null;
+  /** The row as last written successfully (JSON); null: nothing written by this instance yet. */
+  #written: string | null = null;
+  #writing = false;
+  /** A change arrived while a write was in flight: read the row again after it. */
+  #again = false;
+  #failures = 0;
+
+  constructor(stores: SessionStores, options: DirectorySyncOptions) {
+    this.#stores = stores;
+    this.#options = options;
+  }
+
+  /**
+   * A sync of `stores`' row to `writer`, run after every commit of their database; its retries
+   * arm the session's alarm no later than needed (an alarm due sooner stays).
+   */
+  static attach(stores: SessionStores, writer: DirectoryWriter, now: () => number): DirectorySync {
+    const sync = new DirectorySync(stores, {
+      writer,
+      now,
+      armRetry: (time) => stores.db.armWatchdog(now(), time),
+    });
+    stores.db.onEveryCommit(() => sync.changed());
+    return sync;
+  }
+
+  /** After a committed transaction: writes the row when what it shows moved. Never throws. */
+  changed(): void {
+    try {
+      const mark = `${
+        JSON.stringify(this.#stores.claims.state())
+      }|${this.#stores.inbox.openMark()}`;
+      if (mark === this.#mark && !this.#dirty()) return;
+      this.#mark = mark;
+    } catch (error) {
+      log.warn("directory: session state not read", { error: errorText(error) });
+      return;
+    }
+    this.#kick();
+  }
+
+  /**
+   * The alarm's part: a row whose write failed is written again, and so is the row of a fresh
+   * instance (its predecessor may have died with a write in flight: see `_LOST_WRITE_MS`).
+   */
+  retry(): void {
+    if (this.#dirty() || this.#written === null) this.#kick();
+  }
+
+  #dirty(): boolean {
+    return this.#failures > 0;
+  }
+
+  #kick(): void {
+    if (this.#writing) {
+      this.#again = true;
+      return;
+    }
+    this.#writing = true;
+    void this.#drain().finally(() => (this.#writing = false));
+  }
+
+  async #drain(): Promise<void> {
+    do {
+      this.#again = false;
+      let entry: DirectoryEntry | null;
+      try {
+        entry = directoryEntry(this.#stores);
+      } catch (error) {
+        log.warn("directory: session row not read", { error: errorText(error) });
+        return;
+      }
+      if (!entry) return;
+      const text = JSON.stringify(entry);
+      if (text === this.#written) continue;
+      // If the object dies before this write lands, the alarm makes the next instance write it.
+      this.#options.armRetry(this.#options.now() + _LOST_WRITE_MS);
+      try {
+        await this.#options.writer.upsert(entry);
+        this.#written = text;
+        this.#failures = 0;
+      } catch (error) {
+        this.#failures++;
+        const wait = Math.min(_FIRST_BACKOFF_MS * 2 ** (this.#failures - 1), _MAX_BACKOFF_MS);
+        log.warn("directory: row not written; retrying", {
+          session_key: entry.key,
+          error: errorText(error),
+          failures: this.#failures,
+          retry_in_ms: wait,
+        });
+        if (this.#failures <= _MAX_ALARM_RETRIES) {
+          this.#options.armRetry(this.#options.now() + wait);
+        }
+        return;
+      }
+    } while (this.#again);
+  }
+}
