@@ -1,22 +1,15 @@
 // The session coordinator: one turn at a time, messages in order, nothing lost or run twice, over the session's stores; runtime-neutral.
 import type { ChatMessage } from "../chat_model.ts";
 import type { ReplyChannel } from "../platform.ts";
-import {
-  newConversationText,
-  parseCommand,
-  parseYesNo,
-  QUEUE_FULL_NOTICE,
-  QUEUED_NOTICE,
-  stopText,
-} from "../session_commands.ts";
+import { newConversationText, stopText } from "../session_commands.ts";
 import type { TurnResume } from "../run_turn.ts";
 import type { Transport } from "../transport.ts";
 import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
-import { decideBusy } from "./busy_policy.ts";
 import type { DirectoryWriter } from "./directory_entry.ts";
 import { DirectorySync } from "./directory_sync.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
+import { MessageAdmission } from "./message_admission.ts";
 import { JobScheduler } from "./job_scheduler.ts";
 import { OutboxSender } from "./outbox_sender.ts";
 import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
@@ -71,11 +64,6 @@ export interface SentinelOptions {
   now?: () => number;
 }
 
-/** How long the same request is answered with its failed turn's outcome instead of a new run. */
-const _REPLAY_MS = 60_000;
-
-const _ZERO_USAGE = { prompt_tokens: 0, completion_tokens: 0 };
-
 /**
  * The session's sentinel. The claim is the `run` row, taken inside a synchronous transaction
  * before any await; the drain (started on submit, or by the alarm) runs the inbox in order.
@@ -85,6 +73,7 @@ export class SessionSentinel {
   readonly #sender: OutboxSender | null;
   readonly #runner: TurnRunner;
   readonly #commands: CommandRunner;
+  readonly #admission: MessageAdmission;
   readonly #gate: ApprovalGate;
   readonly #jobs: JobScheduler;
   readonly #options: SentinelOptions;
@@ -126,6 +115,13 @@ export class SessionSentinel {
       now: this.#now,
     });
     this.#commands = new CommandRunner(this.#stores, this.#runner, this.#gate, this.#now);
+    this.#admission = new MessageAdmission({
+      stores: this.#stores,
+      gate: this.#gate,
+      commands: this.#commands,
+      runner: this.#runner,
+      sender: this.#sender,
+    }, options);
     this.#directory = options.directory
       ? DirectorySync.attach(this.#stores, options.directory, this.#now)
       : null;
@@ -137,7 +133,7 @@ export class SessionSentinel {
    */
   submit(message: InboundMessage): SubmitReceipt {
     const now = this.#now();
-    const receipt = this.#stores.db.transaction((tx) => this.#store(tx, message, now));
+    const receipt = this.#stores.db.transaction((tx) => this.#admission.admit(tx, message, now));
     if (receipt.notice !== undefined && !receipt.duplicate) this.#flushNotices();
     // Also for a duplicate: a sender retrying after a restart wakes the recovery of its message.
     if (!receipt.refused) this.#wake(now);
@@ -318,89 +314,6 @@ export class SessionSentinel {
     const deadline = this.#stores.db.transaction((tx) => this.#gate.expire(tx, this.#now()));
     const next = [deadline, this.#jobs.nextDue()].filter((t): t is number => t !== null);
     if (next.length) this.#stores.db.armAlarm(Math.min(...next));
-  }
-
-  /** submit()'s transaction: dedup, command, or the busy policy's decision. */
-  #store(tx: Tx, message: InboundMessage, now: number): SubmitReceipt {
-    if (message.deliveryKey !== undefined) {
-      const seen = this.#stores.inbox.seen(tx, message.deliveryKey, now);
-      if (seen !== null) {
-        const reused = message.requestHash !== undefined &&
-          this.#stores.inbox.requestHashOf(seen) !== message.requestHash;
-        if (reused) return { seq: 0, duplicate: false, refused: "idempotency_key_reused" };
-        return { seq: seen, duplicate: true };
-      }
-    }
-    if (message.requestHash !== undefined) {
-      // A client retrying a request whose turn failed or was stopped gets that outcome again.
-      const failed = this.#stores.inbox.recentFailure(message.requestHash, now - _REPLAY_MS);
-      if (failed !== null) return { seq: failed, duplicate: true };
-    }
-    // While a question is pending, a bare "yes" or "no" answers it.
-    const command = message.commands
-      ? parseCommand(message.text) ??
-        (this.#gate.waiting()?.question ? parseYesNo(message.text) : null)
-      : null;
-    if (command) {
-      const reply = this.#commands.answer(tx, command, message);
-      const outcome: TurnOutcome = { status: "completed", reply, usage: _ZERO_USAGE };
-      const seq = this.#stores.inbox.insert(tx, message, now, "command", outcome);
-      return this.#withNotice(tx, message, { seq, duplicate: false }, reply, now);
-    }
-    if (message.continuesSeed && !this.#stores.continues(message.seed ?? [])) {
-      return { seq: 0, duplicate: false, refused: "history_mismatch" };
-    }
-    const mode = this.#options.busyMode ?? "queue";
-    const newest = mode === "merge" ? this.#stores.inbox.queued("newest") : null;
-    const decision = decideBusy(
-      {
-        running: this.#stores.claims.state().seq !== null,
-        waiting: this.#stores.inbox.waitingCount(),
-        mergeTarget: newest !== null,
-      },
-      { mode, maxQueued: this.#options.maxQueued ?? 32 },
-      message.events === true,
-    );
-    if (decision.action === "refuse") {
-      const refused: SubmitReceipt = { seq: 0, duplicate: false, refused: "queue_full" };
-      return this.#withNotice(tx, message, refused, QUEUE_FULL_NOTICE, now);
-    }
-    let seq: number;
-    if (decision.action === "merge" && newest) {
-      const text = `${newest.message.text}\n${message.text}`;
-      const deliveryKey = newest.message.deliveryKey;
-      this.#stores.inbox.replaceMessage(tx, newest.seq, { ...message, text, deliveryKey });
-      seq = this.#stores.inbox.insert(tx, message, now, "merged", null, newest.seq);
-    } else {
-      seq = this.#stores.inbox.insert(tx, message, now, "queued");
-      if (message.events) this.#stores.events.emit(tx, seq, "run.queued", {});
-    }
-    if (decision.action === "interrupt") {
-      this.#runner.endCurrent(tx, "interrupted", "interrupted by a newer message");
-    }
-    const notice = decision.notify ? this.#queuedNotice(tx, message, now) : undefined;
-    return this.#withNotice(tx, message, { seq, duplicate: false }, notice, now);
-  }
-
-  /** Adds `notice` to the receipt and, for a chat user, to the outbox. */
-  #withNotice(
-    tx: Tx,
-    message: InboundMessage,
-    receipt: SubmitReceipt,
-    notice: string | undefined,
-    now: number,
-  ): SubmitReceipt {
-    if (notice === undefined) return receipt;
-    if (message.reply && this.#sender) {
-      this.#stores.outbox.add(tx, "notice", receipt.seq || null, message.reply, [notice], now);
-    }
-    return { ...receipt, notice };
-  }
-
-  /** The queued notice for a chat user, at most once per 30 s per session. */
-  #queuedNotice(tx: Tx, message: InboundMessage, now: number): string | undefined {
-    if (!message.reply || this.#options.busyNotice === false) return undefined;
-    return this.#stores.claims.takeNoticeSlot(tx, now) ? QUEUED_NOTICE : undefined;
   }
 
   /**

@@ -1,0 +1,137 @@
+// What becomes of a message as it is submitted: a repeat, a command answered at once, or the busy policy's decision (queue, merge, interrupt, refuse); runtime-neutral.
+import { parseCommand, parseYesNo, QUEUE_FULL_NOTICE, QUEUED_NOTICE } from "../session_commands.ts";
+import type { ApprovalGate } from "./approval_gate.ts";
+import { decideBusy } from "./busy_policy.ts";
+import type { CommandRunner } from "./command_runner.ts";
+import type { OutboxSender } from "./outbox_sender.ts";
+import type { Tx } from "./session_db.ts";
+import type { SessionStores } from "./session_stores.ts";
+import type { TurnRunner } from "./turn_runner.ts";
+import type { BusyMode, InboundMessage, SubmitReceipt, TurnOutcome } from "./types.ts";
+
+/** How long the same request is answered with its failed turn's outcome instead of a new run. */
+const _REPLAY_MS = 60_000;
+
+const _ZERO_USAGE = { prompt_tokens: 0, completion_tokens: 0 };
+
+/** The busy policy's settings (see `SentinelOptions`). */
+export interface AdmissionOptions {
+  busyMode?: BusyMode;
+  maxQueued?: number;
+  busyNotice?: boolean;
+}
+
+/**
+ * Decides, inside `submit`'s transaction, what a message is: a delivery seen before (its seq), a
+ * command (answered and stored finished), refused, or stored — queued, merged into the newest
+ * waiting message, or interrupting the running turn — with the notice a chat user gets.
+ */
+export class MessageAdmission {
+  readonly #stores: SessionStores;
+  readonly #gate: ApprovalGate;
+  readonly #commands: CommandRunner;
+  readonly #runner: TurnRunner;
+  readonly #sender: OutboxSender | null;
+  readonly #options: AdmissionOptions;
+
+  constructor(
+    parts: {
+      stores: SessionStores;
+      gate: ApprovalGate;
+      commands: CommandRunner;
+      runner: TurnRunner;
+      sender: OutboxSender | null;
+    },
+    options: AdmissionOptions,
+  ) {
+    this.#stores = parts.stores;
+    this.#gate = parts.gate;
+    this.#commands = parts.commands;
+    this.#runner = parts.runner;
+    this.#sender = parts.sender;
+    this.#options = options;
+  }
+
+  /** submit()'s transaction: dedup, command, or the busy policy's decision. */
+  admit(tx: Tx, message: InboundMessage, now: number): SubmitReceipt {
+    if (message.deliveryKey !== undefined) {
+      const seen = this.#stores.inbox.seen(tx, message.deliveryKey, now);
+      if (seen !== null) {
+        const reused = message.requestHash !== undefined &&
+          this.#stores.inbox.requestHashOf(seen) !== message.requestHash;
+        if (reused) return { seq: 0, duplicate: false, refused: "idempotency_key_reused" };
+        return { seq: seen, duplicate: true };
+      }
+    }
+    if (message.requestHash !== undefined) {
+      // A client retrying a request whose turn failed or was stopped gets that outcome again.
+      const failed = this.#stores.inbox.recentFailure(message.requestHash, now - _REPLAY_MS);
+      if (failed !== null) return { seq: failed, duplicate: true };
+    }
+    // While a question is pending, a bare "yes" or "no" answers it.
+    const command = message.commands
+      ? parseCommand(message.text) ??
+        (this.#gate.waiting()?.question ? parseYesNo(message.text) : null)
+      : null;
+    if (command) {
+      const reply = this.#commands.answer(tx, command, message);
+      const outcome: TurnOutcome = { status: "completed", reply, usage: _ZERO_USAGE };
+      const seq = this.#stores.inbox.insert(tx, message, now, "command", outcome);
+      return this.#withNotice(tx, message, { seq, duplicate: false }, reply, now);
+    }
+    if (message.continuesSeed && !this.#stores.continues(message.seed ?? [])) {
+      return { seq: 0, duplicate: false, refused: "history_mismatch" };
+    }
+    const mode = this.#options.busyMode ?? "queue";
+    const newest = mode === "merge" ? this.#stores.inbox.queued("newest") : null;
+    const decision = decideBusy(
+      {
+        running: this.#stores.claims.state().seq !== null,
+        waiting: this.#stores.inbox.waitingCount(),
+        mergeTarget: newest !== null,
+      },
+      { mode, maxQueued: this.#options.maxQueued ?? 32 },
+      message.events === true,
+    );
+    if (decision.action === "refuse") {
+      const refused: SubmitReceipt = { seq: 0, duplicate: false, refused: "queue_full" };
+      return this.#withNotice(tx, message, refused, QUEUE_FULL_NOTICE, now);
+    }
+    let seq: number;
+    if (decision.action === "merge" && newest) {
+      const text = `${newest.message.text}\n${message.text}`;
+      const deliveryKey = newest.message.deliveryKey;
+      this.#stores.inbox.replaceMessage(tx, newest.seq, { ...message, text, deliveryKey });
+      seq = this.#stores.inbox.insert(tx, message, now, "merged", null, newest.seq);
+    } else {
+      seq = this.#stores.inbox.insert(tx, message, now, "queued");
+      if (message.events) this.#stores.events.emit(tx, seq, "run.queued", {});
+    }
+    if (decision.action === "interrupt") {
+      this.#runner.endCurrent(tx, "interrupted", "interrupted by a newer message");
+    }
+    const notice = decision.notify ? this.#queuedNotice(tx, message, now) : undefined;
+    return this.#withNotice(tx, message, { seq, duplicate: false }, notice, now);
+  }
+
+  /** Adds `notice` to the receipt and, for a chat user, to the outbox. */
+  #withNotice(
+    tx: Tx,
+    message: InboundMessage,
+    receipt: SubmitReceipt,
+    notice: string | undefined,
+    now: number,
+  ): SubmitReceipt {
+    if (notice === undefined) return receipt;
+    if (message.reply && this.#sender) {
+      this.#stores.outbox.add(tx, "notice", receipt.seq || null, message.reply, [notice], now);
+    }
+    return { ...receipt, notice };
+  }
+
+  /** The queued notice for a chat user, at most once per 30 s per session. */
+  #queuedNotice(tx: Tx, message: InboundMessage, now: number): string | undefined {
+    if (!message.reply || this.#options.busyNotice === false) return undefined;
+    return this.#stores.claims.takeNoticeSlot(tx, now) ? QUEUED_NOTICE : undefined;
+  }
+}
