@@ -5,6 +5,12 @@ import { seenSessions } from "./console_storage.ts";
 import { type SessionRow, statusText } from "./session_status.ts";
 import { agoText } from "./time_text.ts";
 
+/** A directory row with its times in epoch ms (the API gives epoch seconds, as OpenAI's does). */
+function _inMs(row: SessionRow): SessionRow {
+  const ms = (t: string | number | null) => (typeof t === "number" ? t * 1000 : t);
+  return { ...row, created_at: ms(row.created_at), last_activity_at: ms(row.last_activity_at) };
+}
+
 function _time(at: string | number | null): number {
   if (at === null) return 0;
   const t = typeof at === "number" ? at : Date.parse(at);
@@ -53,11 +59,13 @@ export function SessionList(
   /** Reads a page of the directory (the first without `after`); a 404 falls back to this tab's sessions. */
   const load = async (after: string | null, isLive: () => boolean) => {
     try {
+      // Newest activity first, as people look for the conversation they just had.
       const page = await props.api.get<{ data: SessionRow[]; next_cursor: string | null }>(
-        `/v1/sessions${after ? `?cursor=${encodeURIComponent(after)}` : ""}`,
+        `/v1/sessions?order=activity${after ? `&cursor=${encodeURIComponent(after)}` : ""}`,
       );
       if (!isLive()) return;
-      setRows((old) => after ? [...(old ?? []), ...page.data] : page.data);
+      const data = page.data.map(_inMs);
+      setRows((old) => after ? [...(old ?? []), ...data] : data);
       setCursor(page.next_cursor ?? null);
       setError(null);
     } catch (e) {
