@@ -7,6 +7,8 @@ export interface Env {
   SESSIONS: DurableObjectNamespace<SessionDO>;
   /** Access records: one per sender, per API tenant, and the owner's pairing directory. */
   ACCESS: DurableObjectNamespace<AccessDO>;
+  /** The web console's files (`[assets]`, built into `.console/`); absent in bare test Workers. */
+  ASSETS?: Fetcher;
   /** The session directory (D1, `migrations/`); optional: without it `GET /v1/sessions` is a 503. */
   DIRECTORY?: D1Database;
   LLM_BASE_URL?: string;

@@ -82,7 +82,18 @@ app.route("/v1/jobs", jobRoutes);
 app.route("/v1", apiRoutes);
 app.route("/webhooks", webhookRoutes);
 
-app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`, "not_found"));
+// No route matched: a GET or HEAD may name one of the console's files (`/` is its page); anything
+// else, and a file that is not there, is our JSON 404. The assets never see another method.
+app.notFound(async (c) => {
+  if ((c.req.method === "GET" || c.req.method === "HEAD") && c.env.ASSETS) {
+    const url = new URL(c.req.url);
+    if (url.pathname === "/") url.pathname = "/index.html";
+    const file = await c.env.ASSETS.fetch(new Request(url, c.req.raw));
+    // A copy: the middleware above adds its headers, and a fetched response's are immutable.
+    if (file.status !== 404) return new Response(file.body, file);
+  }
+  return jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`, "not_found");
+});
 app.onError((error, c) => {
   if (error instanceof RequestError) return jsonError(c, error.status, error.message, error.type);
   log.error("unhandled", { error: errorText(error) });

@@ -80,9 +80,9 @@ export type DirectoryMode = "migrated" | "unmigrated" | "none";
 /**
  * Starts a bundled Worker in a new workerd: `vars` as string bindings, `durableObjects` as
  * binding → exported class on SQLite storage, the `DIRECTORY` D1 database (`directory`, default
- * migrated), all kept on disk in `persistDir` when given. With `assets` (a directory), its files
- * are served first and every other request reaches the Worker, as wrangler.toml's `[assets]` has
- * it. `onOutput` receives everything workerd writes (the Worker's log lines); without it the
+ * migrated), all kept on disk in `persistDir` when given. With `assets` (a directory), every
+ * request reaches the Worker first, which reads those files through its `ASSETS` binding, as
+ * wrangler.toml's `[assets]` has it. `onOutput` receives everything workerd writes (the Worker's log lines); without it the
  * output goes to stderr when BATON_TEST_LOGS is set.
  */
 export async function startMiniflare(
@@ -110,8 +110,9 @@ export async function startMiniflare(
       ? {
         assets: {
           directory: opts.assets,
-          routerConfig: { has_user_worker: true },
-          assetConfig: { html_handling: "auto-trailing-slash", not_found_handling: "none" },
+          binding: "ASSETS",
+          routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
+          assetConfig: { html_handling: "none", not_found_handling: "none" },
         },
       }
       : {}),
