@@ -27,6 +27,9 @@ export interface Env {
   APPROVAL_TOOLS?: string;
   APPROVAL_TIMEOUT_MS?: string;
   KEEPALIVE_MS?: string;
+  /** Chat replies previewed as they grow (on, the default, or off). */
+  STREAM_REPLIES?: string;
+  MAX_JOBS_PER_SESSION?: string;
   /** Lowest level logged: debug, info (default), warn or error. */
   LOG_LEVEL?: string;
   REPLY_IN_DOUBT?: string;

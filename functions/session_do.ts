@@ -63,6 +63,7 @@ export class SessionDO extends DurableObject<Env> {
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
       maxJobs: this.#config.maxJobsPerSession,
+      streamReplies: this.#config.streamReplies,
       ...(env.DIRECTORY ? { directory: d1DirectoryWriter(env.DIRECTORY) } : {}),
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
       startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),

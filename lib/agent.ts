@@ -63,11 +63,16 @@ export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): Tur
         maxSteps: config.maxTurnSteps,
         signal,
         progress,
-        ...(progress.emit
+        ...(progress.emit || progress.preview
           ? {
-            onDelta: (delta: string) => progress.emit!("message.delta", { delta }),
-            onTool: ({ type, ...data }: ToolEvent) => progress.emit!(type, data),
+            onDelta: (delta: string) => {
+              progress.emit?.("message.delta", { delta });
+              progress.preview?.(delta);
+            },
           }
+          : {}),
+        ...(progress.emit
+          ? { onTool: ({ type, ...data }: ToolEvent) => progress.emit!(type, data) }
           : {}),
       }));
 }

@@ -46,6 +46,8 @@ export interface BatonConfig {
   keepAliveMs: number;
   /** Scheduled jobs not done yet, at most, per session (`MAX_JOBS_PER_SESSION`); default 20. */
   maxJobsPerSession: number;
+  /** Chat replies previewed as they grow where the platform can (`STREAM_REPLIES`, default on). */
+  streamReplies: boolean;
   contextDefaults: ContextDefaults;
   /** The lowest level logged (`LOG_LEVEL`: debug, info, warn or error); default info. */
   logLevel: LogLevel;
@@ -83,6 +85,7 @@ export function readConfig(vars: object): BatonConfig {
     },
     keepAliveMs: _int(env.KEEPALIVE_MS, 15_000, 100, 60_000),
     maxJobsPerSession: _int(env.MAX_JOBS_PER_SESSION, 20, 1, 1_000),
+    streamReplies: _string(env.STREAM_REPLIES).toLowerCase() !== "off",
     contextDefaults: contextDefaultsFromEnv(env),
     logLevel: LOG_LEVELS.find((l) => l === _string(env.LOG_LEVEL).toLowerCase()) ?? "info",
   };

@@ -184,7 +184,23 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
   findPart?(target: T, marker: string, sinceMs: number, env: PlatformEnv): Promise<boolean | null>;
   /** Whether sending part `index` again can never show it twice (Discord's edit of `@original`). */
   idempotentPart?(index: number): boolean;
+  /**
+   * Shows that the bot is working on an answer (Telegram's `typing` action, Slack's assistant
+   * status); lasts a few seconds, renewed while the turn runs. False: not here, do not renew.
+   */
+  typing?(target: T, env: PlatformEnv): Promise<boolean>;
+  /**
+   * Shows `text`, the reply so far, as a preview that the final reply replaces (Telegram's draft
+   * in a private chat, Discord's `@original`); `draft` names the turn. Never the exactly-once
+   * record: the final reply is sent through the outbox as always.
+   */
+  preview?(target: T, text: string, draft: number, env: PlatformEnv): Promise<PreviewResult>;
+  /** Replaces a preview left by a turn that ended without a reply (stopped) with `text`. */
+  endPreview?(target: T, text: string, env: PlatformEnv): Promise<void>;
 }
+
+/** What became of a preview update: shown; not possible for this target; a 429 (previews stop); failed. */
+export type PreviewResult = "shown" | "unsupported" | "rate_limited" | "failed";
 
 /** A verified delivery whose payload is malformed (answered 400). */
 export class PayloadError extends Error {
@@ -213,6 +229,12 @@ export interface ReplyChannel {
     part: { index: number; marker?: string },
     attemptedAt: number,
   ): Promise<InDoubt>;
+  /** The adapter's `typing`; false where there is none. */
+  typing?(target: ReplyTarget): Promise<boolean>;
+  /** The adapter's `preview`; "unsupported" where there is none. */
+  preview?(target: ReplyTarget, text: string, draft: number): Promise<PreviewResult>;
+  /** The adapter's `endPreview`, where there is one. */
+  endPreview?(target: ReplyTarget, text: string): Promise<void>;
 }
 
 /** Characters each part leaves free for `RESEND_NOTE` or a platform's part marker. */
@@ -256,6 +278,19 @@ export function replyChannel(adapters: readonly PlatformAdapter[], env: Platform
       }
       return unsure;
     },
+    typing: async (target) => {
+      const found = _checked(byName, target);
+      return found?.adapter.typing ? await found.adapter.typing(found.target, env) : false;
+    },
+    preview: async (target, text, draft) => {
+      const found = _checked(byName, target);
+      if (!found?.adapter.preview) return "unsupported";
+      return await found.adapter.preview(found.target, text, draft, env);
+    },
+    endPreview: async (target, text) => {
+      const found = _checked(byName, target);
+      await found?.adapter.endPreview?.(found.target, text, env);
+    },
     send: (target, text, part) => {
       const adapter = byName.get(target.platform);
       if (!adapter) return _refused(`no adapter for platform ${JSON.stringify(target.platform)}`);
@@ -268,6 +303,16 @@ export function replyChannel(adapters: readonly PlatformAdapter[], env: Platform
       return adapter.send(checked.data, text, part, env);
     },
   };
+}
+
+/** The adapter of `target` and the target as it checked it, or null (no adapter, or a bad target). */
+function _checked(
+  byName: Map<string, PlatformAdapter>,
+  target: ReplyTarget,
+): { adapter: PlatformAdapter; target: ReplyTarget } | null {
+  const adapter = byName.get(target.platform);
+  const checked = adapter?.replyTarget.safeParse(target);
+  return adapter && checked?.success ? { adapter, target: checked.data } : null;
 }
 
 function _refused(message: string): Promise<SendResult> {

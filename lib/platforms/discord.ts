@@ -329,6 +329,28 @@ async function _send(
   });
 }
 
+/** An edit of the deferred `@original` message: how a preview grows, and how a stopped one ends. */
+async function _editOriginal(
+  target: DiscordTarget,
+  text: string,
+  env: PlatformEnv,
+): Promise<SendResult> {
+  const root = apiRoot(env, "DISCORD_API_ROOT", _API_ROOT);
+  const hook = `${root}/webhooks/${encodeURIComponent(env.DISCORD_APPLICATION_ID ?? "")}/${
+    encodeURIComponent(target.token)
+  }`;
+  return await sendRequest(`${hook}/messages/@original`, {
+    method: "PATCH",
+    headers: { "content-type": "application/json", "user-agent": _USER_AGENT },
+    body: JSON.stringify({ content: text, allowed_mentions: { parse: [] } }),
+  }, {
+    api: "Discord API",
+    leaving: undefined,
+    secrets: [target.token],
+    describe: ({ status }) => _describe(status),
+  });
+}
+
 /**
  * Discord HTTP interactions in (slash commands start turns, clicks on baton's buttons answer
  * questions), deferred interaction replies out (a question with its buttons).
@@ -347,6 +369,16 @@ export const discordAdapter: PlatformAdapter<DiscordTarget> = {
   // read back, so a follow-up in doubt is resent behind the note (REPLY_IN_DOUBT).
   idempotentPart: (index) => index === 0,
   send: _send,
+  // The deferred response shows "thinking…" by itself; the reply grows in @original, whose final
+  // edit (part 0 of the reply) replaces the preview like any repeat of that edit.
+  preview: async (target, text, _draft, env) => {
+    if (!text.trim()) return "shown";
+    const result = await _editOriginal(target, text, env);
+    return result.ok ? "shown" : result.status === 429 ? "rate_limited" : "failed";
+  },
+  endPreview: async (target, text, env) => {
+    await _editOriginal(target, text, env);
+  },
   // The clicker alone sees the answer (an ephemeral message), the question stays as it is.
   answerChoice: (_choice, content) => Promise.resolve({ status: 200, body: _ephemeral(content) }),
 };

@@ -9,6 +9,7 @@ import {
   type PlatformChoice,
   type PlatformEnv,
   type RawRequest,
+  type SendResult,
 } from "../platform.ts";
 import {
   apiRoot,
@@ -231,30 +232,54 @@ async function _answerChoice(
   text: string,
   env: PlatformEnv,
 ): Promise<{ status: number; body: unknown }> {
-  const token = env.SLACK_BOT_TOKEN ?? "";
   const { channel, thread_ts } = choice.reply;
-  const url = `${apiRoot(env, "SLACK_API_ROOT", SLACK_DEFAULT_API_ROOT)}/chat.postEphemeral`;
-  const result = await sendRequest(url, {
+  const user = choice.context.user_id;
+  const result = await _slackCall("chat.postEphemeral", {
+    channel,
+    user,
+    text,
+    ...(thread_ts ? { thread_ts } : {}),
+  }, env);
+  if (!result.ok) log.warn("slack: a click was not answered", { error: result.message });
+  // Slack wants a 200 within 3 s; the body of an interactivity answer is not shown.
+  return { status: 200, body: {} };
+}
+
+/** A Web API call off the reply path (no part, no leaving hook); `ok: false` in the body refuses. */
+function _slackCall(
+  method: string,
+  payload: Record<string, unknown>,
+  env: PlatformEnv,
+): Promise<SendResult> {
+  const token = env.SLACK_BOT_TOKEN ?? "";
+  return sendRequest(`${apiRoot(env, "SLACK_API_ROOT", SLACK_DEFAULT_API_ROOT)}/${method}`, {
     method: "POST",
     headers: {
       authorization: `Bearer ${token}`,
       "content-type": "application/json; charset=utf-8",
     },
-    body: JSON.stringify({
-      channel,
-      user: choice.context.user_id,
-      text,
-      ...(thread_ts ? { thread_ts } : {}),
-    }),
+    body: JSON.stringify(payload),
   }, {
     api: "Slack API",
     leaving: undefined,
     secrets: [token],
     refused: ({ body }) => jsonField(body, "ok") !== true,
   });
-  if (!result.ok) log.warn("slack: a click was not answered", { error: result.message });
-  // Slack wants a 200 within 3 s; the body of an interactivity answer is not shown.
-  return { status: 200, body: {} };
+}
+
+/**
+ * The assistant thread's status ("is thinking…"), which Slack clears when the reply is posted.
+ * Only in a thread, and only for an app with the assistant scope: anything else answers
+ * `ok: false`, and the status is not renewed for that turn.
+ */
+async function _typing(target: SlackTarget, env: PlatformEnv): Promise<boolean> {
+  if (!target.thread_ts) return false;
+  const result = await _slackCall("assistant.threads.setStatus", {
+    channel_id: target.channel,
+    thread_ts: target.thread_ts,
+    status: "is thinking…",
+  }, env);
+  return result.ok;
 }
 
 /** Signs a request body the way Slack does; returns the `X-Slack-Signature` value "v0=<hex>". For tests and tooling. */
@@ -358,6 +383,7 @@ export const slackAdapter: PlatformAdapter<SlackTarget> = {
 
   findPart: findSlackPart,
   answerChoice: _answerChoice,
+  typing: _typing,
 };
 
 // Only a well-formed code is quoted: the field is the API's free text otherwise.

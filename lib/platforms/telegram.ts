@@ -9,6 +9,7 @@ import {
   type PlatformAdapter,
   type PlatformChoice,
   type PlatformEnv,
+  type PreviewResult,
   type RawRequest,
   type SendResult,
 } from "../platform.ts";
@@ -240,23 +241,74 @@ async function _answerChoice(
   text: string,
   env: PlatformEnv,
 ): Promise<{ status: number; body: unknown }> {
-  const token = env.TELEGRAM_BOT_TOKEN ?? "";
-  if (_TOKEN.test(token) && choice.handle) {
-    const url = `${apiRoot(env, "TELEGRAM_API_ROOT", _DEFAULT_API_ROOT)}/bot${token}` +
-      "/answerCallbackQuery";
-    const result = await sendRequest(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ callback_query_id: choice.handle, text: text.slice(0, 200) }),
-    }, {
-      api: "Telegram Bot API",
-      leaving: undefined,
-      secrets: [token, token.slice(token.indexOf(":") + 1)],
-      refused: ({ body }) => jsonField(body, "ok") === false,
-    });
-    if (!result.ok) log.warn("telegram: a click was not answered", { error: result.message });
+  if (choice.handle) {
+    const result = await _botCall("answerCallbackQuery", {
+      callback_query_id: choice.handle,
+      text: text.slice(0, 200),
+    }, env);
+    if (result && !result.ok) {
+      log.warn("telegram: a click was not answered", { error: result.message });
+    }
   }
   return { status: 200, body: { ok: true } };
+}
+
+/** A Bot API call off the reply path (no part, no leaving hook); null without a usable token. */
+async function _botCall(
+  method: string,
+  payload: Record<string, unknown>,
+  env: PlatformEnv,
+): Promise<SendResult | null> {
+  const token = env.TELEGRAM_BOT_TOKEN ?? "";
+  if (!_TOKEN.test(token)) return null;
+  const url = `${apiRoot(env, "TELEGRAM_API_ROOT", _DEFAULT_API_ROOT)}/bot${token}/${method}`;
+  return await sendRequest(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(payload),
+  }, {
+    api: "Telegram Bot API",
+    leaving: undefined,
+    secrets: [token, token.slice(token.indexOf(":") + 1)],
+    refused: ({ body }) => jsonField(body, "ok") === false,
+  });
+}
+
+/** The chat (and topic) a call about `target` names. */
+function _chatOf(target: TelegramTarget): Record<string, unknown> {
+  return {
+    chat_id: target.chat_id,
+    ...(target.message_thread_id === undefined
+      ? {}
+      : { message_thread_id: target.message_thread_id }),
+  };
+}
+
+/** The `typing` chat action: shown for about five seconds, or until the bot sends a message. */
+async function _typing(target: TelegramTarget, env: PlatformEnv): Promise<boolean> {
+  const result = await _botCall("sendChatAction", { ..._chatOf(target), action: "typing" }, env);
+  return result?.ok === true;
+}
+
+/**
+ * A draft of the reply (`sendMessageDraft`): an ephemeral preview the final `sendMessage`
+ * replaces, so the exactly-once record is untouched. Private chats only (a user's chat id is
+ * positive); groups and channels get none.
+ */
+async function _preview(
+  target: TelegramTarget,
+  text: string,
+  draft: number,
+  env: PlatformEnv,
+): Promise<PreviewResult> {
+  if (typeof target.chat_id !== "number" || target.chat_id <= 0) return "unsupported";
+  const result = await _botCall("sendMessageDraft", {
+    ..._chatOf(target),
+    draft_id: draft,
+    text,
+  }, env);
+  if (!result) return "unsupported";
+  return result.ok ? "shown" : result.status === 429 ? "rate_limited" : "failed";
 }
 
 /**
@@ -278,4 +330,6 @@ export const telegramAdapter: PlatformAdapter<TelegramTarget> = {
   parse: _parseUpdate,
   send: _sendMessage,
   answerChoice: _answerChoice,
+  typing: _typing,
+  preview: _preview,
 };

@@ -1,6 +1,7 @@
 // The one way a stored text reaches a chat: send a part once, wait out 429s, record the result; runtime-neutral.
 import { type ReplyChannel, type ReplyTarget, RESEND_NOTE } from "../platform.ts";
 import { abortable } from "./abortable.ts";
+import { LiveReply } from "./live_reply.ts";
 import type { OutboxPart, OutboxStore } from "./outbox.ts";
 import type { SessionDb } from "./session_db.ts";
 import { log } from "../log.ts";
@@ -13,6 +14,8 @@ export interface OutboxSenderOptions {
   channel: ReplyChannel;
   /** Longest wait for one part's send, Retry-After included, before giving up on it. */
   maxSendWaitMs: number;
+  /** Whether a chat turn previews its reply as it grows (`STREAM_REPLIES`); default true. */
+  previews?: boolean;
   now: () => number;
 }
 
@@ -37,6 +40,14 @@ export class OutboxSender {
   /** Splits a text into the parts the target's platform accepts. */
   split(target: ReplyTarget, text: string): string[] {
     return this.#options.channel.split(target, text);
+  }
+
+  /** A turn's presence in chat `target` (typing, a preview named `draft`); started by the caller. */
+  live(target: ReplyTarget, draft: number): LiveReply {
+    return new LiveReply(this.#options.channel, target, draft, {
+      previews: this.#options.previews ?? true,
+      now: this.#options.now,
+    });
   }
 
   /**

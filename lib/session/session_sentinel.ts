@@ -50,6 +50,8 @@ export interface SentinelOptions {
   busyNotice?: boolean;
   /** Longest wait for one part's send, Retry-After included, before giving up on it. */
   maxSendWaitMs?: number;
+  /** Whether chat turns preview their reply as it grows (`STREAM_REPLIES`); default true. */
+  streamReplies?: boolean;
   /** Scheduled jobs not done yet, at most, per session; default 20. */
   maxJobs?: number;
   /** How long an approval question waits before it counts as denied; default 24 h (chat), 10 min (API). */
@@ -94,6 +96,7 @@ export class SessionSentinel {
       ? new OutboxSender(db, outbox, {
         channel: options.channel,
         maxSendWaitMs: options.maxSendWaitMs ?? 120_000,
+        previews: options.streamReplies ?? true,
         now: this.#now,
       })
       : null;

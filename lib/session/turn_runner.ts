@@ -186,6 +186,14 @@ export class TurnRunner {
         });
     }
     const running = this.#start(claim, message, progress);
+    // A chat sees the bot typing, and the reply grow where the platform can preview it.
+    const live = message.reply && this.#options.sender
+      ? this.#options.sender.live(message.reply, claim.seq)
+      : null;
+    if (live) {
+      progress.preview = (delta) => live.delta(delta);
+      live.start();
+    }
     const granted = new Set(approvals.grants(claim.conversation).map((grant) => grant.tool));
     const result = await withTurnJobs(this.#turnJobs(claim, message), () =>
       runClaimedTurn(
@@ -198,6 +206,8 @@ export class TurnRunner {
         { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
       ));
     this.#stop(running);
+    // Before anything is sent: no preview may land after the reply, or after a stop's notice.
+    await live?.close(claims.holds(claim) ? "replied" : "stopped");
     const { paused } = result;
     if (paused) {
       db.transaction((tx) => {

@@ -121,6 +121,8 @@ export interface TurnProgress {
   messages: ChatMessage[];
   /** Records a run event (message.delta, tool.started, tool.completed) when the message asked for events. */
   emit?: (type: string, data: Record<string, unknown>) => void;
+  /** Takes each piece of the reply's text as the model writes it, for a chat's live preview. */
+  preview?: (delta: string) => void;
 }
 
 /** A session's state as the sessions API reports it. */

@@ -15,6 +15,10 @@ export type FakeStep =
      * (or the client going away) before the rest — a reply caught mid-stream.
      */
     holdAfter?: number;
+    /** Streamed: waits this long between pieces — a reply written slowly, for previews. */
+    pieceDelayMs?: number;
+    /** Streamed: how many pieces the text goes in (default 3). */
+    pieces?: number;
   }
   | {
     kind: "tool_call";
@@ -85,6 +89,8 @@ type _Reply = {
   headers: Record<string, string>;
   chunks: string[];
   holdAt?: number;
+  /** A pause before each chunk after the first (a slowly written stream). */
+  gapMs?: number;
 };
 
 const _json = (status: number, body: unknown, headers: Record<string, string> = {}): _Reply => ({
@@ -187,7 +193,13 @@ class _FakeLlmServer implements FakeLlm {
     if (!reply || gone.signal.aborted || res.destroyed) return;
     res.writeHead(reply.status, reply.headers);
     const holdAt = reply.holdAt ?? reply.chunks.length;
-    for (const c of reply.chunks.slice(0, holdAt)) res.write(c);
+    for (const [i, c] of reply.chunks.slice(0, holdAt).entries()) {
+      if (reply.gapMs && i > 0) {
+        await new Promise((r) => setTimeout(r, reply!.gapMs));
+        if (gone.signal.aborted || res.destroyed) return;
+      }
+      res.write(c);
+    }
     if (holdAt < reply.chunks.length) {
       await this.#pause(gone.signal, (end) => {
         this.#holds.add(end);
@@ -351,7 +363,8 @@ class _FakeLlmServer implements FakeLlm {
         events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
       }
     } else if (step.kind === "text") {
-      for (const piece of _split(step.text, 3)) events.push(chunk({ content: piece }));
+      const pieces = step.kind === "text" ? step.pieces ?? 3 : 3;
+      for (const piece of _split(step.text, pieces)) events.push(chunk({ content: piece }));
     }
     events.push(chunk({}, finish));
     if (body?.stream_options?.include_usage) {
@@ -365,6 +378,7 @@ class _FakeLlmServer implements FakeLlm {
       ...(step.kind === "text" && step.holdAfter !== undefined
         ? { holdAt: 1 + step.holdAfter }
         : {}),
+      ...(step.kind === "text" && step.pieceDelayMs ? { gapMs: step.pieceDelayMs } : {}),
     };
   }
 }

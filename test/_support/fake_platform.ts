@@ -8,6 +8,8 @@ export interface PlatformCall {
   headers: Headers;
   // deno-lint-ignore no-explicit-any
   body: any;
+  /** Arrival order across `calls` and `signals`. */
+  order: number;
 }
 
 /** What the fake answers to one call. */
@@ -21,10 +23,19 @@ export interface PlatformAnswer {
 export interface FakePlatform {
   /** Origin to use as the platform's API root, e.g. "http://127.0.0.1:PORT". */
   url: string;
-  /** Every call, in arrival order. */
+  /** Every call, in arrival order, but the presence signals. */
   calls: PlatformCall[];
+  /**
+   * Presence and previews, which never carry the reply itself: Telegram's typing action and
+   * drafts, Slack's assistant status. Kept apart so the reply calls stay countable.
+   */
+  signals: PlatformCall[];
   /** Replaces the responder; the default answers 200 `{"ok":true,"result":{"message_id":N},"id":"N"}`. */
   respond(
+    fn: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer>,
+  ): void;
+  /** Replaces the responder of presence signals (their index counts signals only). */
+  respondToSignals(
     fn: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer>,
   ): void;
   /** Resolves once `calls.length >= n` (10 s at most). */
@@ -32,15 +43,21 @@ export interface FakePlatform {
   close(): Promise<void>;
 }
 
+/** The paths of presence signals (see `FakePlatform.signals`). */
+const _SIGNAL = /\/(sendChatAction|sendMessageDraft|assistant\.threads\.setStatus)$/;
+
 /** Starts a fake platform API on 127.0.0.1 with a random port. */
 export function startFakePlatform(): Promise<FakePlatform> {
   const calls: PlatformCall[] = [];
+  const signals: PlatformCall[] = [];
+  let arrivals = 0;
   const _default = (_: PlatformCall, i: number): PlatformAnswer => ({
     status: 200,
     body: { ok: true, result: { message_id: i + 1 }, id: String(i + 1), ts: `1700000000.${i + 1}` },
   });
   let responder: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer> =
     _default;
+  let signalResponder = responder;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const text = await req.text();
     let body: unknown = text;
@@ -51,13 +68,16 @@ export function startFakePlatform(): Promise<FakePlatform> {
     }
     const url = new URL(req.url);
     const call = {
+      order: arrivals++,
       method: req.method,
       path: url.pathname + url.search,
       headers: req.headers,
       body,
     };
-    const index = calls.push(call) - 1;
-    const answer = await responder(call, index);
+    const signal = _SIGNAL.test(url.pathname);
+    const answer = signal
+      ? await signalResponder(call, signals.push(call) - 1)
+      : await responder(call, calls.push(call) - 1);
     return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
       status: answer.status,
       headers: { "content-type": "application/json", ...answer.headers },
@@ -67,8 +87,12 @@ export function startFakePlatform(): Promise<FakePlatform> {
   return Promise.resolve({
     url: `http://127.0.0.1:${addr.port}`,
     calls,
+    signals,
     respond: (fn) => {
       responder = fn;
+    },
+    respondToSignals: (fn) => {
+      signalResponder = fn;
     },
     async waitForCalls(n) {
       const deadline = Date.now() + 10_000;

@@ -22,6 +22,8 @@ export async function withPlatform(
       SLACK_API_ROOT: `${platform.url}/api`,
       DISCORD_API_ROOT: platform.url,
       GITHUB_API_ROOT: platform.url,
+      // Previews edit Discord's @original before the reply does: off unless a test asks for them.
+      STREAM_REPLIES: "off",
       ...vars,
     };
     const set = Object.fromEntries(

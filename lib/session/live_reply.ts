@@ -1,0 +1,122 @@
+// A chat turn while it runs: the platform's typing signal renewed, and the reply previewed as it grows, throttled and never in the reply's way; runtime-neutral.
+import type { ReplyChannel, ReplyTarget } from "../platform.ts";
+
+/** How a live reply behaves. */
+export interface LiveReplyOptions {
+  /** Preview the reply as it grows (`STREAM_REPLIES`); typing is shown either way. */
+  previews: boolean;
+  /** Typing renewed this often (Telegram's lasts about five seconds). */
+  typingEveryMs?: number;
+  /** At most one preview update this often per chat (Telegram asks for about one a second). */
+  previewEveryMs?: number;
+  now: () => number;
+}
+
+/** What a preview left behind that its turn's end must replace: the text a stopped turn shows. */
+export const PREVIEW_STOPPED = "(stopped before the reply was finished)";
+
+/**
+ * One turn's presence in its chat. `delta` is called with each piece of the model's text, on the
+ * model's stream: it never waits; updates go out one at a time, the latest text each time, no
+ * more often than the throttle allows, and only the first part of a reply that will be split. A
+ * 429 or an unsupported target stops previews for the turn and nothing else. `close` stops
+ * everything and waits for an update in flight, so none lands after the final reply.
+ */
+export class LiveReply {
+  readonly #channel: ReplyChannel;
+  readonly #target: ReplyTarget;
+  readonly #draft: number;
+  readonly #options: LiveReplyOptions;
+  #text = "";
+  #shownText = "";
+  #previews: boolean;
+  #failures = 0;
+  #closed = false;
+  #inFlight: Promise<void> | null = null;
+  #lastAt = -Infinity;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #typing: ReturnType<typeof setInterval> | null = null;
+  /** How many preview updates were shown (for the bench and the tests' reasoning). */
+  shown = 0;
+
+  constructor(
+    channel: ReplyChannel,
+    target: ReplyTarget,
+    draft: number,
+    options: LiveReplyOptions,
+  ) {
+    this.#channel = channel;
+    this.#target = target;
+    this.#draft = draft;
+    this.#options = options;
+    this.#previews = options.previews && channel.preview !== undefined;
+  }
+
+  /** Shows typing now and renews it until `close`, unless the platform has no such signal. */
+  start(): void {
+    if (!this.#channel.typing) return;
+    const typing = () => {
+      this.#channel.typing!(this.#target).then((renew) => {
+        if (!renew) this.#stopTyping();
+      }, () => this.#stopTyping());
+    };
+    typing();
+    this.#typing = setInterval(typing, this.#options.typingEveryMs ?? 4_000);
+  }
+
+  /** Adds a piece of the reply's text; a preview follows when the throttle allows. */
+  delta(piece: string): void {
+    if (this.#closed || !this.#previews) return;
+    this.#text += piece;
+    this.#schedule();
+  }
+
+  /**
+   * Ends the live reply: no more typing or previews, and none in flight. `stopped`: the turn
+   * ended without a reply, so a preview it showed is replaced by `PREVIEW_STOPPED`.
+   */
+  async close(how: "replied" | "stopped"): Promise<void> {
+    this.#closed = true;
+    this.#stopTyping();
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#inFlight;
+    if (how === "stopped" && this.shown > 0) {
+      await this.#channel.endPreview?.(this.#target, PREVIEW_STOPPED).catch(() => {});
+    }
+  }
+
+  #schedule(): void {
+    if (this.#inFlight || this.#timer !== null) return; // the next update takes the latest text
+    const wait = this.#lastAt + (this.#options.previewEveryMs ?? 1_000) - this.#options.now();
+    if (wait > 0) {
+      this.#timer = setTimeout(() => {
+        this.#timer = null;
+        this.#update();
+      }, wait);
+    } else this.#update();
+  }
+
+  #update(): void {
+    if (this.#closed || !this.#previews) return;
+    // Only the first part of a reply that will be split: later parts are follow-ups, not edits.
+    const text = this.#channel.split(this.#target, this.#text)[0] ?? "";
+    if (!text.trim() || text === this.#shownText) return;
+    this.#lastAt = this.#options.now();
+    this.#inFlight = this.#channel.preview!(this.#target, text, this.#draft).then((result) => {
+      if (result === "shown") {
+        this.shown++;
+        this.#shownText = text;
+        // A 429 or an unsupported target ends previews at once; failures after three.
+      } else if (result !== "failed" || ++this.#failures >= 3) this.#previews = false;
+    }, () => {}).finally(() => {
+      this.#inFlight = null;
+      if (this.#text !== this.#shownText && !this.#closed) this.#schedule();
+    });
+  }
+
+  #stopTyping(): void {
+    if (this.#typing !== null) clearInterval(this.#typing);
+    this.#typing = null;
+  }
+}

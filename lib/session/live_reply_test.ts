@@ -1,0 +1,67 @@
+// Unit tests of a chat turn's live presence (lib/session/live_reply.ts): throttled previews, typing, close; Deno.
+import { assert, assertEquals } from "@std/assert";
+import type { PreviewResult, ReplyChannel } from "../platform.ts";
+import { LiveReply, PREVIEW_STOPPED } from "./live_reply.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function channel(answer: PreviewResult = "shown") {
+  const log: string[] = [];
+  const ch: ReplyChannel = {
+    split: (_t, text) => [text.slice(0, 50), ...(text.length > 50 ? [text.slice(50)] : [])],
+    send: () => Promise.resolve({ ok: true }),
+    inDoubt: () => Promise.resolve("resend"),
+    typing: () => (log.push("typing"), Promise.resolve(true)),
+    preview: (_t, text) => (log.push(`preview ${text}`), Promise.resolve(answer)),
+    endPreview: (_t, text) => (log.push(`end ${text}`), Promise.resolve()),
+  };
+  return { ch, log };
+}
+
+const target = { platform: "test" };
+
+Deno.test("LiveReply.delta() previews the growing text at most once per interval, the latest text each time", async () => {
+  const { ch, log } = channel();
+  const live = new LiveReply(ch, target, 7, { previews: true, previewEveryMs: 100, now: Date.now });
+  for (const piece of "abcdefghijklmnopqrst") {
+    live.delta(piece);
+    await sleep(20);
+  }
+  await sleep(150);
+  await live.close("replied");
+  const previews = log.filter((l) => l.startsWith("preview"));
+  assert(previews.length >= 3 && previews.length <= 6, JSON.stringify(previews));
+  assertEquals(previews.at(-1), "preview abcdefghijklmnopqrst");
+});
+
+Deno.test("LiveReply previews only the first part; a 429 ends previews; close('stopped') replaces a shown preview", async () => {
+  const first = channel();
+  const live = new LiveReply(first.ch, target, 1, {
+    previews: true,
+    previewEveryMs: 10,
+    now: Date.now,
+  });
+  live.delta("x".repeat(49));
+  await sleep(30);
+  live.delta("y".repeat(30));
+  await sleep(30);
+  live.delta("z");
+  await sleep(30);
+  await live.close("stopped");
+  assertEquals(first.log.filter((l) => l.startsWith("preview")).map((l) => l.length), [57, 58]);
+  assertEquals(first.log.at(-1), `end ${PREVIEW_STOPPED}`);
+
+  const limited = channel("rate_limited");
+  const slowed = new LiveReply(limited.ch, target, 1, {
+    previews: true,
+    previewEveryMs: 10,
+    now: Date.now,
+  });
+  for (let i = 0; i < 5; i++) {
+    slowed.delta(`p${i}`);
+    await sleep(20);
+  }
+  await slowed.close("stopped");
+  assertEquals(limited.log.filter((l) => l.startsWith("preview")).length, 1);
+  assert(!limited.log.some((l) => l.startsWith("end")), "nothing was shown, nothing to replace");
+});

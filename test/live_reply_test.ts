@@ -1,0 +1,191 @@
+// Typing and streamed previews in workerd: Telegram drafts and chat actions, Discord's @original growing, Slack's status; the final reply exactly once; Deno + Miniflare.
+import { assert, assertEquals, assertStrictEquals } from "@std/assert";
+import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
+import type { FakeStep } from "./_support/fake_llm.ts";
+import type { PlatformCall } from "./_support/fake_platform.ts";
+import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import type { TestWorker } from "./_support/worker.ts";
+import { PREVIEW_STOPPED } from "../lib/session/live_reply.ts";
+
+const SECRET = "tg-webhook-secret_42";
+const TOKEN = "123456789:AAH-test_bot_token_value";
+const TG = { TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN, STREAM_REPLIES: "on" };
+const _alice = { id: 42, is_bot: false, first_name: "Alice" };
+const _private = { id: 42, type: "private", first_name: "Alice" };
+const _group = { id: -100555, type: "group", title: "Ops" };
+let _update = 800_000;
+
+/** A reply in 24 pieces, written one every 150 ms (about 3.6 s in all). */
+const REPLY = "The quick brown fox jumps over the lazy dog, again and again and again.";
+const PIECES = 24;
+const slow: FakeStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
+
+async function tgSay(worker: TestWorker, text: string, chat: unknown = _private): Promise<void> {
+  const message = {
+    message_id: _update,
+    date: Math.floor(Date.now() / 1000),
+    chat,
+    from: _alice,
+    text,
+  };
+  await expectOk(
+    await worker.fetch("/webhooks/telegram", {
+      method: "POST",
+      headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET },
+      body: JSON.stringify({ update_id: _update++, message }),
+    }),
+  );
+}
+
+const ending = (calls: PlatformCall[], method: string) =>
+  calls.filter((c) => c.path.endsWith(`/${method}`));
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await pause(20);
+  }
+}
+
+Deno.test("LiveReply on Telegram: typing, then drafts of the growing reply (throttled), then one sendMessage", async () => {
+  await withPlatform(TG, async (worker, fake, telegram) => {
+    fake.script(() => slow);
+    await tgSay(worker, "tell me");
+    await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
+    await pause(300);
+    const sent = ending(telegram.calls, "sendMessage");
+    assertEquals(sent.map((c) => c.body.text), [REPLY]);
+    const drafts = ending(telegram.signals, "sendMessageDraft");
+    assert(drafts.length >= 2, `${drafts.length} drafts`);
+    assert(drafts.length <= PIECES / 3, `throttled: ${drafts.length} drafts for ${PIECES} pieces`);
+    for (const d of drafts) assert(REPLY.startsWith(d.body.text), "a draft is the reply so far");
+    assertEquals(new Set(drafts.map((d) => d.body.draft_id)).size, 1, "one draft per turn");
+    const typing = ending(telegram.signals, "sendChatAction");
+    assert(typing.length >= 1);
+    assertEquals(typing[0].body.action, "typing");
+    const last = Math.max(...[...drafts, ...typing].map((c) => c.order));
+    assert(last < sent[0].order, "no typing or draft after the reply");
+  });
+});
+
+Deno.test("LiveReply on Telegram: a group gets typing but no drafts; STREAM_REPLIES=off none", async () => {
+  await withPlatform(TG, async (worker, fake, telegram) => {
+    fake.script(() => slow);
+    await tgSay(worker, "in the group", _group);
+    await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
+    assertStrictEquals(ending(telegram.signals, "sendMessageDraft").length, 0);
+    assert(ending(telegram.signals, "sendChatAction").length >= 1);
+  });
+  await withPlatform({ ...TG, STREAM_REPLIES: "off" }, async (worker, fake, telegram) => {
+    fake.script(() => slow);
+    await tgSay(worker, "no previews");
+    await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
+    assertStrictEquals(ending(telegram.signals, "sendMessageDraft").length, 0);
+  });
+});
+
+Deno.test("LiveReply on Telegram: a 429 on a draft stops the drafts, and the reply still arrives once", async () => {
+  await withPlatform(TG, async (worker, fake, telegram) => {
+    fake.script(() => slow);
+    telegram.respondToSignals((call) =>
+      call.path.endsWith("/sendMessageDraft")
+        ? {
+          status: 429,
+          body: { ok: false, error_code: 429, parameters: { retry_after: 1 } },
+        }
+        : { status: 200, body: { ok: true, result: true } }
+    );
+    await tgSay(worker, "rate me");
+    await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
+    await pause(300);
+    assertStrictEquals(ending(telegram.signals, "sendMessageDraft").length, 1);
+    assertEquals(ending(telegram.calls, "sendMessage").map((c) => c.body.text), [REPLY]);
+  });
+});
+
+Deno.test("LiveReply on Telegram: /stop mid-stream ends the drafts and sends no reply", async () => {
+  await withPlatform(TG, async (worker, fake, telegram) => {
+    fake.script((req) => req.lastUserText === "/stop" ? { kind: "text", text: "-" } : slow);
+    await tgSay(worker, "long one");
+    await until(() => ending(telegram.signals, "sendMessageDraft").length >= 1, "a draft");
+    await tgSay(worker, "/stop");
+    await until(() => ending(telegram.calls, "sendMessage").length >= 1, "the stop notice");
+    await pause(1_500);
+    const texts = ending(telegram.calls, "sendMessage").map((c) => String(c.body.text));
+    assert(!texts.includes(REPLY), `no final reply: ${JSON.stringify(texts)}`);
+    const stopNotice = ending(telegram.calls, "sendMessage")[0].order;
+    const drafts = ending(telegram.signals, "sendMessageDraft");
+    assert(drafts.every((d) => d.order < stopNotice + 2), "no draft long after the stop");
+  });
+});
+
+const APP_ID = "1100000000000000001";
+const keys = await discordTestKeys();
+const DISCORD = { DISCORD_PUBLIC_KEY: keys.publicKeyHex, DISCORD_APPLICATION_ID: APP_ID };
+let _ids = 0;
+
+async function ask(worker: TestWorker, text: string): Promise<string> {
+  const id = `12000000000${String(++_ids).padStart(8, "0")}`;
+  const body = JSON.stringify({
+    id,
+    type: 2,
+    application_id: APP_ID,
+    token: `token-${id}`,
+    channel_id: "1300000000000000002",
+    channel: { id: "1300000000000000002", name: "general", type: 0 },
+    guild_id: "1400000000000000001",
+    member: { user: { id: "1500000000000000001", username: "ada" }, roles: [] },
+    data: { id: "1", name: "ask", type: 1, options: [{ name: "prompt", type: 3, value: text }] },
+  });
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const signature = await signDiscordRequest({ privateKey: keys.privateKey, timestamp, body });
+  const res = await worker.fetch("/webhooks/discord", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-signature-ed25519": signature,
+      "x-signature-timestamp": timestamp,
+    },
+    body,
+  });
+  assertStrictEquals(res.status, 200);
+  await res.body?.cancel();
+  return `token-${id}`;
+}
+
+Deno.test("LiveReply on Discord: @original grows in throttled edits, and the last edit is the whole reply", async () => {
+  await withPlatform({ ...DISCORD, STREAM_REPLIES: "on" }, async (worker, fake, discord) => {
+    fake.script(() => slow);
+    const token = await ask(worker, "grow");
+    const edits = () =>
+      discord.calls.filter((c) => c.path.includes(`/${token}/messages/@original`));
+    await until(() => edits().some((c) => c.body.content === REPLY), "the final edit");
+    await pause(500);
+    const contents = edits().map((c) => String(c.body.content));
+    assert(contents.length >= 3, `${contents.length} edits`);
+    assert(contents.length <= PIECES / 3 + 1, `throttled: ${contents.length} edits`);
+    assertEquals(contents.at(-1), REPLY);
+    assertEquals(contents.filter((c) => c === REPLY).length, 1);
+    for (const c of contents) assert(REPLY.startsWith(c), "a preview is the reply so far");
+  });
+});
+
+Deno.test("LiveReply on Discord: a stopped turn's preview is replaced by the stopped notice", async () => {
+  await withPlatform({ ...DISCORD, STREAM_REPLIES: "on" }, async (worker, fake, discord) => {
+    fake.script(() => slow);
+    const token = await ask(worker, "stop me");
+    const edits = () =>
+      discord.calls.filter((c) => c.path.includes(`/${token}/messages/@original`));
+    await until(() => edits().length >= 1, "a preview");
+    const stop = await worker.fetch(
+      `/v1/sessions/${encodeURIComponent("discord:1300000000000000002")}/stop`,
+      { method: "POST", headers: { authorization: "Bearer test-gateway-key" } },
+    );
+    assertStrictEquals(stop.status, 200);
+    await until(() => edits().some((c) => c.body.content === PREVIEW_STOPPED), "the notice");
+    await pause(800);
+    assertEquals(edits().at(-1)?.body.content, PREVIEW_STOPPED);
+    assert(!edits().some((c) => c.body.content === REPLY), "no final reply");
+  });
+});
