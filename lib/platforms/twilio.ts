@@ -56,7 +56,9 @@ export type TwilioTarget = z.infer<typeof _target>;
 /** The form's parameters, or `PayloadError` when the body is not UTF-8. */
 function _params(body: Uint8Array): URLSearchParams {
   try {
-    return new URLSearchParams(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+    return new URLSearchParams(
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body),
+    );
   } catch {
     throw new PayloadError("request body is not UTF-8 form data");
   }
