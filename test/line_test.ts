@@ -218,3 +218,27 @@ Deno.test("POST /webhooks/line refuses with 403 and starts nothing while a secre
     });
   }
 });
+
+Deno.test("POST /webhooks/line runs the allowed sender's events of a delivery and refuses the others alone", async () => {
+  const stranger = "U0000000000000000000000000000000f";
+  await withPlatform(
+    { ...VARS, ACCESS_POLICY: "allowlist", ALLOWED_USERS: `line:${USER}` },
+    async (worker, fake, line) => {
+      const fromStranger = {
+        ...textEvent("let me in"),
+        source: { type: "user", userId: stranger },
+      };
+      await expectOk(await post(worker, [fromStranger, textEvent("allowed one")]));
+      await settled(worker, SESSION);
+      await line.waitForCalls(2);
+      await pause(200);
+      assertEquals(fake.requests.map((r) => r.lastUserText), ["allowed one"]);
+      // The stranger's direct chat gets the private notice; the allowed sender their reply.
+      assertEquals(line.calls.map((c) => c.body.to).sort(), [stranger, USER].sort());
+      assertStrictEquals(
+        line.calls.find((c) => c.body.to === USER)?.body.messages[0].text,
+        "allowed one",
+      );
+    },
+  );
+});

@@ -28,7 +28,7 @@ const _DEFAULT_API_ROOT = "https://api.twilio.com";
 const _DEFAULT_RATE_LIMIT_WAIT_MS = 1_000;
 const _SID = /^[A-Z]{2}[0-9a-fA-F]{32}$/;
 /** A phone number, short code or channel address: `+15551234567`, `12345`, `whatsapp:+1555…`. */
-const _ADDRESS = /^(?:[a-z]+:)?\+?[0-9A-Za-z]{1,32}$/;
+const _ADDRESS = /^(?:[a-z]+:)?\+?[0-9A-Za-z_.-]{1,64}$/;
 
 /** The empty TwiML document: acknowledged, and Twilio sends nothing back by itself. */
 export const EMPTY_TWIML = "<Response/>";
