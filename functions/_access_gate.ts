@@ -26,7 +26,7 @@ import {
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { parseCommand } from "../lib/session_commands.ts";
 import { accessStub, approvePairingCode, directoryStub, senderStub } from "./access_client.ts";
-import type { App } from "./_http.ts";
+import { type App, webhookAnswer } from "./_http.ts";
 import { log } from "../lib/log.ts";
 
 const _HOUR_MS = 60 * 60 * 1000;
@@ -153,7 +153,10 @@ interface _Notices {
 }
 
 function _notices(c: Context<App>, adapter: PlatformAdapter, message: PlatformMessage): _Notices {
-  const ack = (reason: string) => c.json({ ok: true, ignored: reason });
+  // Where the platform wants its own acknowledgement (Twilio's TwiML), every refusal gives it.
+  const own = adapter.acknowledgement;
+  const ack = (reason: string) =>
+    own ? webhookAnswer(c, own) : c.json({ ok: true, ignored: reason });
   return {
     ack,
     async send(text, due, reason) {

@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { type ApiTenant, tenantOfKey } from "../lib/api_tenants.ts";
 import type { BatonConfig } from "../lib/config.ts";
-import { parseJsonBody, PayloadError } from "../lib/platform.ts";
+import { parseJsonBody, PayloadError, type WebhookAnswer } from "../lib/platform.ts";
 import type { Env } from "./env.ts";
 
 /**
@@ -103,4 +103,15 @@ export function failureStatus(error: { type: string }): ContentfulStatusCode {
   if (error.type === "cancelled" || error.type === "interrupted") return 409;
   if (error.type === "turn_timeout") return 504;
   return 502;
+}
+
+/** A webhook's answer as a response: JSON, a typed text body (TwiML, a challenge), or an empty 204. */
+export function webhookAnswer(c: Context<App>, answer: WebhookAnswer): Response {
+  if (answer.status === 204) return c.body(null, 204);
+  if (answer.contentType !== undefined) {
+    return c.body(String(answer.body), answer.status as 200, {
+      "content-type": answer.contentType,
+    });
+  }
+  return c.json(answer.body, answer.status as 200);
 }

@@ -58,4 +58,17 @@ export interface Env {
   GITHUB_TOKEN?: string;
   GITHUB_BOT_LOGIN?: string;
   GITHUB_API_ROOT?: string;
+  WHATSAPP_APP_SECRET?: string;
+  WHATSAPP_VERIFY_TOKEN?: string;
+  WHATSAPP_ACCESS_TOKEN?: string;
+  WHATSAPP_PHONE_NUMBER_ID?: string;
+  WHATSAPP_API_ROOT?: string;
+  LINE_CHANNEL_SECRET?: string;
+  LINE_CHANNEL_ACCESS_TOKEN?: string;
+  LINE_API_ROOT?: string;
+  TWILIO_ACCOUNT_SID?: string;
+  TWILIO_AUTH_TOKEN?: string;
+  TWILIO_API_ROOT?: string;
+  /** The origin (and path prefix) callers reach baton at, where it differs from the Worker's URL: signed by Twilio. */
+  PUBLIC_URL?: string;
 }

@@ -8,11 +8,20 @@ import {
   type PlatformAdapter,
   type PlatformChoice,
   type PlatformEnv,
+  type WebhookAnswer,
 } from "../lib/platform.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
+import { publicUrl } from "../lib/platforms/_kit.ts";
 import type { InboundMessage } from "../lib/session/mod.ts";
 import { verifyStandardWebhook } from "../lib/standard_webhooks.ts";
-import { type App, failureStatus, jsonError, parseJson, RequestError } from "./_http.ts";
+import {
+  type App,
+  failureStatus,
+  jsonError,
+  parseJson,
+  RequestError,
+  webhookAnswer,
+} from "./_http.ts";
 import { answerClick, runMessage, submitMessage } from "./session_client.ts";
 import { gateMessage } from "./_access_gate.ts";
 
@@ -78,49 +87,68 @@ webhookRoutes.post("/generic", async (c) => {
 for (const adapter of PLATFORM_ADAPTERS) {
   webhookRoutes.post(`/${adapter.name}`, async (c) => {
     const env = c.env as unknown as PlatformEnv;
-    const missing = adapter.requiredEnv.filter((name) => !env[name]);
-    if (missing.length) {
-      return jsonError(
-        c,
-        403,
-        `the ${adapter.name} webhook is disabled: set ${
-          missing.join(", ")
-        } (deployed: wrangler secret put NAME; locally: NAME=<value> lines in .dev.vars)`,
-        "not_configured",
-      );
-    }
+    const disabled = _disabled(c, adapter, env);
+    if (disabled) return disabled;
     const request = {
       headers: c.req.raw.headers,
       body: new Uint8Array(await c.req.arrayBuffer()),
+      url: publicUrl(env.PUBLIC_URL, c.req.url),
       nowSeconds: Math.floor(Date.now() / 1000),
     };
     const refusal = await adapter.verify(request, env);
     if (refusal) return jsonError(c, 401, refusal, "invalid_signature");
     const ingress = _parse(adapter, request, env);
-    if (ingress.kind === "respond") {
-      if (ingress.status === 204) return c.body(null, 204);
-      return c.json(ingress.body, ingress.status as 200);
-    }
+    if (ingress.kind === "respond") return webhookAnswer(c, ingress);
     if (ingress.kind === "choice") return await _click(c, adapter, ingress.choice, env);
-    const { message } = ingress;
-    const refused = await gateMessage(c, adapter, message);
-    if (refused) return refused;
-    const inbound: InboundMessage = {
-      text: message.text,
-      deliveryKey: message.deliveryKey,
-      context: { ...message.context, platform: adapter.name, session_key: message.sessionKey },
-      reply: message.reply,
-      commands: true,
-      // Decided here, where the platform's own identity is at hand (a GitHub login, a Slack T…/U…).
-      ...(isAdmin(c.var.config.access, { platform: adapter.name, ...message.sender })
-        ? { admin: true }
-        : {}),
-    };
-    // A command's answer or a busy notice goes out through the session's outbox, like replies.
-    await submitMessage(c.env, message.sessionKey, inbound, false);
-    const ack = ingress.ack ?? { status: 200, body: { ok: true } };
-    return c.json(ack.body, ack.status as 200);
+    const single = ingress.kind === "message";
+    const messages = single ? [ingress.message] : ingress.messages;
+    for (const message of messages) {
+      const refused = await gateMessage(c, adapter, message);
+      // One message: the gate's answer is the delivery's. Several: its notice has gone out, and
+      // the others still run.
+      if (refused && single) return refused;
+      if (refused) continue;
+      const inbound: InboundMessage = {
+        text: message.text,
+        deliveryKey: message.deliveryKey,
+        context: { ...message.context, platform: adapter.name, session_key: message.sessionKey },
+        reply: message.reply,
+        commands: true,
+        // Decided here, where the platform's own identity is at hand (a GitHub login, a Slack T…/U…).
+        ...(isAdmin(c.var.config.access, { platform: adapter.name, ...message.sender })
+          ? { admin: true }
+          : {}),
+      };
+      // A command's answer or a busy notice goes out through the session's outbox, like replies.
+      await submitMessage(c.env, message.sessionKey, inbound, false);
+    }
+    return webhookAnswer(c, ingress.ack ?? adapter.acknowledgement ?? _OK);
   });
+  if (adapter.handshake) {
+    const handshake = adapter.handshake.bind(adapter);
+    webhookRoutes.get(`/${adapter.name}`, async (c) => {
+      const env = c.env as unknown as PlatformEnv;
+      const disabled = _disabled(c, adapter, env);
+      if (disabled) return disabled;
+      return webhookAnswer(c, await handshake(new URL(c.req.url).searchParams, env));
+    });
+  }
+}
+
+const _OK: WebhookAnswer = { status: 200, body: { ok: true } };
+
+/** 403 while a secret the adapter needs is missing (naming the settings, never a value), else null. */
+function _disabled(c: Context<App>, adapter: PlatformAdapter, env: PlatformEnv): Response | null {
+  const missing = adapter.requiredEnv.filter((name) => !env[name]);
+  if (!missing.length) return null;
+  return jsonError(
+    c,
+    403,
+    `the ${adapter.name} webhook is disabled: set ${
+      missing.join(", ")
+    } (deployed: wrangler secret put NAME; locally: NAME=<value> lines in .dev.vars)`,
+    "not_configured",
+  );
 }
 
 /** Not-allowed clickers see this where the refusal itself does not answer the click. */
@@ -147,9 +175,8 @@ async function _click(
   const context = { ...choice.context, platform: adapter.name, session_key: choice.sessionKey };
   const admin = isAdmin(c.var.config.access, { platform: adapter.name, ...choice.sender });
   const text = await answerClick(c.env, choice.sessionKey, choice.data, context, admin);
-  const answer = await adapter.answerChoice?.(choice, text, env) ??
-    { status: 200, body: { ok: true } };
-  return c.json(answer.body, answer.status as 200);
+  const answer = await adapter.answerChoice?.(choice, text, env) ?? adapter.acknowledgement ?? _OK;
+  return webhookAnswer(c, answer);
 }
 
 function _parse(

@@ -7,10 +7,16 @@ import { splitMessage } from "./split_message.ts";
 /** The deployment's settings as adapters read them (vars and secrets). */
 export type PlatformEnv = Readonly<Record<string, string | undefined>>;
 
-/** The raw request an adapter verifies: headers and the exact body bytes. */
+/** The raw request an adapter verifies: headers, the exact body bytes and the URL it was sent to. */
 export interface RawRequest {
   headers: Headers;
   body: Uint8Array;
+  /**
+   * The URL the platform sent the request to, with its query: `PUBLIC_URL` (origin and any path
+   * prefix) joined to the request's path where that is set, else the URL the Worker saw. Signed
+   * by platforms that sign the URL (Twilio).
+   */
+  url: string;
   /** Seconds since the epoch, for timestamp windows. */
   nowSeconds: number;
 }
@@ -71,12 +77,28 @@ export interface PlatformChoice<T extends ReplyTarget = ReplyTarget> {
   handle?: string;
 }
 
+/**
+ * What a webhook answers: `body` as JSON, or, with `contentType`, `body` (a string) sent as it is —
+ * TwiML for Twilio, the echoed challenge of WhatsApp's handshake.
+ */
+export interface WebhookAnswer {
+  status: number;
+  body: unknown;
+  contentType?: string;
+}
+
 /** What a verified delivery asks of baton. */
 export type Ingress<T extends ReplyTarget = ReplyTarget> =
   /** Answer at once and start nothing: handshakes, and events not for the bot (200). */
-  | { kind: "respond"; status: number; body: unknown }
-  /** Store the message, then acknowledge with `ack` (default 200 `{"ok":true}`). */
-  | { kind: "message"; message: PlatformMessage<T>; ack?: { status: number; body: unknown } }
+  | ({ kind: "respond" } & WebhookAnswer)
+  /** Store the message, then acknowledge with `ack` (default: the adapter's `acknowledgement`). */
+  | { kind: "message"; message: PlatformMessage<T>; ack?: WebhookAnswer }
+  /**
+   * Several messages in one delivery (LINE's `events`, WhatsApp's `messages`): each is gated and
+   * stored in order, then the delivery is acknowledged once. A refused sender's message is left
+   * out (their notice goes out as for a single message); the others still run.
+   */
+  | { kind: "messages"; messages: PlatformMessage<T>[]; ack?: WebhookAnswer }
   /** A click on one of baton's choices: answer it in its session, then `answerChoice`. */
   | { kind: "choice"; choice: PlatformChoice<T> };
 
@@ -156,6 +178,18 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
   verify(request: RawRequest, env: PlatformEnv): Promise<string | null>;
   /** Turns a verified delivery into what to do. Throws `PayloadError` for a malformed payload (400). */
   parse(request: RawRequest, env: PlatformEnv): Ingress<T>;
+  /**
+   * How every delivery that starts nothing, or is stored, is acknowledged where the platform wants
+   * more than 200 `{"ok":true}` (Twilio's empty TwiML `<Response/>`): parse's ignores, access
+   * refusals and message acks alike.
+   */
+  readonly acknowledgement?: WebhookAnswer;
+  /**
+   * Answers a `GET` on the webhook's URL (WhatsApp's subscription handshake: `hub.mode`,
+   * `hub.verify_token`, `hub.challenge`), given the query. Without it, a GET is 404. Only called
+   * once `requiredEnv` is set.
+   */
+  handshake?(query: URLSearchParams, env: PlatformEnv): Promise<WebhookAnswer>;
   /**
    * Where the platform expects the answer to a delivery to carry a notice (Discord's interaction
    * response, seen only by the sender), the response body that does; without it, notices to a

@@ -55,6 +55,7 @@ export function discordFixtures(keys: SigningKeys, sign: DiscordSign): DiscordFi
         "x-signature-timestamp": timestamp,
       }),
       body,
+      url: "https://baton.test/webhooks/discord",
       nowSeconds: opts.nowSeconds ?? NOW,
     };
   }

@@ -8,7 +8,7 @@ export interface FetchCall {
   url: string;
   /** The request's headers. */
   headers: Headers;
-  /** The request body parsed as JSON (every adapter sends JSON text); null when there is none. */
+  /** The request body parsed as JSON; null when there is none; the text itself when not JSON (Twilio's form). */
   // deno-lint-ignore no-explicit-any
   body: any;
   /** The init the adapter passed, as given (an empty object when none). */
@@ -31,7 +31,7 @@ export async function withFetch(
       method: init?.method ?? "GET",
       url: String(input),
       headers: new Headers(init?.headers),
-      body: JSON.parse(String(init?.body ?? "null")),
+      body: _body(init?.body),
       init: init ?? {},
     };
     const index = calls.push(call) - 1;
@@ -41,5 +41,14 @@ export async function withFetch(
     await fn(calls);
   } finally {
     globalThis.fetch = original;
+  }
+}
+
+function _body(body: unknown): unknown {
+  const text = String(body ?? "null");
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }

@@ -4,7 +4,7 @@ import { type Ingress, parseJsonBody, type PlatformEnv, type SendResult } from "
 const _encoder = new TextEncoder();
 const _HEX = /^(?:[0-9a-fA-F]{2})+$/;
 const _DIGITS = /^[0-9]+$/;
-const _HMAC = { name: "HMAC", hash: "SHA-256" };
+const _BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /** What a secret becomes in a message. */
 const _REDACTED = "<token>";
 /** How deep an error body is read; platform errors are shallow, and deeper data is dropped, not walked. */
@@ -25,6 +25,26 @@ export function decodeHex(text: string, length?: number): Uint8Array<ArrayBuffer
   return bytes;
 }
 
+/** Standard base64 (with padding) of `bytes`. */
+export function encodeBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+/** The bytes of standard, padded base64, or null when `text` is not that (or not `length` bytes). */
+export function decodeBase64(text: string, length?: number): Uint8Array<ArrayBuffer> | null {
+  if (!_BASE64.test(text) || text.length % 4 !== 0) return null;
+  let binary: string;
+  try {
+    binary = atob(text);
+  } catch {
+    return null;
+  }
+  if (length !== undefined && binary.length !== length) return null;
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+}
+
 /** `prefix` (UTF-8) followed by `body`: the signed content of Slack and Discord requests. */
 export function withPrefix(prefix: string, body: Uint8Array): Uint8Array<ArrayBuffer> {
   const head = _encoder.encode(prefix);
@@ -36,24 +56,35 @@ export function withPrefix(prefix: string, body: Uint8Array): Uint8Array<ArrayBu
 
 // ── signatures ──────────────────────────────────────────────────────────────────────────────────
 
-function _hmacKey(secret: string, usage: "sign" | "verify"): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", _encoder.encode(secret), _HMAC, false, [usage]);
+/** The hash under an HMAC: SHA-256 everywhere but Twilio, whose signatures are HMAC-SHA1. */
+export type HmacHash = "SHA-256" | "SHA-1";
+
+function _hmacKey(secret: string, usage: "sign" | "verify", hash: HmacHash): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", _encoder.encode(secret), { name: "HMAC", hash }, false, [
+    usage,
+  ]);
 }
 
-/** HMAC-SHA256 of `data` (text as UTF-8) under `secret`. */
-export async function hmacSign(secret: string, data: string | Uint8Array): Promise<Uint8Array> {
+/** HMAC-SHA256 (or `hash`) of `data` (text as UTF-8) under `secret`. */
+export async function hmacSign(
+  secret: string,
+  data: string | Uint8Array,
+  hash: HmacHash = "SHA-256",
+): Promise<Uint8Array> {
   // A copy: Web Crypto takes only ArrayBuffer-backed views, and a caller's view may not be one.
   const bytes = typeof data === "string" ? _encoder.encode(data) : new Uint8Array(data);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", await _hmacKey(secret, "sign"), bytes));
+  const key = await _hmacKey(secret, "sign", hash);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, bytes));
 }
 
-/** Whether `signature` is the HMAC-SHA256 of `data` under `secret`; Web Crypto compares in constant time. */
+/** Whether `signature` is the HMAC-SHA256 (or `hash`) of `data` under `secret`; Web Crypto compares in constant time. */
 export async function hmacVerify(
   secret: string,
   signature: Uint8Array<ArrayBuffer>,
   data: Uint8Array,
+  hash: HmacHash = "SHA-256",
 ): Promise<boolean> {
-  const key = await _hmacKey(secret, "verify");
+  const key = await _hmacKey(secret, "verify", hash);
   return crypto.subtle.verify("HMAC", key, signature, new Uint8Array(data));
 }
 
@@ -127,6 +158,18 @@ export function jsonField(value: unknown, ...path: string[]): unknown {
     at = Reflect.get(at, key);
   }
   return at;
+}
+
+/**
+ * The URL a platform sent the request to: with `PUBLIC_URL` (e.g. `https://bot.example.com`, or
+ * with a path prefix a proxy strips), that base joined to the request's path and query; else the
+ * URL the Worker saw. A `PUBLIC_URL` that is not an http(s) URL is passed over.
+ */
+export function publicUrl(base: string | undefined, requestUrl: string): string {
+  const seen = new URL(requestUrl);
+  const trimmed = (base ?? "").trim().replace(/\/+$/, "");
+  if (!/^https?:\/\/[^/?#]+(\/[^?#]*)?$/i.test(trimmed)) return seen.href;
+  return trimmed + seen.pathname + seen.search;
 }
 
 // ── sending ─────────────────────────────────────────────────────────────────────────────────────

@@ -1,12 +1,14 @@
-// Unit tests of the adapter kit: hex, HMAC, time window, constant-time compare, answers, and sendRequest over a loopback HTTP server; Deno.
+// Unit tests of the adapter kit: hex, base64, HMAC (SHA-256 and SHA-1), time window, constant-time compare, answers, and sendRequest over a loopback HTTP server; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import {
   type Answer,
   apiRoot,
   bodyRetryAfter,
   constantTimeEquals,
+  decodeBase64,
   decodeHex,
   detail,
+  encodeBase64,
   encodeHex,
   formField,
   hmacSign,
@@ -413,4 +415,24 @@ Deno.test("sendRequest() turns a refused 2xx into a final failure worded by the 
     });
     assert(!result.ok && result.message === "the Slack API answered 200");
   });
+});
+
+Deno.test("encodeBase64() and decodeBase64() round-trip bytes; decodeBase64() refuses junk and wrong lengths", () => {
+  const bytes = new Uint8Array([0, 1, 2, 250, 251, 255, 62, 63]);
+  const text = encodeBase64(bytes);
+  assertStrictEquals(text, "AAEC+vv/Pj8=");
+  assertEquals(decodeBase64(text), bytes);
+  assertEquals(decodeBase64(text, 8), bytes);
+  assertStrictEquals(decodeBase64(text, 9), null);
+  for (const junk of ["", "AAE", "AA=A", "A$==", "AAEC+vv/Pj8", " AAEC+vv/Pj8="]) {
+    assertStrictEquals(decodeBase64(junk), null, junk);
+  }
+});
+
+Deno.test("hmacSign() and hmacVerify() take SHA-1 where asked (RFC 2202 test case 2)", async () => {
+  const mac = await hmacSign("Jefe", "what do ya want for nothing?", "SHA-1");
+  assertStrictEquals(encodeHex(mac), "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79");
+  const data = new TextEncoder().encode("what do ya want for nothing?");
+  assert(await hmacVerify("Jefe", new Uint8Array(mac), data, "SHA-1"));
+  assert(!(await hmacVerify("Jefe", new Uint8Array(mac), data)), "SHA-256 by default");
 });

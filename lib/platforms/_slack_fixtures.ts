@@ -28,6 +28,7 @@ export async function signed(
       "x-slack-request-timestamp": String(timestamp),
     }),
     body: new TextEncoder().encode(body),
+    url: "https://baton.test/webhooks/slack",
     nowSeconds: NOW,
   };
 }

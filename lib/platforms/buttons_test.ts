@@ -33,7 +33,12 @@ const _bob = { id: 43, is_bot: false, first_name: "Bob", username: "bob" };
 
 function tgParse(payload: unknown): Ingress<TelegramTarget> {
   const body = new TextEncoder().encode(JSON.stringify(payload));
-  return telegramAdapter.parse({ headers: new Headers(), body, nowSeconds: 0 }, TG_ENV);
+  return telegramAdapter.parse({
+    headers: new Headers(),
+    body,
+    url: "https://baton.test/webhooks/telegram",
+    nowSeconds: 0,
+  }, TG_ENV);
 }
 
 function tgClick(data: unknown, message: Record<string, unknown> = {}) {

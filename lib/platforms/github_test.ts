@@ -19,6 +19,7 @@ function request(body: string, headers: Record<string, string> = {}) {
   return {
     headers: new Headers({ "content-type": "application/json", ...headers }),
     body: encoder.encode(body),
+    url: "https://baton.test/webhooks/github",
     nowSeconds: Math.floor(Date.now() / 1000),
   };
 }

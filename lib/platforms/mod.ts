@@ -2,8 +2,11 @@
 import type { PlatformAdapter } from "../platform.ts";
 import { discordAdapter } from "./discord.ts";
 import { githubAdapter } from "./github.ts";
+import { lineAdapter } from "./line.ts";
 import { slackAdapter } from "./slack.ts";
 import { telegramAdapter } from "./telegram.ts";
+import { twilioAdapter } from "./twilio.ts";
+import { whatsappAdapter } from "./whatsapp.ts";
 
 /** Every chat platform baton serves at `POST /webhooks/<name>`. */
 export const PLATFORM_ADAPTERS: readonly PlatformAdapter[] = [
@@ -11,4 +14,7 @@ export const PLATFORM_ADAPTERS: readonly PlatformAdapter[] = [
   slackAdapter,
   discordAdapter,
   githubAdapter,
+  whatsappAdapter,
+  lineAdapter,
+  twilioAdapter,
 ];

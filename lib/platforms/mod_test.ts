@@ -21,6 +21,10 @@ async function _withApis(
     DISCORD_APPLICATION_ID: "1",
     DISCORD_API_ROOT: root,
     GITHUB_API_ROOT: root,
+    WHATSAPP_API_ROOT: root,
+    LINE_API_ROOT: root,
+    TWILIO_API_ROOT: root,
+    TWILIO_ACCOUNT_SID: "AC" + "0".repeat(32),
   };
   try {
     await fn(replyChannel(PLATFORM_ADAPTERS, env), () => count);
@@ -36,6 +40,9 @@ const _valid: ReplyTarget[] = [
   { platform: "slack", channel: "C1", thread_ts: "1.1" },
   { platform: "discord", application_id: "1", token: "tok" },
   { platform: "github", repo: "octo/hello", issue: 3 },
+  { platform: "whatsapp", phone_number_id: "106540352242922", to: "16315551181" },
+  { platform: "line", to: "U4af4980629" },
+  { platform: "twilio", from: "+15005550006", to: "whatsapp:+15551234567" },
 ];
 
 const _invalid: ReplyTarget[] = [
@@ -46,6 +53,10 @@ const _invalid: ReplyTarget[] = [
   { platform: "discord", token: "" },
   { platform: "github", repo: "no-slash", issue: 3 },
   { platform: "github", repo: "octo/hello", issue: "3" },
+  { platform: "whatsapp", phone_number_id: "../x", to: "16315551181" },
+  { platform: "whatsapp", phone_number_id: "1", to: "+1 555" },
+  { platform: "line", to: "U/../x" },
+  { platform: "twilio", from: "+1", to: "" },
 ];
 
 Deno.test("replyChannel() sends a valid target of every platform through its adapter", async () => {

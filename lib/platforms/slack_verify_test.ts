@@ -88,6 +88,7 @@ Deno.test("slackAdapter verify() and parse() answer an ssl_check form probe with
   const request: RawRequest = {
     headers: new Headers({ "content-type": "application/x-www-form-urlencoded" }),
     body: new TextEncoder().encode("ssl_check=1&token=legacy"),
+    url: "https://baton.test/webhooks/slack",
     nowSeconds: NOW,
   };
   assertStrictEquals(await slackAdapter.verify(request, ENV), null);

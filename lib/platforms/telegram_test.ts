@@ -12,7 +12,12 @@ function _request(payload: unknown, secret: string | null = SECRET): RawRequest 
   const headers = new Headers({ "content-type": "application/json" });
   if (secret !== null) headers.set("X-Telegram-Bot-Api-Secret-Token", secret);
   const body = typeof payload === "string" ? payload : JSON.stringify(payload);
-  return { headers, body: new TextEncoder().encode(body), nowSeconds: 1_700_000_000 };
+  return {
+    headers,
+    body: new TextEncoder().encode(body),
+    url: "https://baton.test/webhooks/telegram",
+    nowSeconds: 1_700_000_000,
+  };
 }
 
 const _alice = { id: 42, is_bot: false, first_name: "Alice", username: "alice" };

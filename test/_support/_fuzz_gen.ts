@@ -277,6 +277,8 @@ export interface Built {
   body?: Uint8Array;
   /** A text/event-stream answer is allowed (a valid streaming request). */
   sseAllowed?: boolean;
+  /** A 2xx answer may have this content type instead of JSON, body unchecked (Twilio's TwiML). */
+  textAnswer?: string;
 }
 
 /** One fuzzed route: how its cases are generated and turned into requests. */

@@ -1,7 +1,10 @@
 // The fuzzer's signed webhook routes as one table (path, valid payload, headers, signing), driven by one builder; Deno.
 import fc from "fast-check";
 import { signGithubPayload } from "../../lib/platforms/github.ts";
+import { signLinePayload } from "../../lib/platforms/line.ts";
 import { signSlackRequest } from "../../lib/platforms/slack.ts";
+import { signTwilioRequest } from "../../lib/platforms/twilio.ts";
+import { signWhatsappPayload } from "../../lib/platforms/whatsapp.ts";
 import { signStandardWebhook } from "../../lib/standard_webhooks.ts";
 import { WEBHOOK_SECRET } from "./clients.ts";
 import { discordTestKeys, signDiscordRequest } from "./discord_signer.ts";
@@ -24,6 +27,12 @@ const SLACK_SECRET = "slack-fuzz-signing-secret-0123456789";
 const DISCORD_APP = "1100000000000000001";
 const GH_SECRET = "github-fuzz-webhook-secret";
 const GH_BOT = "batonbot";
+const WA_SECRET = "wa-fuzz-app-secret";
+const WA_PHONE = "106540352242922";
+const LINE_SECRET = "line-fuzz-channel-secret";
+const TWILIO_SID = "AC" + "f0".repeat(16);
+const TWILIO_TOKEN = "twilio-fuzz-auth-token";
+const FUZZ_PUBLIC_URL = "https://fuzz.baton.test";
 const OTHER_WEBHOOK_SECRET = "whsec_" + btoa("some-other-secret-of-32-bytes!!!");
 
 const encoder = new TextEncoder();
@@ -41,6 +50,16 @@ export const WEBHOOK_VARS: Record<string, string> = {
   GITHUB_WEBHOOK_SECRET: GH_SECRET,
   GITHUB_TOKEN: "ghp_fuzz",
   GITHUB_BOT_LOGIN: GH_BOT,
+  WHATSAPP_APP_SECRET: WA_SECRET,
+  WHATSAPP_VERIFY_TOKEN: "wa-fuzz-verify-token",
+  WHATSAPP_ACCESS_TOKEN: "EAAG-wa-fuzz-access-token",
+  WHATSAPP_PHONE_NUMBER_ID: WA_PHONE,
+  LINE_CHANNEL_SECRET: LINE_SECRET,
+  LINE_CHANNEL_ACCESS_TOKEN: "line-fuzz-access-token",
+  TWILIO_ACCOUNT_SID: TWILIO_SID,
+  TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+  // Twilio signs the URL it calls: the fuzzer signs this one, whatever port workerd listens on.
+  PUBLIC_URL: FUZZ_PUBLIC_URL,
 };
 
 /** One generated webhook case: body, signature spec, content type, extra headers, route extras. */
@@ -71,6 +90,11 @@ export interface WebhookRoute {
   signature: { header: string; scheme: string; junk: string; sep: string };
   /** A valid signature over `over` at `ts`, with another key when `c.sig` asks for "wrongKey". */
   sign(over: Uint8Array, ts: string, c: WebhookCase): Promise<string> | string;
+  /**
+   * Form-encoded (Twilio): a JSON object body is sent as a form of its fields, JSON content types
+   * become the form type, and a 2xx may answer with this content type instead of JSON.
+   */
+  form?: { answerType: string };
 }
 
 const wrongKey = (c: WebhookCase) => c.sig.k === "wrongKey";
@@ -251,7 +275,10 @@ export function webhookFuzz(route: WebhookRoute): RouteFuzz<WebhookCase> {
       ...route.more,
     }) as fc.Arbitrary<WebhookCase>,
     build: async (c, marker) => {
-      const body = renderBody(c.body, marker);
+      const body = route.form ? _formBody(c.body, marker) : renderBody(c.body, marker);
+      const type = route.form && c.type.startsWith("application/json")
+        ? "application/x-www-form-urlencoded"
+        : c.type;
       const ts = _tsFor(c.sig);
       const good = await route.sign(_signedOver(c.sig, body, !!route.timestamp), ts, c);
       const { header, scheme, junk, sep } = route.signature;
@@ -260,13 +287,14 @@ export function webhookFuzz(route: WebhookRoute): RouteFuzz<WebhookCase> {
         method: "POST",
         path: route.path,
         headers: [
-          ["content-type", c.type],
+          ["content-type", type],
           ...(route.headers?.(c) ?? []),
           ...(route.timestamp ? [[route.timestamp, ts] as [string, string]] : []),
           ...(sig === null ? [] : [[header, sig] as [string, string]]),
           ...c.extra,
         ],
         body,
+        ...(route.form ? { textAnswer: route.form.answerType } : {}),
       };
     },
   };
@@ -322,3 +350,125 @@ function _shapeSignature(
       return good;
   }
 }
+
+/** A JSON object body as a form of its fields (values that are not strings as JSON); others as rendered. */
+function _formBody(spec: BodySpec, marker: string): Uint8Array {
+  if (spec.kind !== "json" || typeof spec.value !== "object" || spec.value === null) {
+    return renderBody(spec, marker);
+  }
+  const withMark = (s: string) => s.replaceAll(MARK, marker);
+  const fields = Object.entries(spec.value).map(([k, v]) => [
+    withMark(k),
+    withMark(typeof v === "string" ? v : JSON.stringify(v) ?? ""),
+  ]);
+  return encoder.encode(new URLSearchParams(fields).toString());
+}
+
+/** The form fields of a body as Twilio's signer takes them (undecodable bytes become U+FFFD). */
+function _formParams(over: Uint8Array): URLSearchParams {
+  return new URLSearchParams(new TextDecoder().decode(over));
+}
+
+/**
+ * Routes added after the table above (WhatsApp, LINE, Twilio): run after every older route, so
+ * that each older one keeps its seed.
+ */
+export const MORE_WEBHOOKS: WebhookRoute[] = [
+  {
+    path: "/webhooks/whatsapp",
+    payload: fc.record({
+      id: fc.nat(),
+      from: fc.stringMatching(/^[1-9][0-9]{7,14}$/),
+      statuses: fc.boolean(),
+    }).map((r) => ({
+      object: "whatsapp_business_account",
+      entry: [{
+        id: "102290129340398",
+        changes: [{
+          field: "messages",
+          value: {
+            messaging_product: "whatsapp",
+            metadata: { display_phone_number: "15550783881", phone_number_id: WA_PHONE },
+            contacts: [{ profile: { name: "Fuzz" }, wa_id: r.from }],
+            ...(r.statuses
+              ? { statuses: [{ id: `wamid.S${r.id}`, status: "delivered", recipient_id: r.from }] }
+              : {
+                messages: [{
+                  from: r.from,
+                  id: `wamid.FUZZ${r.id}`,
+                  timestamp: String(NOW),
+                  type: "text",
+                  text: { body: MARK },
+                }],
+              }),
+          },
+        }],
+      }],
+    })),
+    signature: {
+      header: "x-hub-signature-256",
+      scheme: "sha256=",
+      junk: "sha256=" + "0".repeat(64),
+      sep: ", ",
+    },
+    sign: (over, _ts, c) =>
+      signWhatsappPayload(wrongKey(c) ? "another-wa-secret" : WA_SECRET, over),
+  },
+  {
+    path: "/webhooks/line",
+    payload: fc.record({
+      id: fc.stringMatching(/^[0-9A-Z]{26}$/),
+      user: fc.stringMatching(/^U[0-9a-f]{32}$/),
+      group: fc.boolean(),
+      redelivery: fc.boolean(),
+    }).map((r) => ({
+      destination: "Ufuzzbot",
+      events: [{
+        type: "message",
+        mode: "active",
+        timestamp: NOW * 1000,
+        webhookEventId: r.id,
+        deliveryContext: { isRedelivery: r.redelivery },
+        source: r.group
+          ? { type: "group", groupId: "Cfuzzgroup", userId: r.user }
+          : { type: "user", userId: r.user },
+        replyToken: "fuzz",
+        message: {
+          type: "text",
+          id: "1",
+          text: r.group ? `@bot ${MARK}` : MARK,
+          ...(r.group
+            ? { mention: { mentionees: [{ index: 0, length: 4, type: "user", isSelf: true }] } }
+            : {}),
+        },
+      }],
+    })),
+    signature: { header: "x-line-signature", scheme: "", junk: "A".repeat(43) + "=", sep: "," },
+    sign: (over, _ts, c) =>
+      signLinePayload(wrongKey(c) ? "another-line-secret" : LINE_SECRET, over),
+  },
+  {
+    path: "/webhooks/twilio",
+    payload: fc.record({
+      sid: fc.stringMatching(/^[0-9a-f]{32}$/),
+      from: fc.stringMatching(/^\+1[0-9]{10}$/),
+      whatsapp: fc.boolean(),
+      status: fc.boolean(),
+    }).map((r) => ({
+      MessageSid: `SM${r.sid}`,
+      AccountSid: TWILIO_SID,
+      From: r.whatsapp ? `whatsapp:${r.from}` : r.from,
+      To: r.whatsapp ? "whatsapp:+15005550006" : "+15005550006",
+      ...(r.status ? { MessageStatus: "delivered" } : { Body: MARK, NumMedia: "0" }),
+    })),
+    raws: [`Body=${MARK}&From=%2B1&To=%2B1`, "MessageStatus=sent", "a=1&a=2&b"],
+    signature: { header: "x-twilio-signature", scheme: "", junk: "A".repeat(27) + "=", sep: "," },
+    sign: (over, _ts, c) =>
+      signTwilioRequest(
+        wrongKey(c) ? "another-twilio-token" : TWILIO_TOKEN,
+        `${FUZZ_PUBLIC_URL}/webhooks/twilio`,
+        _formParams(over),
+      ),
+    form: { answerType: "text/xml" },
+  },
+];

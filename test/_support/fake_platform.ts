@@ -1,4 +1,4 @@
-// Fake chat-platform HTTP API on loopback (Telegram, Slack, Discord, GitHub REST stand-in) for tests; Deno.
+// Fake chat-platform HTTP API on loopback (Telegram, Slack, Discord, GitHub, WhatsApp, LINE, Twilio stand-in) for tests; Deno.
 
 /** One request the fake received. */
 export interface PlatformCall {
@@ -6,6 +6,7 @@ export interface PlatformCall {
   /** Path without the origin, e.g. "/botTOKEN/sendMessage". */
   path: string;
   headers: Headers;
+  /** JSON parsed; a form (Twilio) as an object of its fields; else the text. */
   // deno-lint-ignore no-explicit-any
   body: any;
   /** Arrival order across `calls` and `signals`. */
@@ -61,10 +62,14 @@ export function startFakePlatform(): Promise<FakePlatform> {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const text = await req.text();
     let body: unknown = text;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = text;
+    if (/^application\/x-www-form-urlencoded/i.test(req.headers.get("content-type") ?? "")) {
+      body = Object.fromEntries(new URLSearchParams(text));
+    } else {
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        body = text;
+      }
     }
     const url = new URL(req.url);
     const call = {

@@ -7,7 +7,8 @@ import type { TestWorker } from "./worker.ts";
 
 /**
  * Runs `fn` against baton wired to a fresh fake model and a fresh fake platform API, which
- * stands in for every platform's API root (Telegram, Slack, Discord, GitHub), so `vars` need
+ * stands in for every platform's API root (Telegram, Slack, Discord, GitHub, WhatsApp, LINE,
+ * Twilio), so `vars` need
  * only the secrets. A var set to `undefined` is left out (a missing secret); everything is
  * disposed after.
  */
@@ -22,6 +23,9 @@ export async function withPlatform(
       SLACK_API_ROOT: `${platform.url}/api`,
       DISCORD_API_ROOT: platform.url,
       GITHUB_API_ROOT: platform.url,
+      WHATSAPP_API_ROOT: platform.url,
+      LINE_API_ROOT: platform.url,
+      TWILIO_API_ROOT: platform.url,
       // Previews edit Discord's @original before the reply does: off unless a test asks for them.
       STREAM_REPLIES: "off",
       ...vars,

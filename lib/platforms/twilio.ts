@@ -1,0 +1,199 @@
+// Twilio Messaging adapter (SMS, and WhatsApp through Twilio): X-Twilio-Signature form webhooks in, empty TwiML acks, Messages REST API out; runtime-neutral (fetch, Web Crypto).
+import { z } from "zod";
+import {
+  type Ingress,
+  type PartSend,
+  PayloadError,
+  type PlatformAdapter,
+  type PlatformEnv,
+  type SendResult,
+  type WebhookAnswer,
+} from "../platform.ts";
+import {
+  apiRoot,
+  decodeBase64,
+  detail,
+  encodeBase64,
+  hmacSign,
+  hmacVerify,
+  isFormBody,
+  jsonField,
+  retryAfterHeader,
+  sendRequest,
+} from "./_kit.ts";
+
+const _HEADER = "x-twilio-signature";
+const _DEFAULT_API_ROOT = "https://api.twilio.com";
+/** Twilio's 429 (error 20429) often names no wait. */
+const _DEFAULT_RATE_LIMIT_WAIT_MS = 1_000;
+const _SID = /^[A-Z]{2}[0-9a-fA-F]{32}$/;
+/** A phone number, short code or channel address: `+15551234567`, `12345`, `whatsapp:+1555…`. */
+const _ADDRESS = /^(?:[a-z]+:)?\+?[0-9A-Za-z_.-]{1,64}$/;
+
+/** The empty TwiML document: acknowledged, and Twilio sends nothing back by itself. */
+export const EMPTY_TWIML = "<Response/>";
+const _ACK: WebhookAnswer = { status: 200, body: EMPTY_TWIML, contentType: "text/xml" };
+
+const _inbound = z.looseObject({
+  MessageSid: z.string().regex(_SID),
+  AccountSid: z.string().regex(_SID),
+  From: z.string().regex(_ADDRESS),
+  To: z.string().regex(_ADDRESS),
+  Body: z.string(),
+  ProfileName: z.string().max(256).optional(),
+});
+
+/** Where a Twilio reply goes: back from the number the message was sent to, to its sender. */
+const _target = z.object({
+  platform: z.literal("twilio"),
+  from: z.string().regex(_ADDRESS),
+  to: z.string().regex(_ADDRESS),
+});
+
+/** A Twilio reply target, as stored with the message. */
+export type TwilioTarget = z.infer<typeof _target>;
+
+/** The form's parameters, or `PayloadError` when the body is not UTF-8. */
+function _params(body: Uint8Array): URLSearchParams {
+  try {
+    return new URLSearchParams(
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body),
+    );
+  } catch {
+    throw new PayloadError("request body is not UTF-8 form data");
+  }
+}
+
+/**
+ * What Twilio signs: the full URL it called (with the query), then each POST parameter's name and
+ * value, sorted by name (then value), by code unit.
+ */
+export function twilioSignedContent(url: string, params: URLSearchParams): string {
+  const pairs = [...params.entries()].sort(([a, x], [b, y]) =>
+    a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0
+  );
+  return url + pairs.map(([name, value]) => name + value).join("");
+}
+
+function _parse(body: Uint8Array, env: PlatformEnv): Ingress<TwilioTarget> {
+  const params = _params(body);
+  const ack = { kind: "respond", ..._ACK } as const;
+  // Status callbacks (queued, sent, delivered, failed…): acknowledged, nothing more.
+  if (params.has("MessageStatus")) return ack;
+  const parsed = _inbound.safeParse(Object.fromEntries(params));
+  if (!parsed.success) return ack;
+  const { MessageSid, AccountSid, From, To, Body, ProfileName } = parsed.data;
+  // Another account's message, signed with its own token only if the tokens match: never ours.
+  if (AccountSid !== env.TWILIO_ACCOUNT_SID) return ack;
+  const text = Body.trim();
+  if (!text) return ack; // a picture without words
+  const name = ProfileName ?? From;
+  return {
+    kind: "message",
+    message: {
+      sessionKey: `twilio:${To}:${From}`,
+      deliveryKey: `twilio:${MessageSid}`,
+      text,
+      context: {
+        chat_id: From,
+        chat_name: name,
+        thread_id: "",
+        user_id: From,
+        user_name: name,
+        message_id: MessageSid,
+      },
+      reply: { platform: "twilio", from: To, to: From },
+      // A text message is always between one person and the number.
+      sender: { user: From, name, direct: true },
+    },
+  };
+}
+
+async function _send(
+  target: TwilioTarget,
+  text: string,
+  part: PartSend,
+  env: PlatformEnv,
+): Promise<SendResult> {
+  const sid = env.TWILIO_ACCOUNT_SID ?? "";
+  const token = env.TWILIO_AUTH_TOKEN ?? "";
+  if (!_SID.test(sid)) {
+    return {
+      ok: false,
+      status: 0,
+      retryable: false,
+      message: "TWILIO_ACCOUNT_SID is not an AC… SID",
+    };
+  }
+  const basic = btoa(`${sid}:${token}`);
+  const root = apiRoot(env, "TWILIO_API_ROOT", _DEFAULT_API_ROOT);
+  return await sendRequest(`${root}/2010-04-01/Accounts/${sid}/Messages.json`, {
+    method: "POST",
+    headers: {
+      authorization: `Basic ${basic}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ To: target.to, From: target.from, Body: text }).toString(),
+  }, {
+    api: "Twilio Messages API",
+    leaving: part.leaving,
+    secrets: [token, basic],
+    waitFrom: [retryAfterHeader],
+    defaultWaitMs: _DEFAULT_RATE_LIMIT_WAIT_MS,
+    describe: ({ status, body }) => {
+      const code = jsonField(body, "code");
+      return `the Twilio Messages API answered ${status}` +
+        (typeof code === "number" ? ` (error ${code})` : "") + detail(jsonField(body, "message"));
+    },
+  });
+}
+
+/**
+ * Twilio Messaging webhooks in (form-encoded, X-Twilio-Signature over the public URL and sorted
+ * parameters; incoming SMS or WhatsApp messages, status callbacks acknowledged), every delivery
+ * answered with empty TwiML, replies through the Messages REST API.
+ */
+export const twilioAdapter: PlatformAdapter<TwilioTarget> = {
+  name: "twilio",
+  requiredEnv: ["TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN"],
+  // Twilio refuses a longer Body on every channel (error 21617).
+  maxMessageChars: 1600,
+  asyncDelivery: false,
+  replyTarget: _target,
+  acknowledgement: _ACK,
+  async verify(request, env) {
+    const token = env.TWILIO_AUTH_TOKEN;
+    if (!token) return "TWILIO_AUTH_TOKEN is not set";
+    const given = (request.headers.get(_HEADER) ?? "").trim();
+    if (!given) return `missing ${_HEADER} header`;
+    const signature = decodeBase64(given, 20);
+    if (!signature) return `malformed ${_HEADER} (expected base64 of 20 bytes)`;
+    // Only form parameters are signed: any other body would go unchecked.
+    if (!isFormBody(request.headers)) {
+      return "Twilio webhooks must be application/x-www-form-urlencoded";
+    }
+    let params: URLSearchParams;
+    try {
+      params = _params(request.body);
+    } catch {
+      return `${_HEADER} does not match the request`;
+    }
+    const content = new TextEncoder().encode(twilioSignedContent(request.url, params));
+    const ok = await hmacVerify(token, signature, content, "SHA-1");
+    return ok
+      ? null
+      : `${_HEADER} does not match the request (behind a proxy or custom domain, set PUBLIC_URL ` +
+        "to the origin Twilio calls)";
+  },
+  parse: (request, env) => _parse(request.body, env),
+  send: _send,
+};
+
+/** Signs a request as Twilio does: base64 HMAC-SHA1 under the auth token. For tests and tooling. */
+export async function signTwilioRequest(
+  authToken: string,
+  url: string,
+  params: URLSearchParams,
+): Promise<string> {
+  return encodeBase64(await hmacSign(authToken, twilioSignedContent(url, params), "SHA-1"));
+}

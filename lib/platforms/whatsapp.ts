@@ -1,0 +1,267 @@
+// WhatsApp Business Cloud API adapter: GET handshake, X-Hub-Signature-256 webhooks in (text messages), Graph API messages out; runtime-neutral (fetch, Web Crypto).
+import { z } from "zod";
+import {
+  type Ingress,
+  parseJsonBody,
+  type PartSend,
+  type PlatformAdapter,
+  type PlatformEnv,
+  type PlatformMessage,
+  type SendResult,
+  type WebhookAnswer,
+} from "../platform.ts";
+import {
+  type Answer,
+  apiRoot,
+  constantTimeEquals,
+  decodeHex,
+  detail,
+  encodeHex,
+  hmacSign,
+  hmacVerify,
+  ignore,
+  jsonField,
+  retryAfterHeader,
+  sendRequest,
+  type WaitSource,
+} from "./_kit.ts";
+import { log } from "../log.ts";
+
+const _SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
+const _DEFAULT_API_ROOT = "https://graph.facebook.com/v21.0";
+/** Meta's challenge is a number; anything else is not echoed (the GET answer is ours to shape). */
+const _CHALLENGE = /^[A-Za-z0-9_.-]{1,256}$/;
+const _ID = /^[0-9]{1,32}$/;
+/** Graph error codes that mean "slow down": app, account, throughput and per-recipient limits. */
+const _RATE_LIMIT_CODES = new Set([4, 80007, 130429, 131056]);
+/** The pair rate (one recipient) allows about one message every 6 s. */
+const _PAIR_RATE_CODE = 131056;
+const _PAIR_RATE_WAIT_S = 6;
+const _DEFAULT_RATE_LIMIT_WAIT_MS = 2_000;
+/** "Re-engagement message": more than 24 h since the customer last wrote; only templates may go. */
+const _OUTSIDE_WINDOW_CODE = 131047;
+
+const _textMessage = z.looseObject({
+  from: z.string().regex(_ID),
+  id: z.string().min(1).max(256),
+  type: z.string(),
+  text: z.looseObject({ body: z.string() }).optional(),
+});
+
+const _value = z.looseObject({
+  messaging_product: z.string().optional(),
+  metadata: z.looseObject({ phone_number_id: z.string().regex(_ID) }),
+  contacts: z.array(
+    z.looseObject({
+      wa_id: z.string().optional(),
+      profile: z.looseObject({ name: z.string().optional() }).optional(),
+    }),
+  ).optional(),
+  messages: z.array(z.unknown()).optional(),
+  statuses: z.array(z.unknown()).optional(),
+});
+
+const _notification = z.looseObject({
+  object: z.string(),
+  entry: z.array(
+    z.looseObject({
+      changes: z.array(z.looseObject({ field: z.string(), value: z.unknown() })).optional(),
+    }),
+  ),
+});
+
+const _status = z.looseObject({
+  status: z.string().optional(),
+  errors: z.array(z.looseObject({ code: z.number().optional(), title: z.string().optional() }))
+    .optional(),
+});
+
+/** Where a WhatsApp reply goes: from the business number, to the customer, quoting their message. */
+const _target = z.object({
+  platform: z.literal("whatsapp"),
+  phone_number_id: z.string().regex(_ID),
+  to: z.string().regex(_ID),
+  message_id: z.string().min(1).max(256).optional(),
+});
+
+/** A WhatsApp reply target, as stored with the message. */
+export type WhatsappTarget = z.infer<typeof _target>;
+
+/** The subscription handshake: echo `hub.challenge` when the verify token matches, else 403. */
+async function _handshake(query: URLSearchParams, env: PlatformEnv): Promise<WebhookAnswer> {
+  const mode = query.get("hub.mode");
+  const token = query.get("hub.verify_token") ?? "";
+  const challenge = query.get("hub.challenge") ?? "";
+  const matches = await constantTimeEquals(token, env.WHATSAPP_VERIFY_TOKEN ?? "");
+  if (mode !== "subscribe" || !matches || !_CHALLENGE.test(challenge)) {
+    return {
+      status: 403,
+      body: {
+        error: {
+          message: "hub.mode must be subscribe, hub.verify_token must match " +
+            "WHATSAPP_VERIFY_TOKEN and hub.challenge must be given",
+          type: "invalid_verify_token",
+        },
+      },
+    };
+  }
+  return { status: 200, body: challenge, contentType: "text/plain; charset=utf-8" };
+}
+
+/** Every text message of a verified notification, for the configured business number only. */
+function _parse(body: Uint8Array, env: PlatformEnv): Ingress<WhatsappTarget> {
+  const notification = _notification.safeParse(parseJsonBody(body));
+  if (!notification.success) return ignore();
+  if (notification.data.object !== "whatsapp_business_account") {
+    return ignore(`object ${notification.data.object.slice(0, 64)}`);
+  }
+  const ours = env.WHATSAPP_PHONE_NUMBER_ID ?? "";
+  const messages: PlatformMessage<WhatsappTarget>[] = [];
+  for (const entry of notification.data.entry) {
+    for (const change of entry.changes ?? []) {
+      if (change.field !== "messages") continue;
+      const value = _value.safeParse(change.value);
+      if (!value.success) continue;
+      // Another number of the same business account: not this bot's to answer.
+      if (value.data.metadata.phone_number_id !== ours) continue;
+      for (const status of value.data.statuses ?? []) _logStatus(status);
+      for (const raw of value.data.messages ?? []) {
+        const message = _message(raw, value.data, ours);
+        if (message) messages.push(message);
+      }
+    }
+  }
+  if (messages.length === 0) return ignore();
+  if (messages.length === 1) return { kind: "message", message: messages[0] };
+  return { kind: "messages", messages };
+}
+
+function _message(
+  raw: unknown,
+  value: z.infer<typeof _value>,
+  phoneNumberId: string,
+): PlatformMessage<WhatsappTarget> | null {
+  const parsed = _textMessage.safeParse(raw);
+  // Media, reactions, locations, unsupported types: acknowledged, no turn.
+  if (!parsed.success || parsed.data.type !== "text" || !parsed.data.text?.body) return null;
+  const { from, id, text } = parsed.data;
+  const contact = value.contacts?.find((c) => c.wa_id === from) ?? value.contacts?.[0];
+  const name = contact?.profile?.name ?? "";
+  return {
+    sessionKey: `whatsapp:${phoneNumberId}:${from}`,
+    deliveryKey: `wa:${id}`,
+    text: text.body,
+    context: {
+      chat_id: from,
+      chat_name: name,
+      thread_id: "",
+      user_id: from,
+      user_name: name,
+      message_id: id,
+    },
+    reply: { platform: "whatsapp", phone_number_id: phoneNumberId, to: from, message_id: id },
+    // A Cloud API chat is always one customer and the business.
+    sender: { user: from, name, direct: true },
+  };
+}
+
+/** Status callbacks start nothing; a failed one is logged by its code (a window closed, a block). */
+function _logStatus(raw: unknown): void {
+  const status = _status.safeParse(raw);
+  if (!status.success || status.data.status !== "failed") return;
+  const error = status.data.errors?.[0];
+  log.warn("whatsapp: a sent message failed", {
+    code: error?.code ?? 0,
+    title: (error?.title ?? "").slice(0, 120),
+  });
+}
+
+function _errorCode(answer: Answer): number | undefined {
+  const code = jsonField(answer.body, "error", "code");
+  return typeof code === "number" ? code : undefined;
+}
+
+/** The pair rate's known pace when the answer names no wait. */
+const _pairRateWait: WaitSource = (answer) =>
+  _errorCode(answer) === _PAIR_RATE_CODE ? _PAIR_RATE_WAIT_S : undefined;
+
+async function _send(
+  target: WhatsappTarget,
+  text: string,
+  part: PartSend,
+  env: PlatformEnv,
+): Promise<SendResult> {
+  const token = env.WHATSAPP_ACCESS_TOKEN ?? "";
+  const root = apiRoot(env, "WHATSAPP_API_ROOT", _DEFAULT_API_ROOT);
+  const payload: Record<string, unknown> = {
+    messaging_product: "whatsapp",
+    recipient_type: "individual",
+    to: target.to,
+    type: "text",
+    text: { body: text, preview_url: false },
+  };
+  // The first part quotes the customer's message, as a reply in the app does.
+  if (part.index === 0 && target.message_id) payload.context = { message_id: target.message_id };
+  return await sendRequest(`${root}/${target.phone_number_id}/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(payload),
+  }, {
+    api: "WhatsApp Cloud API",
+    leaving: part.leaving,
+    secrets: [token],
+    rateLimited: (answer) =>
+      answer.status === 429 || _RATE_LIMIT_CODES.has(_errorCode(answer) ?? -1),
+    waitFrom: [retryAfterHeader, _pairRateWait],
+    defaultWaitMs: _DEFAULT_RATE_LIMIT_WAIT_MS,
+    describe: (answer) => {
+      const code = _errorCode(answer);
+      const text = detail(jsonField(answer.body, "error", "message"));
+      if (code === _OUTSIDE_WINDOW_CODE) {
+        return `WhatsApp refused the reply: more than 24 hours since the customer's last message ` +
+          `(error ${code}); only a template message can reach them now${text}`;
+      }
+      return `the WhatsApp Cloud API answered ${answer.status}` +
+        (code === undefined ? "" : ` (error ${code})`) + text;
+    },
+  });
+}
+
+/**
+ * WhatsApp Business Cloud API webhooks in (the GET subscription handshake; signed `messages`
+ * notifications with text; status callbacks acknowledged), Graph API text messages out. A reply
+ * outside the 24-hour customer-service window is refused by the API (131047): a final failure,
+ * never retried.
+ */
+export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
+  name: "whatsapp",
+  requiredEnv: [
+    "WHATSAPP_APP_SECRET",
+    "WHATSAPP_VERIFY_TOKEN",
+    "WHATSAPP_ACCESS_TOKEN",
+    "WHATSAPP_PHONE_NUMBER_ID",
+  ],
+  maxMessageChars: 4096,
+  asyncDelivery: false,
+  replyTarget: _target,
+  async verify(request, env) {
+    const secret = env.WHATSAPP_APP_SECRET;
+    if (!secret) return "WHATSAPP_APP_SECRET is not set";
+    const match = _SIGNATURE.exec(request.headers.get("x-hub-signature-256") ?? "");
+    if (!match) return "missing or malformed X-Hub-Signature-256 (expected sha256=<64 hex digits>)";
+    const signature = decodeHex(match[1], 32);
+    const ok = signature !== null && await hmacVerify(secret, signature, request.body);
+    return ok ? null : "X-Hub-Signature-256 does not match the body";
+  },
+  parse: (request, env) => _parse(request.body, env),
+  handshake: _handshake,
+  send: _send,
+};
+
+/** Signs a body as Meta does: `sha256=<hex HMAC-SHA256 under the app secret>`. For tests and tooling. */
+export async function signWhatsappPayload(
+  appSecret: string,
+  body: string | Uint8Array,
+): Promise<string> {
+  return `sha256=${encodeHex(await hmacSign(appSecret, body))}`;
+}
