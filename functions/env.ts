@@ -25,6 +25,10 @@ export interface Env {
   APPROVAL_TOOLS?: string;
   APPROVAL_TIMEOUT_MS?: string;
   KEEPALIVE_MS?: string;
+  /** JSON list of remote MCP servers whose tools the agent may call (see README, "MCP servers"). */
+  MCP_SERVERS?: string;
+  MCP_TIMEOUT_MS?: string;
+  MCP_TOOLS_TTL_MS?: string;
   /** Lowest level logged: debug, info (default), warn or error. */
   LOG_LEVEL?: string;
   REPLY_IN_DOUBT?: string;
