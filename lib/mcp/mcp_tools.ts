@@ -8,6 +8,7 @@ import {
   McpError,
   type McpTool,
   StreamableHTTPClientTransport,
+  StreamableHTTPError,
   ToolListChangedNotificationSchema,
 } from "./_sdk.ts";
 import { errorText, log } from "../log.ts";
@@ -275,6 +276,9 @@ function _summary(part: CallToolResult["content"][number]): Record<string, unkno
 function _reason(error: unknown, timeoutMs: number): string {
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
     return `no answer within ${timeoutMs} ms`;
+  }
+  if (error instanceof StreamableHTTPError && error.code !== undefined) {
+    return `HTTP ${error.code} from the server`;
   }
   const text = error instanceof Error ? error.message : String(error);
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;
