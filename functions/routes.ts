@@ -10,6 +10,7 @@ import { type App, jsonError, MAX_BODY_BYTES, RequestError } from "./_http.ts";
 import { accessRoutes } from "./access_routes.ts";
 import { apiRoutes } from "./api_routes.ts";
 import { jobRoutes } from "./job_routes.ts";
+import { mcpRoutes } from "./mcp_routes.ts";
 import { responseRoutes } from "./responses_routes.ts";
 import { runRoutes } from "./run_routes.ts";
 import { webhookRoutes } from "./webhook_routes.ts";
@@ -81,6 +82,7 @@ app.route("/v1/access", accessRoutes);
 app.route("/v1/jobs", jobRoutes);
 app.route("/v1", apiRoutes);
 app.route("/webhooks", webhookRoutes);
+app.route("/mcp", mcpRoutes);
 
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`, "not_found"));
 app.onError((error, c) => {
