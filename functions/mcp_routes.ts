@@ -22,16 +22,41 @@ type _Context = ContextFields & { session_key: string };
 export const mcpRoutes = new Hono<App>();
 
 mcpRoutes.post("/", requireApiKey, async (c) => {
+  const body = _parse(new Uint8Array(await c.req.arrayBuffer()));
+  if (body === undefined) {
+    const error = { code: -32700, message: "Parse error: Invalid JSON" };
+    return c.json({ jsonrpc: "2.0", error, id: null }, 400);
+  }
   const server = createBatonMcpServer({
     ask: (request, progress) => _ask(c, request, progress),
     history: (session) => _history(c, session),
   });
+  // One JSON answer, unless a call asked for progress: then an event stream carries it.
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
+    enableJsonResponse: !_asksForProgress(body),
   });
   await server.connect(transport);
-  return transport.handleRequest(c.req.raw);
+  return transport.handleRequest(c.req.raw, { parsedBody: body });
 });
+
+/** The body as JSON, or undefined when it is not JSON. */
+function _parse(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a message of the body (one, or a batch) carries a progress token. */
+function _asksForProgress(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((m) => {
+    const meta = (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
+    return meta?.progressToken !== undefined;
+  });
+}
 
 /** `ask`: a turn in the tenant's API session, through the same submit path as /v1/runs. */
 async function _ask(
