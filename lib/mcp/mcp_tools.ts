@@ -11,7 +11,7 @@ import {
   StreamableHTTPError,
   ToolListChangedNotificationSchema,
 } from "./_sdk.ts";
-import { errorText, log } from "../log.ts";
+import { log } from "../log.ts";
 import type { Tool } from "../tools.ts";
 import { cancellingFetch } from "./_cancelling_fetch.ts";
 import type { McpConfig, McpServerConfig } from "./mcp_servers.ts";
@@ -143,7 +143,7 @@ export class McpToolbox {
       log.debug("MCP tools listed", { server: name, tools: server.tools.length });
     } catch (error) {
       server.failedAt = this.#now();
-      log.warn("MCP server not listed", { server: name, error: errorText(error) });
+      log.warn("MCP server not listed", { server: name, error: _reason(error, this.#timeoutMs) });
       await this.#drop(server);
     }
   }
@@ -192,8 +192,9 @@ export class McpToolbox {
       // usable; anything else (HTTP status, network) drops it, so the next call reconnects.
       const kept = error instanceof McpError && error.code !== ErrorCode.ConnectionClosed;
       if (!kept) await this.#drop(server);
-      log.warn("MCP call failed", { server: name, tool, error: errorText(error) });
-      throw new Error(`MCP server ${name}: ${_reason(error, this.#timeoutMs)}`);
+      const reason = _reason(error, this.#timeoutMs);
+      log.warn("MCP call failed", { server: name, tool, error: reason });
+      throw new Error(`MCP server ${name}: ${reason}`);
     }
     const text = resultText(result);
     if (result.isError) throw new Error(text || `MCP server ${name}: the tool failed`);
@@ -272,7 +273,10 @@ function _summary(part: CallToolResult["content"][number]): Record<string, unkno
   return part as Record<string, unknown>;
 }
 
-/** Why a call failed, for the model: short, no stack. */
+/**
+ * Why a call failed, for the model and the log: short, no stack, and for an HTTP status only the
+ * status (the SDK's message carries the answer's body, which a server may fill with anything).
+ */
 function _reason(error: unknown, timeoutMs: number): string {
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
     return `no answer within ${timeoutMs} ms`;
