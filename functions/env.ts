@@ -30,6 +30,10 @@ export interface Env {
   /** Chat replies previewed as they grow (on, the default, or off). */
   STREAM_REPLIES?: string;
   MAX_JOBS_PER_SESSION?: string;
+  /** JSON list of remote MCP servers whose tools the agent may call (see README, "MCP servers"). */
+  MCP_SERVERS?: string;
+  MCP_TIMEOUT_MS?: string;
+  MCP_TOOLS_TTL_MS?: string;
   /** Lowest level logged: debug, info (default), warn or error. */
   LOG_LEVEL?: string;
   REPLY_IN_DOUBT?: string;

@@ -10,6 +10,7 @@ import { type App, jsonError, MAX_BODY_BYTES, RequestError } from "./_http.ts";
 import { accessRoutes } from "./access_routes.ts";
 import { apiRoutes } from "./api_routes.ts";
 import { jobRoutes } from "./job_routes.ts";
+import { mcpRoutes } from "./mcp_routes.ts";
 import { responseRoutes } from "./responses_routes.ts";
 import { runRoutes } from "./run_routes.ts";
 import { webhookRoutes } from "./webhook_routes.ts";
@@ -81,6 +82,7 @@ app.route("/v1/access", accessRoutes);
 app.route("/v1/jobs", jobRoutes);
 app.route("/v1", apiRoutes);
 app.route("/webhooks", webhookRoutes);
+app.route("/mcp", mcpRoutes);
 
 // No route matched: a GET or HEAD may name one of the console's files (`/` is its page); anything
 // else, and a file that is not there, is our JSON 404. The assets never see another method.

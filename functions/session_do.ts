@@ -9,6 +9,7 @@ import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
 import { approvalClickText } from "../lib/session_commands.ts";
 import { ndjsonTransport } from "../lib/transport.ts";
+import { McpToolbox } from "../lib/mcp/mcp_tools.ts";
 import { inspectSession, type SessionInspection } from "../lib/session/session_inspector.ts";
 import {
   type ApprovalChoice,
@@ -51,7 +52,12 @@ export class SessionDO extends DurableObject<Env> {
 
   #buildSentinel(): SessionSentinel {
     const { ctx, env } = this;
-    return new SessionSentinel(ctx.storage, createTurnExecutor(this.#config, tools), {
+    // MCP servers' tool lists live as long as this object: its turns share them.
+    const { mcp } = this.#config;
+    for (const problem of mcp.problems) log.warn("MCP_SERVERS entry ignored", { problem });
+    const remote = mcp.servers.length ? new McpToolbox(mcp) : undefined;
+    const executor = createTurnExecutor(this.#config, tools, remote);
+    return new SessionSentinel(ctx.storage, executor, {
       historyWindow: this.#config.historyWindow,
       turnTimeoutMs: this.#config.turnTimeoutMs,
       leaseMs: this.#config.turnLeaseMs,

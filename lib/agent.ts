@@ -30,8 +30,21 @@ export function batonToolNames(extraTools: Tool[]): Set<string> {
   ]);
 }
 
-/** The executor for a session's turns: binds each turn's context, then runs the agent loop. */
-export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): TurnExecutor {
+/** Tools listed anew for each turn (the MCP servers' tools: lib/mcp/mcp_tools.ts `McpToolbox`). */
+export interface TurnTools {
+  /** The tools to offer this turn; rejects only when `signal` aborts. */
+  tools(signal: AbortSignal): Promise<Tool[]>;
+}
+
+/**
+ * The executor for a session's turns: binds each turn's context, then runs the agent loop with
+ * the built-in and deployment tools, and those `remote` offers for the turn.
+ */
+export function createTurnExecutor(
+  config: BatonConfig,
+  extraTools: Tool[],
+  remote?: TurnTools,
+): TurnExecutor {
   const model = modelFromConfig(config);
   const childTools = [sessionInfoTool, ...extraTools];
   const tools = new ToolRegistry([
@@ -46,13 +59,13 @@ export function createTurnExecutor(config: BatonConfig, extraTools: Tool[]): Tur
     }),
   ]);
   return (message, history, signal, progress, approvals) =>
-    bindTurn(message.context, config.contextDefaults, () =>
+    bindTurn(message.context, config.contextDefaults, async () =>
       runTurn({
         asks: (tool, args) =>
           !approvals?.granted.has(tool.name) && toolAsks(tool, args, config.approvalTools),
         ...(approvals?.resume ? { resume: approvals.resume } : {}),
         model,
-        tools,
+        tools: remote ? tools.with(await remote.tools(signal)) : tools,
         system: [config.systemPrompt, message.system ?? ""],
         history,
         ...(message.toolResults?.length

@@ -2,6 +2,7 @@
 import { type AccessConfig, readAccessConfig } from "./access/access_policy.ts";
 import { LOG_LEVELS, type LogLevel } from "./log.ts";
 import { parseTenantKeys, type TenantKey } from "./api_tenants.ts";
+import { type McpConfig, parseMcpServers } from "./mcp/mcp_servers.ts";
 import { type ContextDefaults, contextDefaultsFromEnv } from "./session_context.ts";
 import type { BusyMode } from "./session/mod.ts";
 
@@ -49,6 +50,8 @@ export interface BatonConfig {
   /** Chat replies previewed as they grow where the platform can (`STREAM_REPLIES`, default on). */
   streamReplies: boolean;
   contextDefaults: ContextDefaults;
+  /** Remote MCP servers whose tools the agent may call (`MCP_SERVERS`, `MCP_TIMEOUT_MS`, `MCP_TOOLS_TTL_MS`). */
+  mcp: McpConfig;
   /** The lowest level logged (`LOG_LEVEL`: debug, info, warn or error); default info. */
   logLevel: LogLevel;
 }
@@ -87,6 +90,11 @@ export function readConfig(vars: object): BatonConfig {
     maxJobsPerSession: _int(env.MAX_JOBS_PER_SESSION, 20, 1, 1_000),
     streamReplies: _string(env.STREAM_REPLIES).toLowerCase() !== "off",
     contextDefaults: contextDefaultsFromEnv(env),
+    mcp: {
+      ...parseMcpServers(env.MCP_SERVERS, env),
+      timeoutMs: _int(env.MCP_TIMEOUT_MS, 30_000, 100, 600_000),
+      toolsTtlMs: _int(env.MCP_TOOLS_TTL_MS, 300_000, 100, _DAY_MS),
+    },
     logLevel: LOG_LEVELS.find((l) => l === _string(env.LOG_LEVEL).toLowerCase()) ?? "info",
   };
 }

@@ -88,6 +88,18 @@ export class ToolRegistry {
     return this;
   }
 
+  /**
+   * A new registry with this one's tools and `extra` (remote tools listed for one turn); an extra
+   * tool whose name is taken, or repeated, is left out rather than failing the turn.
+   */
+  with(extra: readonly Tool[]): ToolRegistry {
+    const registry = new ToolRegistry([...this.#tools.values()]);
+    for (const tool of extra) {
+      if (!registry.#tools.has(tool.name)) registry.register(tool);
+    }
+    return registry;
+  }
+
   /** The tool of that name, if registered. */
   get(name: string): Tool | undefined {
     return this.#tools.get(name);

@@ -6,7 +6,7 @@ import type { FakePlatform } from "./_support/fake_platform.ts";
 import { withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 import { ACCESS_ROUTES } from "./_support/_fuzz_access.ts";
-import { API_ROUTES, RANDOM_ROUTE } from "./_support/_fuzz_api.ts";
+import { API_ROUTES, MCP_ROUTE, RANDOM_ROUTE } from "./_support/_fuzz_api.ts";
 import { type Built, MAX_BODY, type RouteFuzz } from "./_support/_fuzz_gen.ts";
 import { MORE_WEBHOOKS, WEBHOOK_VARS, webhookFuzz, WEBHOOKS } from "./_support/_fuzz_webhooks.ts";
 
@@ -132,7 +132,11 @@ async function sendCase<C>(
     // One of the web console's files (a GET or HEAD no route matched): not JSON, by design.
   } else if (built.textAnswer && res.status < 300 && type.startsWith(built.textAnswer)) {
     // The platform's own acknowledgement (TwiML): not JSON by design.
-  } else if (!(built.method.toUpperCase() === "HEAD" || res.status === 204)) {
+  } else if (
+    // A 202 with no body: POST /mcp accepting only notifications, as the MCP transport must.
+    !(built.method.toUpperCase() === "HEAD" || res.status === 204 ||
+      (res.status === 202 && text === ""))
+  ) {
     if (!type.startsWith("application/json")) throw fail("content-type is not application/json");
     try {
       JSON.parse(text);
@@ -216,6 +220,7 @@ Deno.test("every route: fuzzed requests answer 2xx/4xx JSON and rejected ones st
       ...ACCESS_ROUTES,
       // Added later, so appended: the routes above keep their seeds.
       ...(MORE_WEBHOOKS.map(webhookFuzz) as unknown as RouteFuzz<never>[]),
+      MCP_ROUTE,
     ];
     for (const [i, route] of routes.entries()) {
       await t.step(`${route.name}: answers 2xx/4xx with JSON for fuzzed input`, async () => {

@@ -82,6 +82,71 @@ const _jobBase: fc.Arbitrary<unknown> = fc.record({
   ),
 }).map((r) => ({ prompt: MARK, ...r }));
 
+/** A valid JSON-RPC message (or batch) for POST /mcp; `ask` messages carry MARK. */
+const _mcpBase: fc.Arbitrary<unknown> = fc.record({
+  kind: fc.constantFrom(
+    "ask",
+    "ask",
+    "history",
+    "list",
+    "initialize",
+    "ping",
+    "notification",
+    "unknown",
+    "batch",
+  ),
+  session: fc.option(fc.stringMatching(/^fzmcp[A-Za-z0-9._:-]{1,12}$/), { nil: undefined }),
+  progress: fc.boolean(),
+  id: fc.oneof(fc.nat(), fc.string({ maxLength: 8 })),
+}).map((r) => {
+  const meta = r.progress ? { _meta: { progressToken: r.id } } : {};
+  const call = (name: string, args: Record<string, unknown>) => ({
+    jsonrpc: "2.0",
+    id: r.id,
+    method: "tools/call",
+    params: { name, arguments: args, ...meta },
+  });
+  const ask = call("ask", { message: MARK, ...(r.session ? { session: r.session } : {}) });
+  switch (r.kind) {
+    case "ask":
+      return ask;
+    case "history":
+      return call("session_history", { session: r.session ?? "fzmcp" });
+    case "list":
+      return { jsonrpc: "2.0", id: r.id, method: "tools/list", params: {} };
+    case "initialize":
+      return {
+        jsonrpc: "2.0",
+        id: r.id,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "fuzz", version: "1" },
+        },
+      };
+    case "ping":
+      return { jsonrpc: "2.0", id: r.id, method: "ping" };
+    case "notification":
+      return { jsonrpc: "2.0", method: "notifications/initialized" };
+    case "unknown":
+      return { jsonrpc: "2.0", id: r.id, method: "resources/list" };
+    default:
+      return [{ jsonrpc: "2.0", id: 1, method: "tools/list" }, { ...ask, id: 2 }];
+  }
+});
+
+/** Whether a POST /mcp body asks for progress (its answer may then be an event stream). */
+function _mcpAsksProgress(body: Uint8Array): boolean {
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(body));
+    const messages = Array.isArray(parsed) ? parsed : [parsed];
+    return messages.some((m) => m?.params?._meta?.progressToken !== undefined);
+  } catch {
+    return false;
+  }
+}
+
 /** A body that would be valid on most routes, for the random route. */
 const _universalBase: fc.Arbitrary<unknown> = fc.constant({
   model: "any",
@@ -350,6 +415,42 @@ export const API_ROUTES: RouteFuzz<never>[] = [
     }),
   ),
 ] as unknown as RouteFuzz<never>[];
+
+/**
+ * POST /mcp: JSON-RPC messages, batches and junk, with Accept and key variations. Its own export,
+ * fuzzed after every other route, so that theirs keep their seeds.
+ */
+export const MCP_ROUTE: RouteFuzz<never> = route(
+  "POST /mcp",
+  fc.record({
+    auth: apiAuthArb,
+    body: bodyArb(_mcpBase),
+    accept: fc.oneof(
+      { weight: 8, arbitrary: fc.constant("application/json, text/event-stream") },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom("application/json", "text/event-stream", "*/*", "", "x/y"),
+      },
+    ),
+    type: contentType,
+    extra: extraHeaders,
+  }),
+  (c, marker) => {
+    const body = renderBody(c.body, marker);
+    return {
+      method: "POST",
+      path: "/mcp",
+      headers: [
+        ...authHeader(c.auth),
+        ["content-type", c.type],
+        ...(c.accept ? [["accept", c.accept] as [string, string]] : []),
+        ...c.extra,
+      ],
+      body,
+      sseAllowed: _mcpAsksProgress(body),
+    };
+  },
+) as unknown as RouteFuzz<never>;
 
 /** Any method on any path (mostly near real routes): whatever it is, a 2xx/4xx JSON answer. */
 export const RANDOM_ROUTE: RouteFuzz<never> = route(
