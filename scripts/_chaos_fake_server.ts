@@ -62,6 +62,8 @@ export interface FakeEvent {
   status: number;
   /** The start of the text sent, when there was one (after the resend note, if it had one). */
   text?: string;
+  /** The whole text's length (two edits with the same start may still differ). */
+  length?: number;
   /** The text started with baton's resend note. */
   marked?: boolean;
   /** The chat it went to, named as `ShownPost.chat` names it. */
@@ -221,7 +223,11 @@ export async function startChaosServer(options: {
       fate: note.fate,
       status: reply?.status ?? 0,
       ...(typeof said === "string"
-        ? { text: said.slice(marked ? RESEND_NOTE.length : 0).slice(0, 80), marked }
+        ? {
+          text: said.slice(marked ? RESEND_NOTE.length : 0).slice(0, 80),
+          length: said.length,
+          marked,
+        }
         : {}),
     });
     if (!reply || gone.signal.aborted || res.destroyed) return;

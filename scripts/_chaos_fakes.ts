@@ -97,7 +97,8 @@ export async function startChaosPlatforms(
         }
         : { status, body: { ok: false, error_code: status, description: "Bad Gateway" } },
     route: (call) => {
-      if (call.path === `/bot${C.telegramToken}/answerCallbackQuery`) {
+      // Clicks answered, typing and drafts: shown to nobody for good, so stored nowhere.
+      if (/\/(answerCallbackQuery|sendChatAction|sendMessageDraft)$/.test(call.path)) {
         return { status: 200, body: { ok: true, result: true } };
       }
       if (call.path !== `/bot${C.telegramToken}/sendMessage`) {

@@ -358,6 +358,7 @@ function _partsInDoubt(obs: ChaosObservation, tally: Tally): number[] {
   for (const way of PLATFORM_WAYS) {
     const seen = new Set<string>();
     const lastSend = new Map<string | undefined, string>();
+    const lastEdit = new Map<string | undefined, string>();
     const count = (chat: string | undefined, at: number) => {
       if (lastSend.get(chat)?.startsWith("5xx")) return tally.add(LABELS.inDoubt5xx, way);
       tally.add(LABELS.inDoubt, way);
@@ -378,8 +379,11 @@ function _partsInDoubt(obs: ChaosObservation, tally: Tally): number[] {
         seen.add(key);
       }
       if (e.method === "PATCH") {
+        // The same edit again; a preview's edits differ from each other and from the reply's.
         const before = lastSend.get(e.chat);
-        if (before === "ok" || before?.startsWith("held")) count(e.chat, e.at);
+        const repeated = lastEdit.get(e.chat) === `${e.length} ${e.text}`;
+        if (repeated && (before === "ok" || before?.startsWith("held"))) count(e.chat, e.at);
+        lastEdit.set(e.chat, `${e.length} ${e.text}`);
       }
       lastSend.set(e.chat, e.fate);
     }
