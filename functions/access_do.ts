@@ -11,6 +11,7 @@ import {
   type AdmitResult,
   admitToRecord,
   approveRecord,
+  isPaired,
   noticeFailed,
   revokeRecord,
 } from "../lib/access/sender_record.ts";
@@ -47,6 +48,11 @@ export class AccessDO extends DurableObject<Env> {
   /** Pairs this sender (idempotent). */
   approve(by: string): void {
     this.#bound(() => approveRecord(this.ctx.storage.kv, by, Date.now()));
+  }
+
+  /** Whether this sender is paired now; changes nothing. */
+  paired(): boolean {
+    return this.#bound(() => isPaired(this.ctx.storage.kv));
   }
 
   /** Unpairs this sender; true when they had been paired. */

@@ -124,7 +124,14 @@ const TG = { TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN };
 const _forum = { id: -1001234567890, type: "supergroup", title: "Builders", is_forum: true };
 let _update = 700_000;
 
-async function tgSay(worker: TestWorker, chat: Json, text: string, thread?: number) {
+/** A Telegram message from user 42 in `chat`; `ack` is the acknowledgement expected (default `{ok: true}`). */
+async function tgSay(
+  worker: TestWorker,
+  chat: Json,
+  text: string,
+  thread?: number,
+  ack: Json = { ok: true },
+) {
   const message = {
     message_id: _update,
     date: Math.floor(Date.now() / 1000),
@@ -139,6 +146,7 @@ async function tgSay(worker: TestWorker, chat: Json, text: string, thread?: numb
       headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET },
       body: JSON.stringify({ update_id: _update++, message }),
     }),
+    ack,
   );
 }
 
@@ -238,4 +246,38 @@ Deno.test("SessionDO killed while a job's turn runs reruns that occurrence's mes
   } finally {
     await dir.cleanup();
   }
+});
+
+Deno.test("SessionDO removes a job whose creator's pairing was revoked before it was due; nothing is sent", async () => {
+  await withPlatform({ ...TG, ACCESS_POLICY: "pairing" }, async (worker, fake, telegram) => {
+    fake.script((req) => {
+      const last = req.body.messages.at(-1);
+      if (last.role === "tool") return { kind: "text", text: "scheduled" };
+      if (req.lastUserText === "remind later") {
+        return { kind: "tool_call", name: "schedule_task", args: { prompt: "job late", in: 3 } };
+      }
+      return { kind: "text", text: `re: ${req.lastUserText}` };
+    });
+    const dm = { id: 42, type: "private", first_name: "Alice" };
+    await tgSay(worker, dm, "hello", undefined, { ok: true, ignored: "sender not allowed" });
+    await telegram.waitForCalls(1);
+    const code = /pairing code to its owner: ([A-Z2-9]{8})/.exec(telegram.calls[0].body.text)?.[1];
+    const approved = await api(worker, `/v1/access/pairings/${code}/approve`, { method: "POST" });
+    assertStrictEquals(approved.status, 200);
+    await tgSay(worker, dm, "remind later");
+    await until(
+      () => Promise.resolve(telegram.calls.some((c) => c.body.text === "scheduled")),
+      "scheduled",
+    );
+    const revoked = await api(worker, `/v1/access/users/${encodeURIComponent("telegram:42")}`, {
+      method: "DELETE",
+    });
+    assertStrictEquals(revoked.status, 200);
+    await pause(4_500); // past the job's time
+    assertEquals(fake.requests.filter((r) => r.lastUserText === "job late").length, 0);
+    const jobs = await json(
+      await api(worker, `/v1/jobs?session=${encodeURIComponent("telegram:42")}`),
+    );
+    assertEquals(jobs.data, [], "the job is gone");
+  });
 });

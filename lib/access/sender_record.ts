@@ -97,6 +97,11 @@ export function approveRecord(storage: RecordStorage, by: string, now: number): 
   storage.delete("refusal_notice_at");
 }
 
+/** Whether the sender is paired now (read only: a scheduled job asks before it runs for them). */
+export function isPaired(storage: RecordStorage): boolean {
+  return storage.get<_Approval>("approved") !== undefined;
+}
+
 /** Revokes a pairing; true when the sender had been paired. Their next direct message gets a new code. */
 export function revokeRecord(storage: RecordStorage): boolean {
   const was = storage.get<_Approval>("approved") !== undefined;

@@ -134,6 +134,11 @@ export class JobScheduler {
     }
   }
 
+  /** The active jobs due now, earliest first. */
+  due(): Job[] {
+    return this.#stores.jobs.due(this.#options.now());
+  }
+
   /** Turns every due occurrence into a message; returns how many it fired. */
   fireDue(tx: Tx): number {
     const now = this.#options.now();

@@ -230,3 +230,28 @@ Deno.test("JobScheduler pauses a job whose chat refuses its reply with 403, sayi
   assertEquals(view.status, "paused");
   assertMatch(view.reason ?? "", /could not be reached.*403/);
 });
+
+Deno.test("JobScheduler removes a due job whose creator lost access instead of firing it", async () => {
+  const clock = { now: T0 };
+  const exec = recordingExecutor();
+  const asked: unknown[] = [];
+  let allowed = true;
+  const sentinel = new SessionSentinel(sqliteStorage(), exec.execute, {
+    ...options,
+    now: () => clock.now,
+    jobAllowed: (context) => (asked.push(context.user_id), Promise.resolve(allowed)),
+  });
+  const origin: JobOrigin = {
+    target: null,
+    context: { session_key: "telegram:7", platform: "telegram", user_id: "42" },
+  };
+  const job = create(sentinel, { prompt: "tick", schedule: { every: 60 } }, origin);
+  clock.now += 60_000;
+  await sentinel.alarm();
+  allowed = false;
+  clock.now += 60_000;
+  await sentinel.alarm();
+  assertEquals(exec.state.order, ["tick"], "ran while allowed, not after");
+  assertEquals(asked, ["42", "42"]);
+  assertEquals(sentinel.withJobs((jobs) => jobs.view(job.id)), null);
+});

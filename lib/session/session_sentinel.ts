@@ -54,6 +54,11 @@ export interface SentinelOptions {
   streamReplies?: boolean;
   /** Scheduled jobs not done yet, at most, per session; default 20. */
   maxJobs?: number;
+  /**
+   * Asked before a due job fires, with the context it was created in: false removes the job (its
+   * creator lost access). A check that fails lets the job run, and says so in the log.
+   */
+  jobAllowed?: (context: InboundMessage["context"]) => Promise<boolean>;
   /** How long an approval question waits before it counts as denied; default 24 h (chat), 10 min (API). */
   approvalTimeoutMs?: { chat: number; api: number };
   /**
@@ -294,7 +299,7 @@ export class SessionSentinel {
       }
       for (;;) {
         // Due occurrences queue like any message (a turn that runs long delays, never loses, them).
-        this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx));
+        await this.#fireJobs();
         // A turn answered after its pause goes first: it still holds the session.
         const next: ClaimedMessage & { resume?: TurnResume } | null =
           this.#runner.resumeAnswered() ?? this.#runner.claimNext();
@@ -317,6 +322,21 @@ export class SessionSentinel {
     const deadline = this.#stores.db.transaction((tx) => this.#gate.expire(tx, this.#now()));
     const next = [deadline, this.#jobs.nextDue()].filter((t): t is number => t !== null);
     if (next.length) this.#stores.db.armAlarm(Math.min(...next));
+  }
+
+  /** Due occurrences become messages; a job whose creator lost access is removed instead. */
+  async #fireJobs(): Promise<void> {
+    const allowed = this.#options.jobAllowed;
+    for (const job of allowed ? this.#jobs.due() : []) {
+      const may = await allowed!(job.context).catch((error) => {
+        log.warn("job access not checked; it runs", { job: job.id, error: String(error) });
+        return true;
+      });
+      if (may) continue;
+      this.#stores.db.transaction((tx) => this.#jobs.remove(tx, job.id));
+      log.info("job removed: its creator may no longer use the bot", { job: job.id });
+    }
+    this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx));
   }
 
   /**
