@@ -82,7 +82,8 @@ export async function startChaosPlatforms(
   const telegram = await startChaosServer({
     rates,
     random,
-    isSend: () => true,
+    // Only a message is a send (faulted, holdable): typing, drafts and click answers are not.
+    isSend: (call) => call.path.endsWith("/sendMessage"),
     chatOf: (call) => call.body?.chat_id === undefined ? undefined : String(call.body.chat_id),
     faultAnswer: (status) =>
       status === 429

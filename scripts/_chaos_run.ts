@@ -62,6 +62,8 @@ export interface ChaosOptions {
   approvalRate?: number;
   /** Runs sessions schedule one-off jobs due during the run (default true). */
   jobs?: boolean;
+  /** baton's STREAM_REPLIES: chat replies previewed as they grow (default true, baton's default). */
+  streamReplies?: boolean;
   /** baton's REPLY_IN_DOUBT (default: baton's own default). */
   replyInDoubt?: "resend" | "skip";
   ways?: ChaosWay[];
@@ -181,6 +183,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     ...platforms.vars,
     ...(o.replyInDoubt ? { REPLY_IN_DOUBT: o.replyInDoubt } : {}),
     // The tool an asking message's model calls asks first; an unanswered question soon counts as denied.
+    ...(o.streamReplies === false ? { STREAM_REPLIES: "off" } : {}),
     APPROVAL_TOOLS: "session_info",
     APPROVAL_TIMEOUT_MS: String(APPROVAL_TIMEOUT_MS),
   };

@@ -61,6 +61,8 @@ async function sabotaged(options: Partial<Parameters<typeof runChaos>[0]>): Prom
     badRate: 0,
     duplicateRate: 0,
     approvalRate: 0,
+    // The held send must be a reply's part, not a preview's edit of it.
+    streamReplies: false,
     keepOnFailure: false,
     ...options,
   });
