@@ -166,7 +166,8 @@ export interface TokenRequest {
 /**
  * An access token from an OAuth token endpoint, cached until 5 minutes before it expires; or the
  * failure as a SendResult — nothing has been posted then, so a 429, a 5xx or a lost connection is
- * retryable, a refusal (bad credentials) final. No message carries a secret or a token.
+ * retryable, a refusal (bad credentials) final. No message carries a secret or a token. Throws
+ * only what `request.form` throws.
  */
 export async function accessToken(
   request: TokenRequest,
@@ -179,7 +180,13 @@ export async function accessToken(
   }
   const pending = _fetchToken(request, now);
   _tokens.set(request.cacheKey, pending);
-  const got = await pending;
+  let got: _Token | SendResult;
+  try {
+    got = await pending;
+  } catch (error) {
+    _tokens.delete(request.cacheKey);
+    throw error; // the form could not be made (a key that is not one): the caller words it
+  }
   if ("token" in got) return { ok: true, token: got.token };
   _tokens.delete(request.cacheKey); // a failure is never cached
   return got as Extract<SendResult, { ok: false }>;
@@ -191,12 +198,13 @@ export function forgetAccessToken(cacheKey: string): void {
 }
 
 async function _fetchToken(request: TokenRequest, now: number): Promise<_Token | SendResult> {
+  const form = await request.form(); // throws, outside the fetch's catch, for a bad key
   let res: Response;
   try {
     res = await fetch(request.url, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: await request.form(),
+      body: form,
     });
   } catch {
     return { ok: false, status: 0, retryable: true, message: `could not reach the ${request.api}` };

@@ -55,10 +55,10 @@ export function teamsMessage(text: string, over: Record<string, unknown> = {}) {
   };
 }
 
-async function request(
+function request(
   activity: unknown,
   token: string | null,
-): Promise<RawRequest> {
+): RawRequest {
   return {
     headers: new Headers({
       "content-type": "application/json",
@@ -84,12 +84,12 @@ Deno.test("teamsAdapter.verify() accepts a Bot Framework token: metadata keys, i
   resetJwtCaches();
   await withFetch(platform(), async (calls) => {
     assertStrictEquals(
-      await teamsAdapter.verify(await request(teamsMessage("hi"), await token()), ENV),
+      await teamsAdapter.verify(request(teamsMessage("hi"), await token()), ENV),
       null,
     );
     // Cached: a second activity fetches nothing.
     assertStrictEquals(
-      await teamsAdapter.verify(await request(teamsMessage("again"), await token()), ENV),
+      await teamsAdapter.verify(request(teamsMessage("again"), await token()), ENV),
       null,
     );
     assertEquals(calls.map((c) => c.url), [OPENID, JWKS]);
@@ -124,7 +124,7 @@ Deno.test("teamsAdapter.verify() refuses wrong audience, issuer, expiry, key, en
       ["activity names another channel", await token(), teamsMessage("hi", { channelId: "slack" })],
     ];
     for (const [name, jwt, body] of cases) {
-      const refusal = await teamsAdapter.verify(await request(body, jwt), ENV);
+      const refusal = await teamsAdapter.verify(request(body, jwt), ENV);
       assert(refusal !== null, name);
       assert(!refusal.includes(PASSWORD) && !(jwt && refusal.includes(jwt)), name);
     }
@@ -138,13 +138,13 @@ Deno.test("teamsAdapter.verify() refuses while the keys cannot be fetched, and t
     (call) => up ? platform()(call) : new Response("down", { status: 503 }),
     async () => {
       const refusal = await teamsAdapter.verify(
-        await request(teamsMessage("hi"), await token()),
+        request(teamsMessage("hi"), await token()),
         ENV,
       );
       assertStrictEquals(refusal, "could not fetch the platform's signing keys");
       up = true;
       assertStrictEquals(
-        await teamsAdapter.verify(await request(teamsMessage("hi"), await token()), ENV),
+        await teamsAdapter.verify(request(teamsMessage("hi"), await token()), ENV),
         null,
       );
     },
