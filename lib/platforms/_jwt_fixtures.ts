@@ -1,10 +1,21 @@
 // Test support: RSA signing keys, signed JWTs and service-account key JSON made with jose, for the Teams and Google Chat tests; Deno (tests only).
-import { exportJWK, exportPKCS8, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
+import {
+  exportJWK,
+  exportPKCS8,
+  generateKeyPair,
+  type GenerateKeyPairResult,
+  type JWK,
+  type JWTPayload,
+  SignJWT,
+} from "jose";
+
+// jose's own key type: the runtime's CryptoKey, which Deno's and the Workers' types name apart.
+type _Key = GenerateKeyPairResult["privateKey"];
 
 /** A freshly generated RS256 key: the private half signs, `jwk` is the public half as published. */
 export interface TestSigningKey {
-  privateKey: CryptoKey;
-  publicKey: CryptoKey;
+  privateKey: _Key;
+  publicKey: _Key;
   /** The public JWK with `kid`, `alg`, `use` and any extra members (Bot Framework endorsements). */
   jwk: JWK & Record<string, unknown>;
 }
