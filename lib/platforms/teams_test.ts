@@ -341,3 +341,18 @@ function rawOf(activity: unknown): RawRequest {
     nowSeconds: NOW,
   };
 }
+
+Deno.test("teamsAdapter.verify() leaves a well-signed body that is not an activity to parse (400), never trusting it", async () => {
+  resetJwtCaches();
+  await withFetch(platform(), async () => {
+    const jwt = await token();
+    const garbage = { ...request({}, jwt), body: new TextEncoder().encode("{not json") };
+    assertStrictEquals(await teamsAdapter.verify(garbage, ENV), null);
+    assert(assertThrows(() => teamsAdapter.parse(garbage, ENV)) instanceof PayloadError);
+    const bare = request({ type: "message", text: "hi" }, jwt);
+    assertStrictEquals(await teamsAdapter.verify(bare, ENV), null);
+    assert(assertThrows(() => teamsAdapter.parse(bare, ENV)) instanceof PayloadError);
+    const numeric = request(teamsMessage("hi", { channelId: 7 }), jwt);
+    assert(await teamsAdapter.verify(numeric, ENV) !== null);
+  });
+});
