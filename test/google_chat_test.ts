@@ -267,3 +267,30 @@ Deno.test("POST /webhooks/google-chat refuses a sender outside ALLOWED_USERS and
     },
   );
 });
+
+Deno.test("POST /webhooks/google-chat answers a mention in a space in its thread, one session per thread", async () => {
+  await withPlatform(VARS, async (worker, fake, chat) => {
+    const room = "spaces/AAAAroom01";
+    const thread = `${room}/threads/thr9`;
+    const event = {
+      type: "MESSAGE",
+      space: { name: room, type: "ROOM", spaceType: "SPACE", displayName: "Team" },
+      message: {
+        name: `${room}/messages/x1.x1`,
+        text: "@baton status?",
+        argumentText: " status?",
+        thread: { name: thread },
+      },
+      user: { name: "users/1111", displayName: "Grace Hopper", type: "HUMAN" },
+    };
+    await expectOk(await post(worker, chat, event), {});
+    await chat.waitForCalls(1);
+    await settled(worker, `google-chat:${thread}`);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["status?"]);
+    assertStrictEquals(
+      new URL(chat.calls[0].path, "http://x").pathname,
+      `/chat/v1/${room}/messages`,
+    );
+    assertEquals(chat.calls[0].body, { text: "status?", thread: { name: thread } });
+  });
+});

@@ -252,3 +252,27 @@ Deno.test("POST /webhooks/teams refuses a sender outside ALLOWED_USERS and runs 
     },
   );
 });
+
+Deno.test("POST /webhooks/teams answers a channel mention in its thread's session, the mention removed", async () => {
+  await withPlatform(VARS, async (worker, fake, teams) => {
+    const thread = "19:abc@thread.tacv2;messageid=1700000000000";
+    const mention = { ...activity(teams, "<at>baton</at> status?") } as Record<string, unknown>;
+    mention.conversation = { id: thread, conversationType: "channel", isGroup: true };
+    mention.entities = [{
+      type: "mention",
+      text: "<at>baton</at>",
+      mentioned: { id: `28:${APP_ID}`, name: "baton" },
+    }];
+    const chatter = { ...mention, id: "1700000009999", text: "just chatting", entities: [] };
+    await expectOk(await post(worker, teams, chatter), { ok: true, ignored: "not mentioned" });
+    await expectOk(await post(worker, teams, mention));
+    await teams.waitForCalls(1);
+    await settled(worker, `teams:${thread}`);
+    await pause(200);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["status?"]);
+    assertStrictEquals(
+      teams.calls[0].path,
+      `/teams/v3/conversations/${encodeURIComponent(thread)}/activities`,
+    );
+  });
+});
