@@ -73,6 +73,19 @@ export interface Env {
   TWILIO_ACCOUNT_SID?: string;
   TWILIO_AUTH_TOKEN?: string;
   TWILIO_API_ROOT?: string;
+  TEAMS_APP_ID?: string;
+  TEAMS_APP_PASSWORD?: string;
+  /** A single-tenant bot's tenant: its token comes from that tenant's endpoint. */
+  TEAMS_TENANT_ID?: string;
+  TEAMS_OPENID_URL?: string;
+  TEAMS_TOKEN_URL?: string;
+  /** The project number, or the endpoint URL, Google Chat names as the audience of its tokens. */
+  GOOGLE_CHAT_AUDIENCE?: string;
+  /** The service account's key JSON (a secret: its private key signs the token assertion). */
+  GOOGLE_CHAT_SERVICE_ACCOUNT?: string;
+  GOOGLE_CHAT_JWKS_URL?: string;
+  GOOGLE_CHAT_TOKEN_URL?: string;
+  GOOGLE_CHAT_API_ROOT?: string;
   /** The origin (and path prefix) callers reach baton at, where it differs from the Worker's URL: signed by Twilio. */
   PUBLIC_URL?: string;
 }

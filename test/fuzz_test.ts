@@ -8,7 +8,13 @@ import type { TestWorker } from "./_support/worker.ts";
 import { ACCESS_ROUTES } from "./_support/_fuzz_access.ts";
 import { API_ROUTES, MCP_ROUTE, RANDOM_ROUTE } from "./_support/_fuzz_api.ts";
 import { type Built, MAX_BODY, type RouteFuzz } from "./_support/_fuzz_gen.ts";
-import { MORE_WEBHOOKS, WEBHOOK_VARS, webhookFuzz, WEBHOOKS } from "./_support/_fuzz_webhooks.ts";
+import {
+  MORE_WEBHOOKS,
+  useFuzzPlatform,
+  WEBHOOK_VARS,
+  webhookFuzz,
+  WEBHOOKS,
+} from "./_support/_fuzz_webhooks.ts";
 
 /** Cases per route (FUZZ_RUNS overrides), the fixed seed (FUZZ_SEED overrides), requests in flight at once. */
 const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 2000);
@@ -212,6 +218,7 @@ async function quiet(fake: FakeLlm, platform: FakePlatform): Promise<void> {
 Deno.test("every route: fuzzed requests answer 2xx/4xx JSON and rejected ones start no turn", async (t) => {
   console.log(`fuzz: seed=${SEED} runs=${RUNS} batch=${BATCH} (FUZZ_SEED, FUZZ_RUNS, FUZZ_BATCH)`);
   await withPlatform(WEBHOOK_VARS, async (worker, fake, platform) => {
+    useFuzzPlatform(platform);
     // The order fixes each route's seed (SEED + index): keep it.
     const routes: RouteFuzz<never>[] = [
       ...API_ROUTES,

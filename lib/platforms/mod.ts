@@ -2,8 +2,10 @@
 import type { PlatformAdapter } from "../platform.ts";
 import { discordAdapter } from "./discord.ts";
 import { githubAdapter } from "./github.ts";
+import { googleChatAdapter } from "./google_chat.ts";
 import { lineAdapter } from "./line.ts";
 import { slackAdapter } from "./slack.ts";
+import { teamsAdapter } from "./teams.ts";
 import { telegramAdapter } from "./telegram.ts";
 import { twilioAdapter } from "./twilio.ts";
 import { whatsappAdapter } from "./whatsapp.ts";
@@ -17,4 +19,6 @@ export const PLATFORM_ADAPTERS: readonly PlatformAdapter[] = [
   whatsappAdapter,
   lineAdapter,
   twilioAdapter,
+  teamsAdapter,
+  googleChatAdapter,
 ];

@@ -57,6 +57,10 @@ const _invalid: ReplyTarget[] = [
   { platform: "whatsapp", phone_number_id: "1", to: "+1 555" },
   { platform: "line", to: "U/../x" },
   { platform: "twilio", from: "+1", to: "" },
+  { platform: "teams", serviceUrl: "ftp://smba.example/", conversation: "a:1" },
+  { platform: "teams", serviceUrl: "https://smba.example/", conversation: "" },
+  { platform: "google-chat", space: "spaces/../../v1/x" },
+  { platform: "google-chat", space: "spaces/AAA", thread: "spaces/AAA/messages/1" },
 ];
 
 Deno.test("replyChannel() sends a valid target of every platform through its adapter", async () => {

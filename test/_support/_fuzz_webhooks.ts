@@ -3,10 +3,18 @@ import fc from "fast-check";
 import { signGithubPayload } from "../../lib/platforms/github.ts";
 import { signLinePayload } from "../../lib/platforms/line.ts";
 import { signSlackRequest } from "../../lib/platforms/slack.ts";
+import { GOOGLE_CHAT_ISSUER } from "../../lib/platforms/google_chat.ts";
+import { TEAMS_ISSUER } from "../../lib/platforms/teams.ts";
 import { signTwilioRequest } from "../../lib/platforms/twilio.ts";
+import {
+  signTestJwt,
+  testServiceAccount,
+  testSigningKey,
+} from "../../lib/platforms/_jwt_fixtures.ts";
 import { signWhatsappPayload } from "../../lib/platforms/whatsapp.ts";
 import { signStandardWebhook } from "../../lib/standard_webhooks.ts";
 import { WEBHOOK_SECRET } from "./clients.ts";
+import type { FakePlatform } from "./fake_platform.ts";
 import { discordTestKeys, signDiscordRequest } from "./discord_signer.ts";
 import {
   bodyArb,
@@ -33,11 +41,25 @@ const LINE_SECRET = "line-fuzz-channel-secret";
 const TWILIO_SID = "AC" + "f0".repeat(16);
 const TWILIO_TOKEN = "twilio-fuzz-auth-token";
 const FUZZ_PUBLIC_URL = "https://fuzz.baton.test";
+const TEAMS_APP = "f1a2b3c4-0000-4000-8000-00000000f022";
+const GCHAT_PROJECT = "314159265358";
 const OTHER_WEBHOOK_SECRET = "whsec_" + btoa("some-other-secret-of-32-bytes!!!");
 
 const encoder = new TextEncoder();
 const discordKeys = await discordTestKeys();
 const otherDiscordKeys = await discordTestKeys();
+// The JWT platforms' signing keys: the fake platform publishes `jwtKey`, never `otherJwtKey`.
+const jwtKey = await testSigningKey("fuzz-key-1", { endorsements: ["msteams"] });
+const otherJwtKey = await testSigningKey("fuzz-key-1", { endorsements: ["msteams"] });
+const gchatAccount = await testServiceAccount();
+/** The fake platform's origin once the run has started (Teams activities name it as serviceUrl). */
+let _platformUrl = "http://127.0.0.1:9";
+
+/** Points the JWT routes at the running fake platform: its key set, and Teams' serviceUrl. */
+export function useFuzzPlatform(platform: FakePlatform): void {
+  platform.jwks.keys = [jwtKey.jwk];
+  _platformUrl = platform.url;
+}
 
 /** Settings that configure every platform's webhook for the fuzz run (withPlatform adds the API roots). */
 export const WEBHOOK_VARS: Record<string, string> = {
@@ -60,6 +82,10 @@ export const WEBHOOK_VARS: Record<string, string> = {
   TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
   // Twilio signs the URL it calls: the fuzzer signs this one, whatever port workerd listens on.
   PUBLIC_URL: FUZZ_PUBLIC_URL,
+  TEAMS_APP_ID: TEAMS_APP,
+  TEAMS_APP_PASSWORD: "teams-fuzz-app-password",
+  GOOGLE_CHAT_AUDIENCE: GCHAT_PROJECT,
+  GOOGLE_CHAT_SERVICE_ACCOUNT: gchatAccount.json,
 };
 
 /** One generated webhook case: body, signature spec, content type, extra headers, route extras. */
@@ -370,7 +396,8 @@ function _formParams(over: Uint8Array): URLSearchParams {
 }
 
 /**
- * Routes added after the table above (WhatsApp, LINE, Twilio): run after every older route, so
+ * Routes added after the table above (WhatsApp, LINE, Twilio, then Teams and Google Chat, which
+ * need `useFuzzPlatform`): run after every older route, so
  * that each older one keeps its seed.
  */
 export const MORE_WEBHOOKS: WebhookRoute[] = [
@@ -471,4 +498,82 @@ export const MORE_WEBHOOKS: WebhookRoute[] = [
       ),
     form: { answerType: "text/xml" },
   },
+  {
+    path: "/webhooks/teams",
+    payload: fc.record({
+      id: fc.stringMatching(/^[0-9]{13}$/),
+      user: fc.stringMatching(/^[0-9a-f]{8}$/),
+      channel: fc.boolean(),
+      update: fc.boolean(),
+    }).map((r) => ({
+      type: r.update ? "conversationUpdate" : "message",
+      id: r.id,
+      serviceUrl: `${_platformUrl}/teams/`,
+      channelId: "msteams",
+      from: { id: `29:${r.user}`, name: "Fuzz", aadObjectId: `aad-${r.user}` },
+      conversation: r.channel
+        ? { id: "19:fuzz@thread.tacv2;messageid=1", conversationType: "channel", isGroup: true }
+        : { id: `a:fuzz-${r.user}`, conversationType: "personal" },
+      recipient: { id: `28:${TEAMS_APP}`, name: "baton" },
+      text: r.channel ? `<at>baton</at> ${MARK}` : MARK,
+      ...(r.channel
+        ? {
+          entities: [{
+            type: "mention",
+            text: "<at>baton</at>",
+            mentioned: { id: `28:${TEAMS_APP}` },
+          }],
+        }
+        : {}),
+    })),
+    signature: { header: "authorization", scheme: "Bearer ", junk: "Bearer a.b.c", sep: ", " },
+    sign: (_over, _ts, c) =>
+      _jwtFor(c, TEAMS_ISSUER, TEAMS_APP, { serviceUrl: `${_platformUrl}/teams/` }),
+  },
+  {
+    path: "/webhooks/google-chat",
+    payload: fc.record({
+      id: fc.stringMatching(/^[A-Za-z0-9]{11}\.[A-Za-z0-9]{11}$/),
+      user: fc.stringMatching(/^[0-9]{6,21}$/),
+      room: fc.boolean(),
+      added: fc.boolean(),
+    }).map((r) => {
+      const space = r.room ? "spaces/AAAAfuzzroom" : `spaces/DM${r.user}`;
+      return {
+        type: r.added ? "ADDED_TO_SPACE" : "MESSAGE",
+        space: r.room ? { name: space, type: "ROOM" } : { name: space, type: "DM" },
+        message: {
+          name: `${space}/messages/${r.id}`,
+          text: r.room ? `@baton ${MARK}` : MARK,
+          argumentText: r.room ? ` ${MARK}` : MARK,
+          thread: { name: `${space}/threads/${r.id.slice(0, 11)}` },
+        },
+        user: { name: `users/${r.user}`, displayName: "Fuzz", type: "HUMAN" },
+      };
+    }),
+    signature: { header: "authorization", scheme: "Bearer ", junk: "Bearer a.b.c", sep: ", " },
+    sign: (_over, _ts, c) => _jwtFor(c, GOOGLE_CHAT_ISSUER, GCHAT_PROJECT, {}),
+  },
 ];
+
+/**
+ * A bearer JWT for a JWT-verified route: a token covers no body or timestamp, so the fuzzer's
+ * wrong-body and stale specs become the nearest wrong things it has — another audience, an
+ * expired token; a wrong key is a key the platform does not publish.
+ */
+async function _jwtFor(
+  c: WebhookCase,
+  issuer: string,
+  audience: string,
+  claims: Record<string, unknown>,
+): Promise<string> {
+  const { k } = c.sig;
+  const key = k === "wrongKey" ? otherJwtKey : jwtKey;
+  const token = await signTestJwt(key, {
+    issuer,
+    audience: k === "otherBody" ? `${audience}0` : audience,
+    ...(k === "stale" || k === "badTs" ? { lifetime: -600 } : {}),
+    claims,
+  });
+  return `Bearer ${token}`;
+}

@@ -1,4 +1,4 @@
-// Fake chat-platform HTTP API on loopback (Telegram, Slack, Discord, GitHub, WhatsApp, LINE, Twilio stand-in) for tests; Deno.
+// Fake chat-platform HTTP API on loopback (Telegram, Slack, Discord, GitHub, WhatsApp, LINE, Twilio, Teams, Google Chat stand-in, with their key sets and token endpoints) for tests; Deno.
 
 /** One request the fake received. */
 export interface PlatformCall {
@@ -35,6 +35,20 @@ export interface FakePlatform {
   respond(
     fn: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer>,
   ): void;
+  /**
+   * Calls to the identity side under `/auth/` (Teams' OpenID metadata, the key set both Teams and
+   * Google Chat verify with, their OAuth token endpoints), kept apart like the signals.
+   */
+  auth: PlatformCall[];
+  /**
+   * The key set served at `/auth/jwks` (and named by `/auth/teams/openid`): tests put the public
+   * JWKs of the keys they sign with here.
+   */
+  jwks: { keys: unknown[] };
+  /** Replaces the responder of `/auth/` calls (the default serves metadata, `jwks` and tokens). */
+  respondToAuth(
+    fn: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer>,
+  ): void;
   /** Replaces the responder of presence signals (their index counts signals only). */
   respondToSignals(
     fn: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer>,
@@ -59,6 +73,38 @@ export function startFakePlatform(): Promise<FakePlatform> {
   let responder: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer> =
     _default;
   let signalResponder = responder;
+  const auth: PlatformCall[] = [];
+  const jwks: { keys: unknown[] } = { keys: [] };
+  let origin = "";
+  const _defaultAuth = (call: PlatformCall, i: number): PlatformAnswer => {
+    const path = call.path.split("?")[0];
+    if (path === "/auth/teams/openid") {
+      return {
+        status: 200,
+        body: {
+          issuer: "https://api.botframework.com",
+          jwks_uri: `${origin}/auth/jwks`,
+          id_token_signing_alg_values_supported: ["RS256"],
+        },
+      };
+    }
+    if (path === "/auth/jwks") return { status: 200, body: jwks };
+    if (path.endsWith("/token")) {
+      return {
+        status: 200,
+        body: {
+          token_type: "Bearer",
+          expires_in: 3600,
+          access_token: `fake-access-token-${i + 1}`,
+        },
+      };
+    }
+    return { status: 404, body: { error: "not_found" } };
+  };
+  let authResponder: (
+    call: PlatformCall,
+    index: number,
+  ) => PlatformAnswer | Promise<PlatformAnswer> = _defaultAuth;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const text = await req.text();
     let body: unknown = text;
@@ -80,7 +126,9 @@ export function startFakePlatform(): Promise<FakePlatform> {
       body,
     };
     const signal = _SIGNAL.test(url.pathname);
-    const answer = signal
+    const answer = url.pathname.startsWith("/auth/")
+      ? await authResponder(call, auth.push(call) - 1)
+      : signal
       ? await signalResponder(call, signals.push(call) - 1)
       : await responder(call, calls.push(call) - 1);
     return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
@@ -89,10 +137,16 @@ export function startFakePlatform(): Promise<FakePlatform> {
     });
   });
   const addr = server.addr as Deno.NetAddr;
+  origin = `http://127.0.0.1:${addr.port}`;
   return Promise.resolve({
-    url: `http://127.0.0.1:${addr.port}`,
+    url: origin,
     calls,
     signals,
+    auth,
+    jwks,
+    respondToAuth: (fn) => {
+      authResponder = fn;
+    },
     respond: (fn) => {
       responder = fn;
     },

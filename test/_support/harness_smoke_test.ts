@@ -93,3 +93,18 @@ Deno.test("secretValues() takes secret-named vars, a key list's keys and a bot t
     ],
   );
 });
+
+Deno.test("secretValues() takes a service-account key JSON's private key, whole and line by line, not its other fields", () => {
+  const pem =
+    "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\nAQEFAASCBKcwggSjAgEAAoIB\n-----END PRIVATE KEY-----\n";
+  const json = JSON.stringify({ client_email: "bot@p.iam.gserviceaccount.com", private_key: pem });
+  assertEquals(
+    secretValues({ GOOGLE_CHAT_SERVICE_ACCOUNT: json }).sort(),
+    [
+      "AQEFAASCBKcwggSjAgEAAoIB",
+      "MIIEvQIBADANBgkqhkiG9w0B",
+      "MIIEvQIBADANBgkqhkiG9w0B\nAQEFAASCBKcwggSjAgEAAoIB",
+      json,
+    ].sort(),
+  );
+});

@@ -8,7 +8,7 @@ import type { TestWorker } from "./worker.ts";
 /**
  * Runs `fn` against baton wired to a fresh fake model and a fresh fake platform API, which
  * stands in for every platform's API root (Telegram, Slack, Discord, GitHub, WhatsApp, LINE,
- * Twilio), so `vars` need
+ * Twilio, Teams, Google Chat — with their key sets and token endpoints), so `vars` need
  * only the secrets. A var set to `undefined` is left out (a missing secret); everything is
  * disposed after.
  */
@@ -26,6 +26,12 @@ export async function withPlatform(
       WHATSAPP_API_ROOT: platform.url,
       LINE_API_ROOT: platform.url,
       TWILIO_API_ROOT: platform.url,
+      // Teams replies go to each activity's serviceUrl: tests name the fake's URL there.
+      TEAMS_OPENID_URL: `${platform.url}/auth/teams/openid`,
+      TEAMS_TOKEN_URL: `${platform.url}/auth/teams/token`,
+      GOOGLE_CHAT_JWKS_URL: `${platform.url}/auth/jwks`,
+      GOOGLE_CHAT_TOKEN_URL: `${platform.url}/auth/google/token`,
+      GOOGLE_CHAT_API_ROOT: `${platform.url}/chat/v1`,
       // Previews edit Discord's @original before the reply does: off unless a test asks for them.
       STREAM_REPLIES: "off",
       ...vars,

@@ -186,13 +186,13 @@ export interface TestWorker {
 }
 
 // Vars whose values are secrets: none of them may ever appear in a log line.
-const _SECRET_VAR = /(_TOKEN|_SECRET|_KEY|_KEYS|_PASSWORD)$|^WEBHOOK_SECRET$/;
+const _SECRET_VAR = /(_TOKEN|_SECRET|_KEY|_KEYS|_PASSWORD|_SERVICE_ACCOUNT)$|^WEBHOOK_SECRET$/;
 // Named like a secret, but lists tenant names, or a public key.
 const _NOT_SECRET_VAR = new Set(["ADMIN_API_KEYS", "DISCORD_PUBLIC_KEY"]);
 
 /**
- * The secret values among `vars` (names like *_TOKEN, *_SECRET, *_KEY(S), *_PASSWORD): each whole
- * value, each key of a `name:key` list (GATEWAY_API_KEYS) and the part of a bot token after its
+ * The secret values among `vars` (names like *_TOKEN, *_SECRET, *_KEY(S), *_PASSWORD,
+ * *_SERVICE_ACCOUNT): each whole value, a key JSON's private key (whole and each line), each key of a `name:key` list (GATEWAY_API_KEYS) and the part of a bot token after its
  * colon. Values under 8 characters are skipped: they would match ordinary text.
  */
 export function secretValues(vars: Record<string, string>): string[] {
@@ -200,12 +200,30 @@ export function secretValues(vars: Record<string, string>): string[] {
   for (const [name, value] of Object.entries(vars)) {
     if (!_SECRET_VAR.test(name) || _NOT_SECRET_VAR.has(name)) continue;
     found.add(value);
+    // A service-account key JSON: its private key, whole and line by line, is the secret (its
+    // other fields, such as the client email, are not).
+    const privateKey = _privateKey(value);
+    if (privateKey) {
+      found.add(privateKey);
+      for (const line of privateKey.split("\n")) found.add(line.trim());
+      continue;
+    }
     for (const entry of value.split(",")) {
       found.add(entry.trim());
       found.add(entry.slice(entry.indexOf(":") + 1).trim());
     }
   }
   return [...found].filter((v) => v.length >= 8);
+}
+
+/** The `private_key` of a key JSON (without its PEM armour lines), or "" when `value` is not one. */
+function _privateKey(value: string): string {
+  try {
+    const key = JSON.parse(value)?.private_key;
+    return typeof key === "string" ? key.replace(/-----[A-Z ]+-----/g, "").trim() : "";
+  } catch {
+    return "";
+  }
 }
 
 /** The secrets of `secrets` that appear in `output`, each shown by its first 4 characters only. */

@@ -1,0 +1,271 @@
+// Google Chat adapter: events in as JWTs from Chat's issuer (or Google ID tokens for a URL audience), Chat API messages out as the service account, idempotent by client message id; runtime-neutral (fetch, Web Crypto, jose).
+import { importPKCS8, SignJWT } from "jose";
+import { z } from "zod";
+import {
+  type Ingress,
+  parseJsonBody,
+  type PartSend,
+  PayloadError,
+  type PlatformAdapter,
+  type PlatformEnv,
+  type RawRequest,
+  type SendResult,
+  type WebhookAnswer,
+} from "../platform.ts";
+import { apiRoot, detail, encodeHex, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
+import { accessToken, bearerToken, verifyJwt } from "./_jwt.ts";
+
+/** The issuer (and, for a URL audience, the ID token's email) of every request Google Chat sends. */
+export const GOOGLE_CHAT_ISSUER = "chat@system.gserviceaccount.com";
+const _CHAT_JWKS_URL =
+  "https://www.googleapis.com/service_accounts/v1/jwk/chat@system.gserviceaccount.com";
+/** Google's OIDC keys: they sign the ID tokens sent when the audience is the endpoint URL. */
+const _GOOGLE_OIDC_JWKS_URL = "https://www.googleapis.com/oauth2/v3/certs";
+const _GOOGLE_ISSUERS = ["https://accounts.google.com", "accounts.google.com"];
+const _DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";
+const _DEFAULT_API_ROOT = "https://chat.googleapis.com/v1";
+const _SCOPE = "https://www.googleapis.com/auth/chat.bot";
+/** Google's 429s usually state no wait: two seconds, then the outbox backs off further. */
+const _DEFAULT_RATE_LIMIT_WAIT_MS = 2_000;
+
+const _SPACE = /^spaces\/[A-Za-z0-9_-]{1,128}$/;
+const _THREAD = /^spaces\/[A-Za-z0-9_-]{1,128}\/threads\/[A-Za-z0-9_.-]{1,128}$/;
+const _MESSAGE = /^spaces\/[A-Za-z0-9_-]{1,128}\/messages\/[A-Za-z0-9_.-]{1,128}$/;
+
+const _event = z.looseObject({
+  type: z.literal("MESSAGE"),
+  space: z.looseObject({
+    name: z.string().regex(_SPACE),
+    type: z.string().optional(),
+    spaceType: z.string().optional(),
+    singleUserBotDm: z.boolean().optional(),
+    displayName: z.string().max(512).optional(),
+  }),
+  message: z.looseObject({
+    name: z.string().regex(_MESSAGE),
+    text: z.string().max(100_000).optional(),
+    argumentText: z.string().max(100_000).optional(),
+    thread: z.looseObject({ name: z.string().regex(_THREAD) }).nullish(),
+  }),
+  user: z.looseObject({
+    name: z.string().min(1).max(256),
+    displayName: z.string().max(512).optional(),
+    type: z.string().optional(),
+  }),
+});
+
+/** Where a Google Chat reply goes: the space, and the thread it continues. */
+const _target = z.object({
+  platform: z.literal("google-chat"),
+  space: z.string().regex(_SPACE),
+  thread: z.string().regex(_THREAD).optional(),
+});
+
+/** A Google Chat reply target, as stored with the message. */
+export type GoogleChatTarget = z.infer<typeof _target>;
+
+/** The fields of a service-account key JSON baton uses. */
+const _serviceAccount = z.looseObject({
+  client_email: z.string().min(3).max(512),
+  private_key: z.string().min(64),
+  private_key_id: z.string().max(128).optional(),
+});
+
+/** Google Chat reads a synchronous answer as a message: an empty object posts nothing. */
+const _ACK: WebhookAnswer = { status: 200, body: {} };
+const _IGNORE = { kind: "respond", ..._ACK } as const;
+
+function _urlAudience(audience: string): boolean {
+  return /^https?:\/\//i.test(audience);
+}
+
+/**
+ * Google Chat's request verification: with a project-number audience, a JWT issued by
+ * `chat@system.gserviceaccount.com` for that number, signed by a key of Chat's JWKS; with an
+ * endpoint-URL audience, a Google-signed ID token for that URL whose verified email is Chat's.
+ */
+async function _verify(request: RawRequest, env: PlatformEnv): Promise<string | null> {
+  const audience = (env.GOOGLE_CHAT_AUDIENCE ?? "").trim();
+  if (!audience) return "GOOGLE_CHAT_AUDIENCE is not set";
+  const token = bearerToken(request.headers);
+  if (!token) return "missing Authorization: Bearer token";
+  const url = _urlAudience(audience);
+  const verified = await verifyJwt(
+    token,
+    { jwksUrl: env.GOOGLE_CHAT_JWKS_URL || (url ? _GOOGLE_OIDC_JWKS_URL : _CHAT_JWKS_URL) },
+    { issuer: url ? _GOOGLE_ISSUERS : GOOGLE_CHAT_ISSUER, audience, algorithms: ["RS256"] },
+    request.nowSeconds,
+  );
+  if (typeof verified === "string") return verified;
+  if (url) {
+    // Any Google account can get an ID token for our URL: only Chat's own is Chat.
+    const { email, email_verified: emailVerified } = verified.payload;
+    if (email !== GOOGLE_CHAT_ISSUER || emailVerified !== true) {
+      return "the ID token is not Google Chat's";
+    }
+  }
+  return null;
+}
+
+function _parse(body: Uint8Array): Ingress<GoogleChatTarget> {
+  const raw = parseJsonBody(body);
+  // ADDED_TO_SPACE, REMOVED_FROM_SPACE, CARD_CLICKED…: acknowledged, no turn.
+  if (jsonField(raw, "type") !== "MESSAGE") return _IGNORE;
+  const parsed = _event.safeParse(raw);
+  if (!parsed.success) throw new PayloadError("the MESSAGE event is malformed");
+  const { space, message, user } = parsed.data;
+  if (user.type === "BOT") return _IGNORE; // another app: never a turn
+  const direct = space.type === "DM" || space.spaceType === "DIRECT_MESSAGE" ||
+    space.singleUserBotDm === true;
+  // In a space Chat sends only messages that mention the app; argumentText is them without it.
+  const text = (message.argumentText ?? message.text ?? "").trim();
+  if (!text) return _IGNORE;
+  const thread = message.thread?.name;
+  const name = user.displayName || user.name;
+  return {
+    kind: "message",
+    message: {
+      // A DM is one conversation; in a space each thread is its own.
+      sessionKey: `google-chat:${!direct && thread ? thread : space.name}`,
+      // The message's resource name: a redelivery names the same message.
+      deliveryKey: `google-chat:${message.name}`,
+      text,
+      context: {
+        chat_id: space.name,
+        chat_name: space.displayName ?? "",
+        thread_id: thread ?? "",
+        user_id: user.name,
+        user_name: name,
+        message_id: message.name,
+      },
+      reply: { platform: "google-chat", space: space.name, ...(thread ? { thread } : {}) },
+      sender: { user: user.name, name, direct },
+    },
+  };
+}
+
+/**
+ * The client-assigned message id of a part (`client-…`, lowercase, ≤ 63 characters) drawn from
+ * the space and the part's marker: a resend of the same part asks for the same message, which
+ * Chat creates once. Without a marker (a notice outside the outbox), a fresh one.
+ */
+export async function googleChatMessageId(
+  space: string,
+  marker: string | undefined,
+): Promise<string> {
+  const seed = marker ? `${space}|${marker}` : crypto.randomUUID();
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(seed));
+  return `client-baton-${encodeHex(new Uint8Array(digest)).slice(0, 48)}`;
+}
+
+async function _assertionForm(
+  account: z.infer<typeof _serviceAccount>,
+  tokenUrl: string,
+): Promise<URLSearchParams> {
+  const key = await importPKCS8(account.private_key, "RS256");
+  const assertion = await new SignJWT({ scope: _SCOPE })
+    .setProtectedHeader({
+      alg: "RS256",
+      typ: "JWT",
+      ...(account.private_key_id ? { kid: account.private_key_id } : {}),
+    })
+    .setIssuer(account.client_email)
+    .setSubject(account.client_email)
+    .setAudience(tokenUrl)
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .sign(key);
+  return new URLSearchParams({
+    grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    assertion,
+  });
+}
+
+/** The service account of `GOOGLE_CHAT_SERVICE_ACCOUNT`, or null (nothing of it is ever quoted). */
+function _account(env: PlatformEnv): z.infer<typeof _serviceAccount> | null {
+  try {
+    const parsed = _serviceAccount.safeParse(JSON.parse(env.GOOGLE_CHAT_SERVICE_ACCOUNT ?? ""));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+async function _send(
+  target: GoogleChatTarget,
+  text: string,
+  part: PartSend,
+  env: PlatformEnv,
+): Promise<SendResult> {
+  const account = _account(env);
+  if (!account) {
+    return {
+      ok: false,
+      status: 0,
+      retryable: false,
+      message: "GOOGLE_CHAT_SERVICE_ACCOUNT is not a service-account key JSON",
+    };
+  }
+  const tokenUrl = env.GOOGLE_CHAT_TOKEN_URL || _DEFAULT_TOKEN_URL;
+  const secrets = [account.private_key, env.GOOGLE_CHAT_SERVICE_ACCOUNT ?? ""];
+  let token: Awaited<ReturnType<typeof accessToken>>;
+  try {
+    token = await accessToken({
+      cacheKey: `google-chat ${tokenUrl} ${account.client_email}`,
+      url: tokenUrl,
+      api: "Google OAuth token endpoint",
+      secrets,
+      form: () => _assertionForm(account, tokenUrl),
+    });
+  } catch {
+    // importPKCS8 refuses a key that is not PKCS#8 PEM; its error is not passed on.
+    return {
+      ok: false,
+      status: 0,
+      retryable: false,
+      message: "GOOGLE_CHAT_SERVICE_ACCOUNT's private_key is not a PKCS#8 RSA key",
+    };
+  }
+  if (!token.ok) return token;
+  const root = apiRoot(env, "GOOGLE_CHAT_API_ROOT", _DEFAULT_API_ROOT);
+  const id = await googleChatMessageId(target.space, part.marker);
+  const query = new URLSearchParams({ messageId: id, requestId: id });
+  if (target.thread) query.set("messageReplyOption", "REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD");
+  const result = await sendRequest(`${root}/${target.space}/messages?${query}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ text, ...(target.thread ? { thread: { name: target.thread } } : {}) }),
+  }, {
+    api: "Google Chat API",
+    leaving: part.leaving,
+    secrets: [token.token, ...secrets],
+    // The request id makes a repeat return the message already created: a 5xx may be resent.
+    idempotent: true,
+    waitFrom: [retryAfterHeader],
+    defaultWaitMs: _DEFAULT_RATE_LIMIT_WAIT_MS,
+    describe: ({ status, body }) =>
+      `the Google Chat API answered ${status}${detail(jsonField(body, "error", "status"))}`,
+  });
+  // ALREADY_EXISTS for our client id: an earlier send of this very part was created.
+  if (!result.ok && result.status === 409) return { ok: true };
+  return result;
+}
+
+/**
+ * Google Chat as an HTTP app: `MESSAGE` events in (DMs, and mentions in spaces, the mention left
+ * out), replies out through the Chat API as the service account, in the thread they answer; every
+ * part has a client message id and request id drawn from its marker, so a resend is created once.
+ */
+export const googleChatAdapter: PlatformAdapter<GoogleChatTarget> = {
+  name: "google-chat",
+  requiredEnv: ["GOOGLE_CHAT_AUDIENCE", "GOOGLE_CHAT_SERVICE_ACCOUNT"],
+  maxMessageChars: 4096,
+  asyncDelivery: false,
+  replyTarget: _target,
+  acknowledgement: _ACK,
+  verify: _verify,
+  parse: (request) => _parse(request.body),
+  send: _send,
+  // Every part's request id is drawn from its marker: sending it again cannot show twice.
+  idempotentPart: () => true,
+};

@@ -1,0 +1,232 @@
+// Microsoft Teams (Bot Framework) adapter: activities in as Bot Framework JWTs (OpenID keys, endorsements, serviceUrl), Bot Connector replies out with a client-credentials token; runtime-neutral (fetch, Web Crypto, jose).
+import { z } from "zod";
+import {
+  type Ingress,
+  parseJsonBody,
+  type PartSend,
+  PayloadError,
+  type PlatformAdapter,
+  type PlatformEnv,
+  type RawRequest,
+  type SendResult,
+} from "../platform.ts";
+import { detail, ignore, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
+import { accessToken, bearerToken, forgetAccessToken, verifyJwt } from "./_jwt.ts";
+
+const _DEFAULT_OPENID_URL = "https://login.botframework.com/v1/.well-known/openidconfiguration";
+/** The issuer of every token the Bot Connector sends to a bot. */
+export const TEAMS_ISSUER = "https://api.botframework.com";
+/** What a bot's own token is for: calling the Bot Connector. */
+const _SCOPE = "https://api.botframework.com/.default";
+/** Teams states no wait for some throttles: a second, then the outbox backs off further. */
+const _DEFAULT_RATE_LIMIT_WAIT_MS = 1_000;
+/** A service URL as the channel names it; http only matters for tests and the emulator. */
+const _SERVICE_URL = /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/i;
+
+const _account = z.looseObject({
+  id: z.string().min(1).max(512),
+  name: z.string().max(512).optional(),
+  aadObjectId: z.string().max(128).optional(),
+});
+
+const _activity = z.looseObject({
+  type: z.string(),
+  id: z.string().min(1).max(512),
+  serviceUrl: z.string().max(512).regex(_SERVICE_URL),
+  channelId: z.string().min(1).max(64),
+  from: _account,
+  recipient: _account,
+  conversation: z.looseObject({
+    id: z.string().min(1).max(512),
+    name: z.string().max(512).nullish(),
+    conversationType: z.string().max(64).optional(),
+    isGroup: z.boolean().optional(),
+  }),
+  text: z.string().max(200_000).optional(),
+  entities: z.array(z.looseObject({
+    type: z.string(),
+    text: z.string().max(1024).optional(),
+    mentioned: z.looseObject({ id: z.string() }).optional(),
+  })).optional(),
+});
+
+/** Where a Teams reply goes: the Bot Connector the activity came through, its conversation, the message answered. */
+const _target = z.object({
+  platform: z.literal("teams"),
+  serviceUrl: z.string().max(512).regex(_SERVICE_URL),
+  conversation: z.string().min(1).max(512),
+  replyTo: z.string().min(1).max(512).optional(),
+});
+
+/** A Teams reply target, as stored with the message. */
+export type TeamsTarget = z.infer<typeof _target>;
+
+function _tokenUrl(env: PlatformEnv): string {
+  const tenant = (env.TEAMS_TENANT_ID ?? "").trim() || "botframework.com";
+  return env.TEAMS_TOKEN_URL ||
+    `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0/token`;
+}
+
+/**
+ * Bot Framework channel authentication: a bearer JWT signed by a key from the OpenID metadata's
+ * key set, issued by the Bot Framework, for this bot (audience = app id), within ±5 minutes; the
+ * key must endorse the activity's channel, and the token's `serviceUrl` claim must name the
+ * activity's `serviceUrl` — the only URL a reply will ever be sent to.
+ */
+async function _verify(request: RawRequest, env: PlatformEnv): Promise<string | null> {
+  const appId = env.TEAMS_APP_ID;
+  if (!appId) return "TEAMS_APP_ID is not set";
+  const token = bearerToken(request.headers);
+  if (!token) return "missing Authorization: Bearer token";
+  const verified = await verifyJwt(
+    token,
+    { openIdUrl: env.TEAMS_OPENID_URL || _DEFAULT_OPENID_URL },
+    { issuer: TEAMS_ISSUER, audience: appId, algorithms: ["RS256"] },
+    request.nowSeconds,
+  );
+  if (typeof verified === "string") return verified;
+  let body: unknown;
+  try {
+    body = parseJsonBody(request.body);
+  } catch {
+    return null; // nothing in it is trusted: parse answers 400
+  }
+  // Compared where present; a message without them is malformed (400), so no reply can ever go
+  // to a serviceUrl the token did not name.
+  const serviceUrl = jsonField(body, "serviceUrl");
+  const channelId = jsonField(body, "channelId");
+  const endorsements = verified.key.endorsements;
+  if (
+    channelId !== undefined &&
+    !(Array.isArray(endorsements) && typeof channelId === "string" &&
+      endorsements.includes(channelId))
+  ) {
+    return "the signing key does not endorse the activity's channel";
+  }
+  if (serviceUrl !== undefined && verified.payload.serviceUrl !== serviceUrl) {
+    return "the token's serviceUrl claim does not match the activity";
+  }
+  return null;
+}
+
+function _parse(body: Uint8Array): Ingress<TeamsTarget> {
+  const raw = parseJsonBody(body);
+  // conversationUpdate, typing, messageReaction, invoke…: acknowledged, no turn.
+  if (jsonField(raw, "type") !== "message") return ignore();
+  const parsed = _activity.safeParse(raw);
+  if (!parsed.success) throw new PayloadError("the message activity is malformed");
+  const activity = parsed.data;
+  const { conversation, from, recipient } = activity;
+  const direct = conversation.conversationType === "personal" ||
+    (conversation.conversationType === undefined && conversation.isGroup !== true);
+  let text = activity.text ?? "";
+  const self = (activity.entities ?? []).filter((e) =>
+    e.type === "mention" && e.mentioned?.id === recipient.id && e.text
+  );
+  // A channel or group chat hears the bot only when mentioned (or a command): the mention goes.
+  for (const mention of self) text = text.split(mention.text ?? "").join("");
+  text = text.trim();
+  if (!direct && self.length === 0 && !text.startsWith("/")) return ignore("not mentioned");
+  if (!text) return ignore("no text");
+  // The AAD object id is the person across bots and tenants' chats; the channel id where absent.
+  const user = from.aadObjectId || from.id;
+  const name = from.name || user;
+  return {
+    kind: "message",
+    message: {
+      // A channel's conversation id names the thread (`…;messageid=…`): one session per thread.
+      sessionKey: `teams:${conversation.id}`,
+      // Activity ids are unique within a conversation; Teams resends with the same one.
+      deliveryKey: `teams:${conversation.id}:${activity.id}`,
+      text,
+      context: {
+        chat_id: conversation.id,
+        chat_name: conversation.name ?? "",
+        thread_id: "",
+        user_id: user,
+        user_name: name,
+        message_id: activity.id,
+      },
+      reply: {
+        platform: "teams",
+        serviceUrl: activity.serviceUrl,
+        conversation: conversation.id,
+        replyTo: activity.id,
+      },
+      sender: { user, name, direct },
+    },
+  };
+}
+
+async function _send(
+  target: TeamsTarget,
+  text: string,
+  part: PartSend,
+  env: PlatformEnv,
+): Promise<SendResult> {
+  const appId = env.TEAMS_APP_ID ?? "";
+  const password = env.TEAMS_APP_PASSWORD ?? "";
+  const tokenUrl = _tokenUrl(env);
+  const cacheKey = `teams ${tokenUrl} ${appId}`;
+  const token = await accessToken({
+    cacheKey,
+    url: tokenUrl,
+    api: "Microsoft identity platform",
+    secrets: [password],
+    form: () =>
+      Promise.resolve(
+        new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: appId,
+          client_secret: password,
+          scope: _SCOPE,
+        }),
+      ),
+  });
+  if (!token.ok) return token;
+  const root = target.serviceUrl.replace(/\/+$/, "");
+  const url = `${root}/v3/conversations/${encodeURIComponent(target.conversation)}/activities`;
+  const result = await sendRequest(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      type: "message",
+      text,
+      textFormat: "markdown",
+      ...(target.replyTo ? { replyToId: target.replyTo } : {}),
+    }),
+  }, {
+    api: "Bot Connector API",
+    leaving: part.leaving,
+    secrets: [token.token, password],
+    // Teams asks to retry 412 (a thread busy) like a throttle; neither posted anything.
+    rateLimited: ({ status }) => status === 429 || status === 412,
+    waitFrom: [retryAfterHeader],
+    defaultWaitMs: _DEFAULT_RATE_LIMIT_WAIT_MS,
+    describe: ({ status, body }) =>
+      `the Bot Connector API answered ${status}${
+        detail(jsonField(body, "error", "code") ?? jsonField(body, "message"))
+      }`,
+  });
+  // The token was refused (revoked, rotated password): the next send fetches a new one.
+  if (!result.ok && result.status === 401) forgetAccessToken(cacheKey);
+  return result;
+}
+
+/**
+ * Microsoft Teams through the Bot Framework: activities in (personal chats; channel and group
+ * chat messages that mention the bot, the mention removed; every other activity acknowledged),
+ * replies out through the Bot Connector of the activity's verified `serviceUrl`. No send can be
+ * made idempotent or looked up, so a part in doubt is resent marked.
+ */
+export const teamsAdapter: PlatformAdapter<TeamsTarget> = {
+  name: "teams",
+  requiredEnv: ["TEAMS_APP_ID", "TEAMS_APP_PASSWORD"],
+  // Teams takes about 28 KB of text per message; 25,000 characters stays clear of it.
+  maxMessageChars: 25_000,
+  asyncDelivery: false,
+  replyTarget: _target,
+  verify: _verify,
+  parse: (request) => _parse(request.body),
+  send: _send,
+};
