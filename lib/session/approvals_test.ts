@@ -4,7 +4,8 @@ import type { ChatModel } from "../chat_model.ts";
 import { runTurn } from "../run_turn.ts";
 import { bindTurn, currentContext } from "../session_context.ts";
 import { defineTool, toolAsks, ToolRegistry } from "../tools.ts";
-import { type InboundMessage, SessionSentinel, type TurnExecutor } from "./mod.ts";
+import type { Transport } from "../transport.ts";
+import { type InboundMessage, type RunEvent, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { options } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 
@@ -15,6 +16,7 @@ import { sqliteStorage } from "./_sqlite_storage.ts";
  * call after it.
  */
 function askingExecutor(dies?: "in_tool" | "after_tool") {
+  // The text streams (as run events, for a message that records them) before the model answers.
   const never = new Promise<never>(() => {});
   const runs: { user: string; message: string }[] = [];
   const act = defineTool({
@@ -31,11 +33,13 @@ function askingExecutor(dies?: "in_tool" | "after_tool") {
   let calls = 0;
   const model: ChatModel = {
     name: "fake",
-    complete({ messages }) {
+    complete({ messages, onDelta }) {
       const last = messages.at(-1)!;
       const usage = { prompt_tokens: 1, completion_tokens: 1 };
       if (last.role === "tool") {
+        onDelta?.("done: ");
         if (dies === "after_tool") return never;
+        onDelta?.(String(last.content));
         return Promise.resolve({ content: `done: ${last.content}`, toolCalls: [], usage });
       }
       if (last.role === "user" && String(last.content).startsWith("plain")) {
@@ -62,6 +66,7 @@ function askingExecutor(dies?: "in_tool" | "after_tool") {
         maxSteps: 8,
         signal,
         progress,
+        onDelta: (delta) => progress.emit?.("message.delta", { delta }),
         asks: (tool, args) => !approvals?.granted.has(tool.name) && toolAsks(tool, args, new Set()),
         ...(approvals?.resume ? { resume: approvals.resume } : {}),
       }));
@@ -293,6 +298,27 @@ Deno.test("SessionSentinel resumes a turn that died after its approved call ran 
     "acted",
     "done: acted",
   ]);
+});
+
+Deno.test("SessionSentinel resumes a run that died mid-text after its approval: its events spell the reply once", async () => {
+  let now = 1_000_000;
+  const before = sentinelWith(sqliteStorage(), { now: () => now }, "after_tool");
+  const run = before.sentinel.submit({ ...chatMsg("go"), commands: false, events: true });
+  await settle();
+  before.sentinel.answerApproval(run.seq, "once", "api");
+  await settle();
+  now += options.leaseMs * 10;
+  const after = sentinelWith(before.storage, { now: () => now });
+  await after.sentinel.alarm();
+  const outcome = await after.sentinel.outcome(run.seq);
+  const events: RunEvent[] = [];
+  const transport: Transport<RunEvent> = {
+    write: (e) => (events.push(e), true),
+    close: () => {},
+  };
+  after.sentinel.subscribe(run.seq, transport);
+  const text = events.filter((e) => e.type === "message.delta").map((e) => e.data.delta).join("");
+  assertEquals(text, outcome.status === "completed" ? outcome.reply : "?");
 });
 
 Deno.test("SessionSentinel resumes a turn that died inside its approved call: the model is told, the call not run twice", async () => {

@@ -68,6 +68,21 @@ export class RunEventStore {
     this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ? AND type != 'run.queued'`, seq);
   }
 
+  /**
+   * Drops the text a dead executor streamed after run `seq`'s last answered question: the turn
+   * resumes from that answer and streams its text again. Its tool events stay (a call it ran is
+   * not run again, so they are the only record of it).
+   */
+  dropResumedText(tx: Tx, seq: number): void {
+    this.#db.exec(
+      tx,
+      `DELETE FROM run_events WHERE seq = ? AND type = 'message.delta' AND idx > COALESCE(
+         (SELECT MAX(idx) FROM run_events WHERE seq = ? AND type = 'approval.responded'), -1)`,
+      seq,
+      seq,
+    );
+  }
+
   /** Run `seq`'s stored events in order, each with its time (null for events stored before times were). */
   timeline(seq: number): (RunEvent & { at: number | null })[] {
     return this.#db.rows(`SELECT type, data, at FROM run_events WHERE seq = ? ORDER BY idx`, seq)

@@ -115,6 +115,7 @@ export class TurnRunner {
         // It died after resuming: resume again from the pause rather than rerun from the start.
         inbox.countAttempt(tx, seq);
         inbox.markPaused(tx, seq, true);
+        this.#stores.events.dropResumedText(tx, seq);
         return null;
       }
       const live = row?.status === "running" || row?.status === "delivering" ? row : null;
