@@ -102,7 +102,8 @@ export async function dumpObservation(path: string, obs: ChaosObservation): Prom
       answers: m.answers,
       runId: m.runId,
       chatMode: s.way === "chat" ? m.chatMode : undefined,
-      late: obs.late.get(m)?.events.map((e) => e.type),
+      late: obs.late.get(m)?.events.map(_eventText),
+      connections: m.connections.length ? m.connections.map((c) => c.map(_eventText)) : undefined,
     }))
   );
   const model = obs.modelRequests.map((r, i) => ({
@@ -114,4 +115,10 @@ export async function dumpObservation(path: string, obs: ChaosObservation): Prom
     path,
     JSON.stringify({ kills, messages, model, shown, fakes: fakeEvents }, null, 1),
   );
+}
+
+/** An event as one readable string: its type, and its text or call where it has one. */
+function _eventText(e: { type: string; data: Record<string, unknown> }): string {
+  const detail = e.data.delta ?? e.data.call_id ?? e.data.output ?? "";
+  return detail === "" ? e.type : `${e.type} ${JSON.stringify(detail).slice(0, 40)}`;
 }

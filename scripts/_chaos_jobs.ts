@@ -1,5 +1,5 @@
 // The chaos run's scheduled jobs: runs sessions schedule one-off jobs due while kills land, then each must have fired exactly once; Deno.
-import { type ChaosLink, sendUntil } from "./_chaos_api.ts";
+import type { ChaosLink } from "./_chaos_api.ts";
 import type { ChaosSession } from "./_chaos_plan.ts";
 import type { ChaosObservation, Tally } from "./_chaos_tally.ts";
 
@@ -61,24 +61,29 @@ export async function scheduleJobs(link: ChaosLink, jobs: ChaosJob[], t0: number
         job.id = (await _jobsOf(link, job.session)).find((j) => j.prompt.includes(job.token))?.id;
         if (job.id) return;
       }
-      const answer = await sendUntil(link, "runs", () =>
-        Promise.resolve(
-          new Request(`${link.url}/v1/jobs`, {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              authorization: `Bearer ${link.apiKey}`,
-            },
-            body: JSON.stringify({
-              session: job.session.name,
-              prompt: `[tag:s${job.session.index}] ${job.token}`,
-              schedule: { in: job.inSeconds },
-            }),
+      // One POST per attempt: a lost answer is looked for above before the next (no blind retry).
+      await link.up();
+      link.sent("runs");
+      let status = 0;
+      try {
+        const res = await fetch(`${link.url}/v1/jobs`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${link.apiKey}` },
+          body: JSON.stringify({
+            session: job.session.name,
+            prompt: `[tag:s${job.session.index}] ${job.token}`,
+            schedule: { in: job.inSeconds },
           }),
-        ), (a) => a.status === 429);
-      if (answer?.status === 201) job.id = (answer.body as { id: string }).id;
-      else if (answer && answer.status < 500) return; // refused: counted as never fired
-      else await _sleep(300);
+          signal: AbortSignal.timeout(15_000),
+        });
+        status = res.status;
+        const body = await res.json().catch(() => ({}));
+        if (status === 201) job.id = (body as { id: string }).id;
+      } catch {
+        // No answer (a kill): looked for before the next attempt.
+      }
+      if (job.id || (status >= 400 && status < 500 && status !== 429)) return;
+      await _sleep(300);
     }
   }));
 }

@@ -235,6 +235,9 @@ export class SessionSentinel {
    */
   subscribe(seq: number, transport: Transport<RunEvent>): boolean {
     if (!this.#stores.inbox.get(seq)?.events) return false;
+    // A subscriber first in a restarted object must not replay what a dead attempt recorded: the
+    // drain, started here, recovers that attempt (dropping its events) before its first await.
+    this.#wake(this.#now());
     this.#stores.events.subscribe(seq, transport);
     return true;
   }
