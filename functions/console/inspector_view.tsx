@@ -1,46 +1,11 @@
 // The inspector screen: one session's inbox rows, reply parts, run timelines and last context (GET /v1/sessions/{key}/inspect); browser (preact).
 import { useEffect, useState } from "preact/hooks";
 import { type ApiClient, errorText } from "./api_client.ts";
+import type { SessionInspection } from "../../lib/session/inspection.ts";
 import { agoText, clockText, msText } from "./time_text.ts";
 
-interface _Inspection {
-  claim: { seq: number | null; started_at: number | null; conversation: number };
-  inbox: {
-    seq: number;
-    status: string;
-    command: boolean;
-    received_at: number;
-    finished_at: number | null;
-    duration_ms: number | null;
-    attempts: number;
-    merged_into: number | null;
-    text: string;
-    error: { message: string; type: string } | null;
-  }[];
-  parts: {
-    id: number;
-    seq: number | null;
-    kind: string;
-    index: number;
-    count: number;
-    status: string;
-    created_at: number;
-    sent_at: number | null;
-    error: string | null;
-    text: string;
-    platform: string | null;
-  }[];
-  runs: {
-    seq: number;
-    events: {
-      type: string;
-      at: number | null;
-      elapsed_ms: number | null;
-      duration_ms: number | null;
-    }[];
-  }[];
-  last_turn: { seq: number; context: unknown; reply: unknown } | null;
-}
+/** The API's answer, typed where the server builds it. */
+type _Inspection = SessionInspection;
 
 const _STATUS: Record<string, string> = {
   waiting_for_approval: "waiting for approval",
