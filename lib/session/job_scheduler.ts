@@ -18,6 +18,15 @@ export interface JobOrigin {
   context: Job["context"];
 }
 
+/**
+ * The origin of a job created from `message`: it replies where the message came from and binds
+ * its chat and user, never the message's own id (nor a job's).
+ */
+export function originOf(message: InboundMessage): JobOrigin {
+  const { message_id: _id, job_id: _job, ...context } = message.context;
+  return { target: message.reply ?? null, context };
+}
+
 /** A job as callers see it (the API adds its id and session). */
 export interface JobView {
   id: number;
@@ -107,8 +116,7 @@ export class JobScheduler {
           if (!last?.reply) {
             return { error: "the session has no chat to reply in yet", status: 409 };
           }
-          const { message_id: _m, job_id: _j, ...context } = last.context;
-          origin = { target: last.reply, context };
+          origin = originOf(last);
         }
         const made = this.create(tx, request.spec, origin);
         return "error" in made ? { error: made.error, status: 400 } : made;

@@ -36,8 +36,8 @@ export class LiveReply {
   #lastAt = -Infinity;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #typing: ReturnType<typeof setInterval> | null = null;
-  /** How many preview updates were shown (for the bench and the tests' reasoning). */
-  shown = 0;
+  /** How many preview updates were shown: a stopped turn replaces a preview only if there was one. */
+  #shown = 0;
 
   constructor(
     channel: ReplyChannel,
@@ -81,7 +81,7 @@ export class LiveReply {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     await this.#inFlight;
-    if (how === "stopped" && this.shown > 0) {
+    if (how === "stopped" && this.#shown > 0) {
       await this.#channel.endPreview?.(this.#target, PREVIEW_STOPPED).catch(() => {});
     }
   }
@@ -105,7 +105,7 @@ export class LiveReply {
     this.#lastAt = this.#options.now();
     this.#inFlight = this.#channel.preview!(this.#target, text, this.#draft).then((result) => {
       if (result === "shown") {
-        this.shown++;
+        this.#shown++;
         this.#shownText = text;
         // A 429 or an unsupported target ends previews at once; failures after three.
       } else if (result !== "failed" || ++this.#failures >= 3) this.#previews = false;

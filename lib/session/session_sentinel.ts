@@ -329,8 +329,11 @@ export class SessionSentinel {
 
   /** Due occurrences become messages; a job whose creator lost access is removed instead. */
   async #fireJobs(): Promise<void> {
+    // One indexed read per turn when nothing is due (the common case): nothing else runs.
+    const due = this.#jobs.due();
+    if (!due.length) return;
     const allowed = this.#options.jobAllowed;
-    for (const job of allowed ? this.#jobs.due() : []) {
+    for (const job of allowed ? due : []) {
       const may = await allowed!(job.context).catch((error) => {
         log.warn("job access not checked; it runs", { job: job.id, error: String(error) });
         return true;

@@ -3,7 +3,7 @@ import { withLogFields } from "../log.ts";
 import type { TurnResume } from "../run_turn.ts";
 import type { ApprovalGate, ResumedTurn } from "./approval_gate.ts";
 import type { Claim } from "./claim.ts";
-import type { JobScheduler } from "./job_scheduler.ts";
+import { type JobScheduler, originOf } from "./job_scheduler.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
 import { runClaimedTurn } from "./run_claimed_turn.ts";
 import { type TurnJobs, withTurnJobs } from "./turn_jobs.ts";
@@ -311,8 +311,7 @@ export class TurnRunner {
   #turnJobs(claim: Claim, message: InboundMessage): TurnJobs {
     const { db, claims } = this.#stores;
     const scheduler = this.#options.scheduler;
-    const { message_id: _id, job_id: _job, ...context } = message.context;
-    const origin = { target: message.reply ?? null, context };
+    const origin = originOf(message);
     const ended = { error: "the turn has ended" };
     return {
       create: (spec) =>
