@@ -11,6 +11,13 @@ export interface DirectorySyncOptions {
   armRetry: (time: number) => void;
 }
 
+/**
+ * Changes are gathered this long before the row is read and written: a turn moves the session
+ * through queued, running and idle within milliseconds, and its commits (one per streamed delta
+ * too) must not each cost reads and a D1 write. The row is at most this far behind.
+ */
+const _GATHER_MS = 250;
+
 /** First wait before a failed write is retried; it doubles per failure up to `_MAX_BACKOFF_MS`. */
 const _FIRST_BACKOFF_MS = 1_000;
 const _MAX_BACKOFF_MS = 60_000;
@@ -28,9 +35,10 @@ const _MAX_ALARM_RETRIES = 12;
 const _LOST_WRITE_MS = 60_000;
 
 /**
- * One session's directory row. `changed()` runs after every committed transaction; it costs two
- * small reads unless the session's claim or its unfinished messages moved, and only then reads
- * the whole row and writes it if it differs from the last one written. Writes go one at a time,
+ * One session's directory row. `changed()` runs after every committed transaction and only
+ * schedules a look a moment later; the look costs two small reads unless the session's claim or
+ * its unfinished messages moved, and only then reads the whole row and writes it if it differs
+ * from the last one written. Writes go one at a time,
  * in order, never awaited by a turn: a directory that fails (D1 down, table missing, binding
  * absent) never fails or delays a turn. A failed write leaves the row dirty; the next change, or
  * the alarm armed for the retry, writes it again; a write lost with its object is written by the
@@ -47,6 +55,8 @@ export class DirectorySync {
   /** A change arrived while a write was in flight: read the row again after it. */
   #again = false;
   #failures = 0;
+  /** A look is scheduled: further commits join it. */
+  #gathering = false;
 
   constructor(stores: SessionStores, options: DirectorySyncOptions) {
     this.#stores = stores;
@@ -67,8 +77,21 @@ export class DirectorySync {
     return sync;
   }
 
-  /** After a committed transaction: writes the row when what it shows moved. Never throws. */
+  /**
+   * After a committed transaction: the row is looked at once the changes of the next moment are
+   * gathered (`_GATHER_MS`), and written when what it shows moved. Costs nothing per commit.
+   */
   changed(): void {
+    if (this.#gathering) return;
+    this.#gathering = true;
+    setTimeout(() => {
+      this.#gathering = false;
+      this.#look();
+    }, _GATHER_MS);
+  }
+
+  /** Writes the row when what it shows moved since the last look. Never throws. */
+  #look(): void {
     try {
       const mark = `${
         JSON.stringify(this.#stores.claims.state())

@@ -27,7 +27,8 @@ function recordingWriter() {
   };
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+/** Past the sync's gathering of changes (250 ms) and its write. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 
 Deno.test("DirectorySync writes the row at queued, running and idle, with title, counts and tenant", async () => {
   let now = 1_000_000;
