@@ -9,6 +9,8 @@ export interface LiveReplyOptions {
   typingEveryMs?: number;
   /** At most one preview update this often per chat (Telegram asks for about one a second). */
   previewEveryMs?: number;
+  /** Nothing is shown before the turn has run this long (default 1 s): quick replies need none. */
+  quietMs?: number;
   now: () => number;
 }
 
@@ -34,8 +36,11 @@ export class LiveReply {
   #closed = false;
   #inFlight: Promise<void> | null = null;
   #lastAt = -Infinity;
+  /** Set by `start`: how long nothing is shown. */
+  #quiet = 0;
   #timer: ReturnType<typeof setTimeout> | null = null;
-  #typing: ReturnType<typeof setInterval> | null = null;
+  /** The first typing's timeout, then the renewals' interval. */
+  #typing: ReturnType<typeof setTimeout> | null = null;
   /** How many preview updates were shown: a stopped turn replaces a preview only if there was one. */
   #shown = 0;
 
@@ -52,21 +57,34 @@ export class LiveReply {
     this.#previews = options.previews && channel.preview !== undefined;
   }
 
-  /** Shows typing now and renews it until `close`, unless the platform has no such signal. */
+  /**
+   * Starts the presence: typing after `quietMs` (a reply that comes sooner needs none, and costs
+   * no extra call) and renewed until `close`, unless the platform has no such signal. The first
+   * preview waits as long after the first piece of text, for the same reason.
+   */
   start(): void {
+    const quiet = this.#options.quietMs ?? 1_000;
+    this.#quiet = quiet;
     if (!this.#channel.typing) return;
     const typing = () => {
       this.#channel.typing!(this.#target).then((renew) => {
         if (!renew) this.#stopTyping();
       }, () => this.#stopTyping());
     };
-    typing();
-    this.#typing = setInterval(typing, this.#options.typingEveryMs ?? 4_000);
+    this.#typing = setTimeout(() => {
+      if (this.#closed) return;
+      typing();
+      this.#typing = setInterval(typing, this.#options.typingEveryMs ?? 4_000);
+    }, quiet);
   }
 
   /** Adds a piece of the reply's text; a preview follows when the throttle allows. */
   delta(piece: string): void {
     if (this.#closed || !this.#previews) return;
+    // The first preview once the reply has been growing for the quiet time, then one per interval.
+    if (!this.#text && this.#quiet > 0) {
+      this.#lastAt = this.#options.now() + this.#quiet - (this.#options.previewEveryMs ?? 1_000);
+    }
     this.#text += piece;
     this.#schedule();
   }
@@ -116,7 +134,8 @@ export class LiveReply {
   }
 
   #stopTyping(): void {
-    if (this.#typing !== null) clearInterval(this.#typing);
+    // One handle: clearTimeout and clearInterval clear either kind.
+    if (this.#typing !== null) clearTimeout(this.#typing);
     this.#typing = null;
   }
 }

@@ -65,3 +65,27 @@ Deno.test("LiveReply previews only the first part; a 429 ends previews; close('s
   assertEquals(limited.log.filter((l) => l.startsWith("preview")).length, 1);
   assert(!limited.log.some((l) => l.startsWith("end")), "nothing was shown, nothing to replace");
 });
+
+Deno.test("LiveReply.start() shows nothing for a turn that ends within its quiet time", async () => {
+  const { ch, log } = channel();
+  const live = new LiveReply(ch, target, 3, { previews: true, quietMs: 200, now: Date.now });
+  live.start();
+  live.delta("quick answer");
+  await sleep(50);
+  await live.close("replied");
+  await sleep(250);
+  assertEquals(log, []);
+
+  const slow = channel();
+  const late = new LiveReply(slow.ch, target, 4, {
+    previews: true,
+    quietMs: 50,
+    previewEveryMs: 50,
+    now: Date.now,
+  });
+  late.start();
+  late.delta("slow answer");
+  await sleep(120);
+  await late.close("replied");
+  assertEquals(slow.log.toSorted(), ["preview slow answer", "typing"]);
+});
