@@ -223,6 +223,10 @@ Deno.test("GET /v1/sessions: a D1 outage never fails a turn, and the row appears
     const down = await list(worker);
     assertEquals(down.status, 503);
     assertEquals(down.body.error.type, "unavailable");
+    // The sync gathers changes a moment before it writes: let a write meet the outage first.
+    for (let i = 0; i < 100 && !worker.output().includes("row not written"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await migrateDirectory(worker.mf);
     // No new message: the retry the failed write armed (the session's alarm) writes the row.
     const deadline = Date.now() + 120_000;
