@@ -59,7 +59,20 @@ export interface FakePlatform {
 }
 
 /** The paths of presence signals (see `FakePlatform.signals`). */
-const _SIGNAL = /\/(sendChatAction|sendMessageDraft|assistant\.threads\.setStatus)$/;
+const _SIGNAL =
+  /\/(sendChatAction|sendMessageDraft|assistant\.threads\.setStatus|chat\/loading\/start)$/;
+
+/**
+ * Whether a call is a presence signal: one of `_SIGNAL`'s paths (Telegram, Slack, LINE's loading
+ * animation), or a body that says so where the platform shares its message path (WhatsApp's
+ * `typing_indicator`, a Bot Framework `typing` activity).
+ */
+function _isSignal(pathname: string, body: unknown): boolean {
+  if (_SIGNAL.test(pathname)) return true;
+  if (typeof body !== "object" || body === null) return false;
+  const fields = body as Record<string, unknown>;
+  return "typing_indicator" in fields || fields.type === "typing";
+}
 
 /** Starts a fake platform API on 127.0.0.1 with a random port. */
 export function startFakePlatform(): Promise<FakePlatform> {
@@ -125,7 +138,7 @@ export function startFakePlatform(): Promise<FakePlatform> {
       headers: req.headers,
       body,
     };
-    const signal = _SIGNAL.test(url.pathname);
+    const signal = _isSignal(url.pathname, body);
     const answer = url.pathname.startsWith("/auth/")
       ? await authResponder(call, auth.push(call) - 1)
       : signal
