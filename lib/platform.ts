@@ -121,6 +121,13 @@ export interface PartSend {
    * buttons leaves them out: the text names the same choices as commands.
    */
   choices?: readonly Choice[];
+  /**
+   * The preview this part replaces (its `PreviewResult` handle): the first part of a reply whose
+   * turn previewed it as a message of its own (Slack). The adapter edits that message into the
+   * part instead of posting one, so the finished message is the reply, and a repeat of the edit
+   * cannot show twice.
+   */
+  replaces?: string;
 }
 
 /**
@@ -225,16 +232,36 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
   typing?(target: T, env: PlatformEnv): Promise<boolean>;
   /**
    * Shows `text`, the reply so far, as a preview that the final reply replaces (Telegram's draft
-   * in a private chat, Discord's `@original`); `draft` names the turn. Never the exactly-once
-   * record: the final reply is sent through the outbox as always.
+   * in a private chat, Discord's `@original`, a Slack message of its own); `draft` names the turn,
+   * `handle` the preview message an earlier update created (see `PreviewResult`). Never the
+   * exactly-once record: the final reply is sent through the outbox as always.
    */
-  preview?(target: T, text: string, draft: number, env: PlatformEnv): Promise<PreviewResult>;
-  /** Replaces a preview left by a turn that ended without a reply (stopped) with `text`. */
-  endPreview?(target: T, text: string, env: PlatformEnv): Promise<void>;
+  preview?(
+    target: T,
+    text: string,
+    draft: number,
+    env: PlatformEnv,
+    handle?: string,
+  ): Promise<PreviewResult>;
+  /**
+   * Ends a preview left by a turn that ended without a reply: replaced with `text` (stopped), or
+   * removed where it is a message of its own (`text` null: the turn paused to ask, and its reply
+   * will follow the question). `handle` names that message.
+   */
+  endPreview?(target: T, text: string | null, env: PlatformEnv, handle?: string): Promise<void>;
 }
 
-/** What became of a preview update: shown; not possible for this target; a 429 (previews stop); failed. */
-export type PreviewResult = "shown" | "unsupported" | "rate_limited" | "failed";
+/**
+ * What became of a preview update: shown; shown as a message of its own, named `handle`, which
+ * later updates edit and the reply's first part replaces (`PartSend.replaces`); not possible for
+ * this target; a 429 (previews stop); failed.
+ */
+export type PreviewResult =
+  | "shown"
+  | { handle: string }
+  | "unsupported"
+  | "rate_limited"
+  | "failed";
 
 /** A verified delivery whose payload is malformed (answered 400). */
 export class PayloadError extends Error {
@@ -260,15 +287,20 @@ export interface ReplyChannel {
    */
   inDoubt(
     target: ReplyTarget,
-    part: { index: number; marker?: string },
+    part: { index: number; marker?: string; replaces?: string | null },
     attemptedAt: number,
   ): Promise<InDoubt>;
   /** The adapter's `typing`; false where there is none. */
   typing?(target: ReplyTarget): Promise<boolean>;
   /** The adapter's `preview`; "unsupported" where there is none. */
-  preview?(target: ReplyTarget, text: string, draft: number): Promise<PreviewResult>;
+  preview?(
+    target: ReplyTarget,
+    text: string,
+    draft: number,
+    handle?: string,
+  ): Promise<PreviewResult>;
   /** The adapter's `endPreview`, where there is one. */
-  endPreview?(target: ReplyTarget, text: string): Promise<void>;
+  endPreview?(target: ReplyTarget, text: string | null, handle?: string): Promise<void>;
 }
 
 /** Characters each part leaves free for `RESEND_NOTE` or a platform's part marker. */
@@ -310,20 +342,21 @@ export function replyChannel(adapters: readonly PlatformAdapter[], env: Platform
         );
         if (found !== null) return found ? "delivered" : "resend";
       }
-      return unsure;
+      // An edit of the turn's preview message into the part cannot show it twice either.
+      return part.replaces ? "resend" : unsure;
     },
     typing: async (target) => {
       const found = _checked(byName, target);
       return found?.adapter.typing ? await found.adapter.typing(found.target, env) : false;
     },
-    preview: async (target, text, draft) => {
+    preview: async (target, text, draft, handle) => {
       const found = _checked(byName, target);
       if (!found?.adapter.preview) return "unsupported";
-      return await found.adapter.preview(found.target, text, draft, env);
+      return await found.adapter.preview(found.target, text, draft, env, handle);
     },
-    endPreview: async (target, text) => {
+    endPreview: async (target, text, handle) => {
       const found = _checked(byName, target);
-      await found?.adapter.endPreview?.(found.target, text, env);
+      await found?.adapter.endPreview?.(found.target, text, env, handle);
     },
     send: (target, text, part) => {
       const adapter = byName.get(target.platform);

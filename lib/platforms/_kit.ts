@@ -239,6 +239,8 @@ export interface SendOptions {
   readonly defaultWaitMs?: number;
   /** Whether a 2xx answer still says the call failed (Telegram's and Slack's `"ok": false`). */
   readonly refused?: (answer: Answer) => boolean;
+  /** Called with a successful answer (redacted), where the caller needs what it names (Slack's `ts`). */
+  readonly answered?: (answer: Answer) => void;
   /** Words a failure; default "the <api> answered <status>". Secrets are redacted afterwards too. */
   readonly describe?: (answer: Answer, kind: "refused" | "rate-limited" | "error") => string;
 }
@@ -278,7 +280,10 @@ export async function sendRequest(
     headers: res.headers,
     body: _redactJson(await _jsonBody(res), secrets, 0),
   };
-  if (res.ok && !options.refused?.(answer)) return { ok: true };
+  if (res.ok && !options.refused?.(answer)) {
+    options.answered?.(answer);
+    return { ok: true };
+  }
   const rateLimited = !res.ok && (options.rateLimited ?? _is429)(answer);
   const kind = res.ok ? "refused" : rateLimited ? "rate-limited" : "error";
   const describe = options.describe ?? ((a: Answer) => `the ${options.api} answered ${a.status}`);

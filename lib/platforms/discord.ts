@@ -376,8 +376,9 @@ export const discordAdapter: PlatformAdapter<DiscordTarget> = {
     const result = await _editOriginal(target, text, env);
     return result.ok ? "shown" : result.status === 429 ? "rate_limited" : "failed";
   },
+  // A paused turn's preview stays: its question is a follow-up, and the reply edits `@original`.
   endPreview: async (target, text, env) => {
-    await _editOriginal(target, text, env);
+    if (text !== null) await _editOriginal(target, text, env);
   },
   // The clicker alone sees the answer (an ephemeral message), the question stays as it is.
   answerChoice: (_choice, content) => Promise.resolve({ status: 200, body: _ephemeral(content) }),

@@ -1,4 +1,4 @@
-// Slack Events API adapter: v0 signature check, event parsing, chat.postMessage replies; runtime-neutral (fetch, Web Crypto).
+// Slack Events API adapter: v0 signature check, event parsing, chat.postMessage replies, previews by chat.update; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
   type Choice,
@@ -9,10 +9,8 @@ import {
   type PlatformChoice,
   type PlatformEnv,
   type RawRequest,
-  type SendResult,
 } from "../platform.ts";
 import {
-  apiRoot,
   decodeHex,
   encodeHex,
   formField,
@@ -20,17 +18,16 @@ import {
   hmacVerify,
   ignore,
   isFormBody,
-  jsonField,
   respond,
-  sendRequest,
   TIMESTAMP_TOLERANCE_SECONDS,
   timestampProblem,
   withPrefix,
 } from "./_kit.ts";
-import { findSlackPart, PART_EVENT_TYPE, SLACK_DEFAULT_API_ROOT } from "./slack_find_part.ts";
+import { findSlackPart, PART_EVENT_TYPE } from "./slack_find_part.ts";
+import { slackCall } from "./slack_call.ts";
+import { endSlackPreview, previewSlackReply, replacePreview } from "./slack_preview.ts";
 import { log } from "../log.ts";
 
-const _ERROR_CODE = /^[a-z0-9_]{1,64}$/;
 const _LEADING_MENTION = /^\s*<@([A-Z0-9]+)(?:\|[^>]*)?>\s*/i;
 
 const _envelope = z.looseObject({ type: z.string() });
@@ -234,7 +231,7 @@ async function _answerChoice(
 ): Promise<{ status: number; body: unknown }> {
   const { channel, thread_ts } = choice.reply;
   const user = choice.context.user_id;
-  const result = await _slackCall("chat.postEphemeral", {
+  const result = await slackCall("chat.postEphemeral", {
     channel,
     user,
     text,
@@ -245,28 +242,6 @@ async function _answerChoice(
   return { status: 200, body: {} };
 }
 
-/** A Web API call off the reply path (no part, no leaving hook); `ok: false` in the body refuses. */
-function _slackCall(
-  method: string,
-  payload: Record<string, unknown>,
-  env: PlatformEnv,
-): Promise<SendResult> {
-  const token = env.SLACK_BOT_TOKEN ?? "";
-  return sendRequest(`${apiRoot(env, "SLACK_API_ROOT", SLACK_DEFAULT_API_ROOT)}/${method}`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json; charset=utf-8",
-    },
-    body: JSON.stringify(payload),
-  }, {
-    api: "Slack API",
-    leaving: undefined,
-    secrets: [token],
-    refused: ({ body }) => jsonField(body, "ok") !== true,
-  });
-}
-
 /**
  * The assistant thread's status ("is thinking…"), which Slack clears when the reply is posted.
  * Only in a thread, and only for an app with the assistant scope: anything else answers
@@ -274,7 +249,7 @@ function _slackCall(
  */
 async function _typing(target: SlackTarget, env: PlatformEnv): Promise<boolean> {
   if (!target.thread_ts) return false;
-  const result = await _slackCall("assistant.threads.setStatus", {
+  const result = await slackCall("assistant.threads.setStatus", {
     channel_id: target.channel,
     thread_ts: target.thread_ts,
     status: "is thinking…",
@@ -343,50 +318,35 @@ export const slackAdapter: PlatformAdapter<SlackTarget> = {
     return callback.success ? _parseEvent(callback.data) : ignore();
   },
 
-  send(target, text, part, env) {
+  async send(target, text, part, env) {
     const { channel, thread_ts } = target;
-    const token = env.SLACK_BOT_TOKEN ?? "";
     // The part's name rides as message metadata, invisible in the chat, readable back (findPart).
     const metadata = part.marker
       ? { metadata: { event_type: PART_EVENT_TYPE, event_payload: { part: part.marker } } }
       : {};
-    return sendRequest(
-      `${apiRoot(env, "SLACK_API_ROOT", SLACK_DEFAULT_API_ROOT)}/chat.postMessage`,
+    // The first part of a reply its turn previewed: the preview message becomes the reply.
+    if (part.replaces) {
+      const edited = await replacePreview(target, part.replaces, text, metadata, part, env);
+      if (edited) return edited;
+    }
+    return await slackCall(
+      "chat.postMessage",
       {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${token}`,
-          "content-type": "application/json; charset=utf-8",
-        },
-        body: JSON.stringify({
-          channel,
-          text,
-          ...(thread_ts ? { thread_ts } : {}),
-          ...metadata,
-          // With blocks, `text` is the notification's fallback; the section shows it in the chat.
-          ...(part.choices?.length ? { blocks: _blocks(text, part.choices) } : {}),
-        }),
+        channel,
+        text,
+        ...(thread_ts ? { thread_ts } : {}),
+        ...metadata,
+        // With blocks, `text` is the notification's fallback; the section shows it in the chat.
+        ...(part.choices?.length ? { blocks: _blocks(text, part.choices) } : {}),
       },
-      {
-        api: "Slack API",
-        leaving: part.leaving,
-        secrets: [token],
-        // Slack answers most failures 200 {"ok": false, "error": "<code>"}.
-        refused: ({ body }) => jsonField(body, "ok") !== true,
-        describe: ({ status, body }, kind) =>
-          kind === "refused"
-            ? `Slack chat.postMessage failed: ${_errorCode(jsonField(body, "error"))}`
-            : `Slack chat.postMessage answered HTTP ${status}`,
-      },
+      env,
+      { leaving: part.leaving },
     );
   },
 
   findPart: findSlackPart,
   answerChoice: _answerChoice,
   typing: _typing,
+  preview: previewSlackReply,
+  endPreview: endSlackPreview,
 };
-
-// Only a well-formed code is quoted: the field is the API's free text otherwise.
-function _errorCode(error: unknown): string {
-  return typeof error === "string" && _ERROR_CODE.test(error) ? error : "unknown_error";
-}

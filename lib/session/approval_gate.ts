@@ -268,7 +268,7 @@ export class ApprovalGate {
       const text = approvalQuestionText(question.tool, question.arguments);
       // Platforms with buttons show the choices under the text too; a click names this call.
       const buttons = approvalButtons(seq, question.callId);
-      this.#stores.outbox.add(tx, "notice", seq, message.reply, [text], now, buttons);
+      this.#stores.outbox.add(tx, "notice", seq, message.reply, [text], now, { choices: buttons });
     }
   }
 }

@@ -159,6 +159,17 @@ export class InboxStore {
     return row ? json<InboundMessage>(row, "message") : null;
   }
 
+  /** The handle of message `seq`'s preview message (see `LiveReply`), or null where it has none. */
+  preview(seq: number): string | null {
+    const row = this.#db.rows(`SELECT preview FROM inbox WHERE seq = ?`, seq)[0];
+    return typeof row?.preview === "string" ? row.preview : null;
+  }
+
+  /** Stores (or, null, forgets) the handle of message `seq`'s preview message. */
+  setPreview(tx: Tx, seq: number, handle: string | null): void {
+    this.#db.exec(tx, `UPDATE inbox SET preview = ? WHERE seq = ?`, handle, seq);
+  }
+
   /** Messages waiting (queued or merged). */
   waitingCount(): number {
     return num(

@@ -11,6 +11,14 @@ export interface LiveReplyOptions {
   previewEveryMs?: number;
   /** Nothing is shown before the turn has run this long (default 1 s): quick replies need none. */
   quietMs?: number;
+  /** The preview message an earlier attempt of this turn created (a Slack message), if any. */
+  handle?: string;
+  /**
+   * Called when the preview message's handle is first known, or forgotten (null: the preview was
+   * removed), so that the caller can store it: the reply, a recovered attempt and a stop all end
+   * that one message, and none leaves a second.
+   */
+  onHandle?: (handle: string | null) => void;
   now: () => number;
 }
 
@@ -43,6 +51,8 @@ export class LiveReply {
   #typing: ReturnType<typeof setTimeout> | null = null;
   /** How many preview updates were shown: a stopped turn replaces a preview only if there was one. */
   #shown = 0;
+  /** The preview's own message, where the platform makes one (see `PreviewResult`). */
+  #handle: string | undefined;
 
   constructor(
     channel: ReplyChannel,
@@ -55,6 +65,12 @@ export class LiveReply {
     this.#draft = draft;
     this.#options = options;
     this.#previews = options.previews && channel.preview !== undefined;
+    this.#handle = options.handle;
+  }
+
+  /** The preview's own message, which the reply's first part replaces; undefined where none. */
+  get handle(): string | undefined {
+    return this.#handle;
   }
 
   /**
@@ -90,17 +106,25 @@ export class LiveReply {
   }
 
   /**
-   * Ends the live reply: no more typing or previews, and none in flight. `stopped`: the turn
-   * ended without a reply, so a preview it showed is replaced by `PREVIEW_STOPPED`.
+   * Ends the live reply: no more typing or previews, and none in flight. `replied`: the reply
+   * follows (and replaces the preview). `stopped`: the turn ended without a reply, so a preview it
+   * or an earlier attempt showed is replaced by `PREVIEW_STOPPED`. `paused`: the turn asks a
+   * question first, so a preview message of its own is removed, and the reply comes after the
+   * question rather than in a message above it.
    */
-  async close(how: "replied" | "stopped"): Promise<void> {
+  async close(how: "replied" | "stopped" | "paused"): Promise<void> {
     this.#closed = true;
     this.#stopTyping();
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     await this.#inFlight;
-    if (how === "stopped" && this.#shown > 0) {
-      await this.#channel.endPreview?.(this.#target, PREVIEW_STOPPED).catch(() => {});
+    if (how === "stopped" && (this.#shown > 0 || this.#handle !== undefined)) {
+      await this.#channel.endPreview?.(this.#target, PREVIEW_STOPPED, this.#handle)
+        .catch(() => {});
+    } else if (how === "paused" && this.#handle !== undefined) {
+      await this.#channel.endPreview?.(this.#target, null, this.#handle).catch(() => {});
+      this.#handle = undefined;
+      this.#options.onHandle?.(null);
     }
   }
 
@@ -121,8 +145,14 @@ export class LiveReply {
     const text = this.#channel.split(this.#target, this.#text)[0] ?? "";
     if (!text.trim() || text === this.#shownText) return;
     this.#lastAt = this.#options.now();
-    this.#inFlight = this.#channel.preview!(this.#target, text, this.#draft).then((result) => {
-      if (result === "shown") {
+    const preview = this.#channel.preview!(this.#target, text, this.#draft, this.#handle);
+    this.#inFlight = preview.then((result) => {
+      if (typeof result === "object") {
+        // Stored before anything else can happen: this message is the one the reply replaces.
+        if (result.handle !== this.#handle) this.#options.onHandle?.(result.handle);
+        this.#handle = result.handle;
+      }
+      if (result === "shown" || typeof result === "object") {
         this.#shown++;
         this.#shownText = text;
         // A 429 or an unsupported target ends previews at once; failures after three.

@@ -89,3 +89,72 @@ Deno.test("LiveReply.start() shows nothing for a turn that ends within its quiet
   await late.close("replied");
   assertEquals(slow.log.toSorted(), ["preview slow answer", "typing"]);
 });
+
+/** A channel whose previews are messages of their own (Slack): the first update names one. */
+function messageChannel() {
+  const log: string[] = [];
+  const ch: ReplyChannel = {
+    split: (_t, text) => [text],
+    send: () => Promise.resolve({ ok: true }),
+    inDoubt: () => Promise.resolve("resend"),
+    preview: (_t, text, _d, handle) => {
+      log.push(`preview ${handle ?? "-"} ${text}`);
+      return Promise.resolve(handle ? "shown" : { handle: "m1" });
+    },
+    endPreview: (_t, text, handle) => (log.push(`end ${handle} ${text}`), Promise.resolve()),
+  };
+  return { ch, log };
+}
+
+Deno.test("LiveReply keeps a preview message's handle: stored once, passed to every later update, ended on a stop", async () => {
+  const { ch, log } = messageChannel();
+  const stored: (string | null)[] = [];
+  const live = new LiveReply(ch, target, 1, {
+    previews: true,
+    previewEveryMs: 10,
+    onHandle: (handle) => stored.push(handle),
+    now: Date.now,
+  });
+  for (const piece of ["one ", "two ", "three"]) {
+    live.delta(piece);
+    await sleep(30);
+  }
+  assertEquals(live.handle, "m1");
+  await live.close("stopped");
+  assertEquals(stored, ["m1"]);
+  assertEquals(log, [
+    "preview - one ",
+    "preview m1 one two ",
+    "preview m1 one two three",
+    `end m1 ${PREVIEW_STOPPED}`,
+  ]);
+});
+
+Deno.test("LiveReply carries on an earlier attempt's preview message, and a pause removes it", async () => {
+  const { ch, log } = messageChannel();
+  const stored: (string | null)[] = [];
+  const live = new LiveReply(ch, target, 1, {
+    previews: true,
+    previewEveryMs: 10,
+    handle: "m0",
+    onHandle: (handle) => stored.push(handle),
+    now: Date.now,
+  });
+  live.delta("again");
+  await sleep(30);
+  await live.close("paused");
+  // No second message: the earlier one is edited, then removed so the reply follows the question.
+  assertEquals(log, ["preview m0 again", "end m0 null"]);
+  assertEquals(stored, [null]);
+  assertEquals(live.handle, undefined);
+
+  // An attempt that showed nothing itself still ends the message an earlier one left.
+  const quiet = messageChannel();
+  const stopped = new LiveReply(quiet.ch, target, 1, {
+    previews: true,
+    handle: "m0",
+    now: Date.now,
+  });
+  await stopped.close("stopped");
+  assertEquals(quiet.log, [`end m0 ${PREVIEW_STOPPED}`]);
+});

@@ -23,6 +23,8 @@ export interface OutboxPart {
   marker: string;
   /** Buttons sent with this part (the last part of an approval question), or null. */
   choices: Choice[] | null;
+  /** The preview message this part replaces (a reply's first part; see `PartSend.replaces`), or null. */
+  replaces: string | null;
 }
 
 /** A part with its send record: when it was stored and sent, or why it was given up. */
@@ -42,7 +44,8 @@ export class OutboxStore {
 
   /**
    * Adds the parts of message `seq`'s reply (again: ignored) or of a notice; `choices` go with
-   * the last part, so the buttons sit under the whole text.
+   * the last part, so the buttons sit under the whole text; `replaces`, a preview message that
+   * the first part replaces.
    */
   add(
     tx: Tx,
@@ -51,14 +54,16 @@ export class OutboxStore {
     target: ReplyTarget,
     parts: string[],
     now: number,
-    choices: readonly Choice[] = [],
+    extras: { choices?: readonly Choice[]; replaces?: string | null } = {},
   ): void {
+    const choices = extras.choices ?? [];
     for (const [index, text] of parts.entries()) {
       const last = index === parts.length - 1 && choices.length > 0;
       this.#db.exec(
         tx,
-        `INSERT OR IGNORE INTO outbox (seq, kind, part, count, text, target, created_at, choices)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR IGNORE INTO outbox
+           (seq, kind, part, count, text, target, created_at, choices, replaces)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         seq,
         kind,
         index,
@@ -67,6 +72,7 @@ export class OutboxStore {
         JSON.stringify(target),
         now,
         last ? JSON.stringify(choices) : null,
+        index === 0 ? extras.replaces ?? null : null,
       );
     }
   }
@@ -91,7 +97,6 @@ export class OutboxStore {
     this.#db.exec(tx, `UPDATE outbox SET attempted_at = ? WHERE id = ?`, leaving ? now : null, id);
   }
 
-  /** Records part `id` as sent, or as given up with `error`. */
   /** The error of message `seq`'s last reply part that failed, or null. */
   replyError(seq: number): string | null {
     const row = this.#db.rows(
@@ -102,6 +107,7 @@ export class OutboxStore {
     return row ? String(row.error) : null;
   }
 
+  /** Records part `id` as sent, or as given up with `error`. */
   markDone(tx: Tx, id: number, error: string | null, now: number): void {
     this.#db.exec(
       tx,
@@ -131,7 +137,7 @@ export class OutboxStore {
   #select(where: string, ...bindings: number[]): OutboxRecord[] {
     return this.#db.rows(
       `SELECT id, seq, kind, part, count, text, target, created_at, attempted_at, choices,
-         sent_at, error
+         replaces, sent_at, error
        FROM outbox ${where}`,
       ...bindings,
     ).map((row) => ({
@@ -145,6 +151,7 @@ export class OutboxStore {
       attemptedAt: numOrNull(row, "attempted_at"),
       marker: `o${num(row, "id")}-${num(row, "created_at").toString(36)}`,
       choices: json<Choice[]>(row, "choices"),
+      replaces: typeof row.replaces === "string" ? row.replaces : null,
       createdAt: num(row, "created_at"),
       sentAt: numOrNull(row, "sent_at"),
       error: row.error === null ? null : str(row, "error"),

@@ -1,7 +1,7 @@
 // The one way a stored text reaches a chat: send a part once, wait out 429s, record the result; runtime-neutral.
 import { type ReplyChannel, type ReplyTarget, RESEND_NOTE } from "../platform.ts";
 import { abortable } from "./abortable.ts";
-import { LiveReply } from "./live_reply.ts";
+import { LiveReply, type LiveReplyOptions } from "./live_reply.ts";
 import type { OutboxPart, OutboxStore } from "./outbox.ts";
 import type { SessionDb } from "./session_db.ts";
 import { log } from "../log.ts";
@@ -42,11 +42,19 @@ export class OutboxSender {
     return this.#options.channel.split(target, text);
   }
 
-  /** A turn's presence in chat `target` (typing, a preview named `draft`); started by the caller. */
-  live(target: ReplyTarget, draft: number): LiveReply {
+  /**
+   * A turn's presence in chat `target` (typing, a preview named `draft`, carrying on the preview
+   * message `handle` names and storing a new one's through `onHandle`); started by the caller.
+   */
+  live(
+    target: ReplyTarget,
+    draft: number,
+    preview: Pick<LiveReplyOptions, "handle" | "onHandle"> = {},
+  ): LiveReply {
     return new LiveReply(this.#options.channel, target, draft, {
       previews: this.#options.previews ?? true,
       now: this.#options.now,
+      ...preview,
     });
   }
 
@@ -140,6 +148,7 @@ export class OutboxSender {
           marker: part.marker,
           leaving: () => mark(true),
           ...(part.choices ? { choices: part.choices } : {}),
+          ...(part.replaces ? { replaces: part.replaces } : {}),
         });
       } catch (error) {
         return error instanceof Error ? error.message : String(error);

@@ -167,6 +167,15 @@ const _JOBS = [
 /** When each run event happened: the inspector's run timeline (older events have none). */
 const _RUN_EVENT_TIMES = [`ALTER TABLE run_events ADD COLUMN at INTEGER`];
 
+/**
+ * A turn's preview shown as a message of its own (Slack): its handle on the message's inbox row,
+ * stored as soon as it is known, and on the reply's first part, which edits that message.
+ */
+const _PREVIEW_MESSAGES = [
+  `ALTER TABLE inbox ADD COLUMN preview TEXT`,
+  `ALTER TABLE outbox ADD COLUMN replaces TEXT`,
+];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -213,6 +222,8 @@ const _MIGRATIONS: readonly _Migration[] = [
   _JOBS,
   // 7 → 8: a run event's time, for the console's inspector (event times and durations).
   _RUN_EVENT_TIMES,
+  // 8 → 9: a preview message's handle (the reply replaces it; a recovered attempt reuses it).
+  _PREVIEW_MESSAGES,
 ];
 
 /**
@@ -229,6 +240,7 @@ const _CURRENT = [
   ..._APPROVAL_RUNS,
   ..._JOBS,
   ..._RUN_EVENT_TIMES,
+  ..._PREVIEW_MESSAGES,
   ..._VERSION_TABLE,
 ];
 

@@ -145,6 +145,7 @@ export class TurnRunner {
         const target = message.reply;
         const text = failureNotice(outcome.error);
         const now = this.#options.now();
+        // A preview an attempt left (a Slack message) becomes the notice, never a second message.
         this.#stores.outbox.add(
           tx,
           "reply",
@@ -152,6 +153,7 @@ export class TurnRunner {
           target,
           this.#options.sender.split(target, text),
           now,
+          { replaces: inbox.preview(seq) },
         );
         inbox.markDelivering(tx, seq, outcome);
         return { claim: claims.renew(tx, now)!, message };
@@ -189,7 +191,14 @@ export class TurnRunner {
     const running = this.#start(claim, message, progress);
     // A chat sees the bot typing, and the reply grow where the platform can preview it.
     const live = message.reply && this.#options.sender
-      ? this.#options.sender.live(message.reply, claim.seq)
+      ? this.#options.sender.live(message.reply, claim.seq, {
+        // An earlier attempt's preview message is carried on, not left beside a second one.
+        handle: inbox.preview(claim.seq) ?? undefined,
+        onHandle: (handle) =>
+          db.transaction((tx) => {
+            if (claims.holds(claim)) inbox.setPreview(tx, claim.seq, handle);
+          }),
+      })
       : null;
     if (live) {
       progress.preview = (delta) => live.delta(delta);
@@ -208,8 +217,8 @@ export class TurnRunner {
       ));
     this.#stop(running);
     // Before anything is sent: no preview may land after the reply, or after a stop's notice.
-    await live?.close(claims.holds(claim) ? "replied" : "stopped");
     const { paused } = result;
+    await live?.close(!claims.holds(claim) ? "stopped" : paused ? "paused" : "replied");
     if (paused) {
       db.transaction((tx) => {
         if (claims.holds(claim)) this.#options.gate.pause(tx, claim.seq, message, paused);
@@ -228,7 +237,9 @@ export class TurnRunner {
         return true;
       }
       const text = outcome.status === "completed" ? outcome.reply : failureNotice(outcome.error);
-      outbox.add(tx, "reply", claim.seq, target, this.#options.sender!.split(target, text), now);
+      const parts = this.#options.sender!.split(target, text);
+      // The first part replaces the turn's preview message, where the platform made one.
+      outbox.add(tx, "reply", claim.seq, target, parts, now, { replaces: live?.handle });
       inbox.markDelivering(tx, claim.seq, outcome);
       return true;
     });

@@ -10,13 +10,15 @@ import type { TestWorker } from "./worker.ts";
  * stands in for every platform's API root (Telegram, Slack, Discord, GitHub, WhatsApp, LINE,
  * Twilio, Teams, Google Chat — with their key sets and token endpoints), so `vars` need
  * only the secrets. A var set to `undefined` is left out (a missing secret); everything is
- * disposed after.
+ * disposed after. With `persistDir` and a `platform` of the caller's, a second call is a restart
+ * of the same deployment: the same stored state, the same platform API and its record of calls.
  */
 export async function withPlatform(
   vars: Record<string, string | undefined>,
   fn: (worker: TestWorker, fake: FakeLlm, platform: FakePlatform) => Promise<void>,
+  opts: { persistDir?: string; platform?: FakePlatform } = {},
 ): Promise<void> {
-  const platform = await startFakePlatform();
+  const platform = opts.platform ?? await startFakePlatform();
   try {
     const all = {
       TELEGRAM_API_ROOT: platform.url,
@@ -39,9 +41,12 @@ export async function withPlatform(
     const set = Object.fromEntries(
       Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined),
     );
-    await withBaton((worker, fake) => fn(worker, fake, platform), { vars: set });
+    await withBaton((worker, fake) => fn(worker, fake, platform), {
+      vars: set,
+      ...(opts.persistDir ? { persistDir: opts.persistDir } : {}),
+    });
   } finally {
-    await platform.close();
+    if (!opts.platform) await platform.close();
   }
 }
 

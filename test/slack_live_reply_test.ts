@@ -1,0 +1,178 @@
+// Slack previews in workerd: one message posted in the reply's place, grown by chat.update, edited into the reply exactly once (also across a crash); Deno + Miniflare.
+import { assert, assertEquals, assertStrictEquals } from "@std/assert";
+import { signSlackRequest } from "../lib/platforms/slack.ts";
+import { SLACK_PREVIEW_MARK } from "../lib/platforms/slack_preview.ts";
+import { PREVIEW_STOPPED } from "../lib/session/live_reply.ts";
+import { until } from "./_support/clients.ts";
+import type { FakeStep } from "./_support/fake_llm.ts";
+import { type PlatformCall, startFakePlatform } from "./_support/fake_platform.ts";
+import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
+
+const SECRET = "slack-live-signing-secret-0123456789";
+const BOT = "UBATON";
+const TEAM = "T0LIVE";
+const SLACK = {
+  SLACK_SIGNING_SECRET: SECRET,
+  SLACK_BOT_TOKEN: "xoxb-live-reply-test-token",
+  STREAM_REPLIES: "on",
+};
+
+/** A reply in 24 pieces, written one every 150 ms (about 3.6 s in all). */
+const REPLY = "The quick brown fox jumps over the lazy dog, again and again and again.";
+const PIECES = 24;
+const slow: FakeStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
+let _ts = 0;
+
+/** Mentions the bot in channel C1 (a new thread); returns the thread's session key. */
+async function mention(worker: TestWorker, text: string): Promise<string> {
+  const ts = `1700000100.${String(++_ts).padStart(6, "0")}`;
+  const body = JSON.stringify({
+    type: "event_callback",
+    team_id: TEAM,
+    event_id: `EvLive${_ts}${crypto.randomUUID().slice(0, 8)}`,
+    authorizations: [{ team_id: TEAM, user_id: BOT, is_bot: true }],
+    event: { type: "app_mention", user: "U1", text: `<@${BOT}> ${text}`, ts, channel: "C1" },
+  });
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature = await signSlackRequest({ secret: SECRET, timestamp, body });
+  await expectOk(
+    await worker.fetch("/webhooks/slack", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-slack-signature": signature,
+        "x-slack-request-timestamp": String(timestamp),
+      },
+      body,
+    }),
+  );
+  return `slack:${TEAM}:C1:${ts}`;
+}
+
+const method = (calls: PlatformCall[], name: string) =>
+  calls.filter((c) => c.path === `/api/${name}`);
+const texts = (calls: PlatformCall[]) => calls.map((c) => String(c.body.text));
+
+Deno.test("Slack previews: one message grows by throttled chat.update, and the last edit is the reply, exactly once", async () => {
+  await withPlatform(SLACK, async (worker, fake, slack) => {
+    fake.script(() => slow);
+    await mention(worker, "grow");
+    await until(() => texts(method(slack.calls, "chat.update")).includes(REPLY), "the reply");
+    await pause(500);
+    const posts = method(slack.calls, "chat.postMessage");
+    assertStrictEquals(posts.length, 1, "one message: the preview that becomes the reply");
+    assert(String(posts[0].body.text).endsWith(SLACK_PREVIEW_MARK), "marked as unfinished");
+    const updates = method(slack.calls, "chat.update");
+    const ts = slack.calls.indexOf(posts[0]) + 1; // the fake names message i by `1700000000.${i}`
+    assert(updates.every((u) => u.body.ts === `1700000000.${ts}`), "every edit is of that message");
+    assert(updates.length >= 3, `${updates.length} edits`);
+    assert(updates.length <= PIECES / 3 + 2, `throttled: ${updates.length} edits`);
+    // The reply is the last edit, once, carrying its part's name; every preview before it is marked.
+    assertEquals(updates.at(-1)!.body.text, REPLY);
+    assertStrictEquals(texts(updates).filter((t) => t === REPLY).length, 1);
+    assertEquals(updates.at(-1)!.body.metadata?.event_type, "baton_part");
+    for (const preview of updates.slice(0, -1)) {
+      const text = String(preview.body.text);
+      assert(text.endsWith(SLACK_PREVIEW_MARK), "a preview says it is unfinished");
+      assert(REPLY.startsWith(text.slice(0, -SLACK_PREVIEW_MARK.length)), "the reply so far");
+    }
+  });
+});
+
+Deno.test("Slack previews: STREAM_REPLIES=off posts the reply once and edits nothing", async () => {
+  await withPlatform({ ...SLACK, STREAM_REPLIES: "off" }, async (worker, fake, slack) => {
+    fake.script(() => slow);
+    await mention(worker, "plain");
+    await until(() => method(slack.calls, "chat.postMessage").length === 1, "the reply");
+    await pause(500);
+    assertEquals(texts(method(slack.calls, "chat.postMessage")), [REPLY]);
+    assertStrictEquals(method(slack.calls, "chat.update").length, 0);
+  });
+});
+
+Deno.test("Slack previews: a 429 on an edit stops the previews, and the reply still replaces the preview once", async () => {
+  await withPlatform(SLACK, async (worker, fake, slack) => {
+    fake.script(() => slow);
+    let limited = 0;
+    slack.respond((call, i) => {
+      const preview = String(call.body?.text ?? "").endsWith(SLACK_PREVIEW_MARK);
+      if (call.path === "/api/chat.update" && preview) {
+        limited++;
+        return { status: 429, headers: { "retry-after": "1" }, body: { ok: false } };
+      }
+      return { status: 200, body: { ok: true, ts: `1700000000.${i + 1}` } };
+    });
+    await mention(worker, "limited");
+    await until(() => texts(method(slack.calls, "chat.update")).includes(REPLY), "the reply");
+    await pause(1_500);
+    assertStrictEquals(limited, 1, "no preview after the 429");
+    assertStrictEquals(method(slack.calls, "chat.postMessage").length, 1);
+    assertStrictEquals(
+      texts(method(slack.calls, "chat.update")).filter((t) => t === REPLY).length,
+      1,
+    );
+  });
+});
+
+Deno.test("Slack previews: a stop mid-stream edits the preview to the stopped notice, and no reply follows", async () => {
+  await withPlatform(SLACK, async (worker, fake, slack) => {
+    fake.script(() => slow);
+    const key = await mention(worker, "stop me");
+    await until(() => method(slack.calls, "chat.update").length >= 1, "a growing preview");
+    const stop = await worker.fetch(`/v1/sessions/${encodeURIComponent(key)}/stop`, {
+      method: "POST",
+      headers: { authorization: "Bearer test-gateway-key" },
+    });
+    assertStrictEquals(stop.status, 200);
+    await until(
+      () => texts(method(slack.calls, "chat.update")).includes(PREVIEW_STOPPED),
+      "notice",
+    );
+    await pause(1_000);
+    assertEquals(method(slack.calls, "chat.update").at(-1)?.body.text, PREVIEW_STOPPED);
+    const all = texts([
+      ...method(slack.calls, "chat.update"),
+      ...method(slack.calls, "chat.postMessage"),
+    ]);
+    assert(!all.includes(REPLY), "no final reply");
+    assertStrictEquals(method(slack.calls, "chat.postMessage").length, 1, "only the preview");
+  });
+});
+
+Deno.test("Slack previews: a turn killed mid-preview is recovered into that same message, never a second one", async () => {
+  const dir = await tempPersistDir();
+  const slack = await startFakePlatform();
+  const vars = { ...SLACK, TURN_LEASE_MS: "200" };
+  try {
+    await withPlatform(vars, async (worker, fake) => {
+      // The first attempt writes slowly and is killed while its preview grows.
+      fake.script(() => ({ ...slow, pieceDelayMs: 400 }));
+      await mention(worker, "survive");
+      await until(() => method(slack.calls, "chat.update").length >= 1, "a growing preview");
+    }, { persistDir: dir.path, platform: slack });
+    const preview = method(slack.calls, "chat.postMessage");
+    assertStrictEquals(preview.length, 1);
+    const ts = `1700000000.${slack.calls.indexOf(preview[0]) + 1}`;
+    await withPlatform(vars, async () => {
+      // The restart runs the turn again (the default echo model answers at once).
+      await until(
+        () =>
+          method(slack.calls, "chat.update").some((c) =>
+            !String(c.body.text).endsWith(SLACK_PREVIEW_MARK)
+          ),
+        "the recovered reply",
+      );
+      await pause(800);
+    }, { persistDir: dir.path, platform: slack });
+    assertStrictEquals(method(slack.calls, "chat.postMessage").length, 1, "no second message");
+    const finals = method(slack.calls, "chat.update").filter((c) =>
+      !String(c.body.text).endsWith(SLACK_PREVIEW_MARK)
+    );
+    assertStrictEquals(finals.length, 1, "one final edit");
+    assertStrictEquals(finals[0].body.ts, ts, "of the preview the killed attempt left");
+  } finally {
+    await slack.close();
+    await dir.cleanup();
+  }
+});
