@@ -8,6 +8,7 @@ import {
 } from "./_chaos_fake_server.ts";
 import type { PlatformWay } from "./_chaos_plan.ts";
 import { RESEND_NOTE } from "../lib/platform.ts";
+import { SLACK_PREVIEW_MARK } from "../lib/platforms/slack_preview.ts";
 
 /** Bot credentials the fakes check (a wrong one is refused, as the real APIs do). */
 export const CHAOS_CREDENTIALS = {
@@ -27,8 +28,13 @@ export interface ShownPost {
   at: number;
   /** Telegram: the message answered (first parts only). */
   replyTo?: number;
-  /** Discord: an edit of the deferred `@original` message (a repeat replaces, never adds). */
+  /**
+   * An edit that makes a message the reply (Discord's deferred `@original`, a Slack preview
+   * edited into its reply part): a repeat replaces, never adds.
+   */
   edit?: boolean;
+  /** Slack: the ts of the edited message (a thread holds one per previewed reply). */
+  message?: string;
   /** The part name baton carried (GitHub comment marker, Slack metadata), when it did. */
   part?: string;
   /** Telegram: the callback data of the inline buttons under it (an approval question). */
@@ -120,7 +126,8 @@ export async function startChaosPlatforms(
     },
   });
 
-  // Slack: chat.postMessage (with metadata), conversations.replies / conversations.history.
+  // Slack: chat.postMessage (with metadata), chat.update and chat.delete (a reply previewed as it
+  // grows, then edited into its first part), conversations.replies / conversations.history.
   const slackMessages: {
     channel: string;
     ts: string;
@@ -148,7 +155,7 @@ export async function startChaosPlatforms(
         ? (thread_ts ? `${channel}/${thread_ts}` : channel)
         : undefined;
     },
-    isSend: (call) => call.path.endsWith("/chat.postMessage"),
+    isSend: (call) => /\/chat\.(postMessage|update)$/.test(call.path),
     faultAnswer: (status) =>
       status === 429
         ? { status, headers: { "retry-after": "1" }, body: { ok: false, error: "ratelimited" } }
@@ -168,6 +175,10 @@ export async function startChaosPlatforms(
           ...(thread_ts ? { thread_ts } : {}),
           ...(metadata ? { metadata } : {}),
         });
+        // A preview is shown for good only once an edit makes it the reply.
+        if (text.endsWith(SLACK_PREVIEW_MARK)) {
+          return { status: 200, body: { ok: true, channel, ts, message: { ts, text } } };
+        }
         const part = metadata?.event_type === "baton_part"
           ? metadata?.event_payload?.part
           : undefined;
@@ -178,6 +189,35 @@ export async function startChaosPlatforms(
           ...(typeof part === "string" ? { part } : {}),
         });
         return { status: 200, body: { ok: true, channel, ts, message: { ts, text } } };
+      }
+      if (call.path === "/api/chat.update" || call.path === "/api/chat.delete") {
+        const { channel, ts, text, metadata } = call.body ?? {};
+        const at = slackMessages.findIndex((m) => m.channel === channel && m.ts === ts);
+        if (at < 0) return { status: 200, body: { ok: false, error: "message_not_found" } };
+        const message = slackMessages[at];
+        if (call.path === "/api/chat.delete") {
+          slackMessages.splice(at, 1);
+          return { status: 200, body: { ok: true, channel, ts } };
+        }
+        if (typeof text !== "string") {
+          return { status: 200, body: { ok: false, error: "invalid_arguments" } };
+        }
+        message.text = text;
+        if (metadata) message.metadata = metadata;
+        if (!text.endsWith(SLACK_PREVIEW_MARK)) {
+          const part = metadata?.event_type === "baton_part"
+            ? metadata?.event_payload?.part
+            : undefined;
+          store({
+            way: "slack",
+            chat: message.thread_ts ? `${channel}/${message.thread_ts}` : channel,
+            text,
+            edit: true,
+            message: ts,
+            ...(typeof part === "string" ? { part } : {}),
+          });
+        }
+        return { status: 200, body: { ok: true, channel, ts, text } };
       }
       if (
         call.path === "/api/conversations.replies" || call.path === "/api/conversations.history"

@@ -154,7 +154,13 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     if (r < 2 * share) return injectedModel.r500++, { kind: "status", status: 500 };
     if (r < 3 * share) return injectedModel.stall++, { kind: "hold" };
     if (asking) return asking;
-    // Chat streams answer slowly, so a client that drops its stream drops it mid-turn.
+    // Chat streams answer slowly, so a client that drops its stream drops it mid-turn; every
+    // eighth chat-platform reply is written over about 1.5 seconds, so its preview grows (drafts,
+    // Discord's @original, a Slack message) and a kill can land mid-preview.
+    const way = sessions[Number(match[1])]?.way;
+    if (way && isPlatformWay(way) && Number(match[2]) % 8 === 1) {
+      return { kind: "text", text, pieces: 6, pieceDelayMs: 250 };
+    }
     return { kind: "text", text, ...(slow ? { delayMs: slow } : {}) };
   });
   const platforms = await startChaosPlatforms(

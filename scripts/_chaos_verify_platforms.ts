@@ -48,11 +48,13 @@ export function verifyPlatformReplies(
   }
   const posts = new Map<ChaosSession, _Post[]>();
   const questions = new Set<string>();
-  // A Discord @original edit replaces the last one: only each message's last edit is shown.
+  // An edit (Discord's @original, a Slack preview) replaces the last one of its message: only
+  // each message's last edit is shown.
+  const edited = (post: ShownPost) => `${post.chat} ${post.message ?? ""}`;
   const lastEdit = new Map<string, ShownPost>();
-  for (const post of obs.shown) if (post.edit) lastEdit.set(post.chat, post);
+  for (const post of obs.shown) if (post.edit) lastEdit.set(edited(post), post);
   for (const post of obs.shown) {
-    if (post.edit && lastEdit.get(post.chat) !== post) continue;
+    if (post.edit && lastEdit.get(edited(post)) !== post) continue;
     const session = post.way === "discord"
       ? byToken.get(post.chat)?.session
       : bySessionChat.get(`${post.way}:${post.chat}`);
