@@ -14,12 +14,21 @@ export interface TelegramSend {
   replyTo: number;
 }
 
+/** A presence call: a `typing` chat action or a draft of the reply (`sendMessageDraft`). */
+export interface TelegramSignal {
+  at: number;
+  chatId: number;
+  method: "sendChatAction" | "sendMessageDraft";
+}
+
 /** Handle on the observer: every send by text, and a wait for the send answering a text. */
 export interface TelegramObserver {
   /** API root for `TELEGRAM_API_ROOT`, e.g. "http://127.0.0.1:PORT". */
   url: string;
   /** Every sendMessage, in arrival order. */
   sends: TelegramSend[];
+  /** Every typing action and draft, in arrival order (shown to nobody for good). */
+  signals: TelegramSignal[];
   /** Resolves with the first send whose text is `text`, or undefined after `timeoutMs`. */
   waitFor(text: string, timeoutMs: number): Promise<TelegramSend | undefined>;
   close(): Promise<void>;
@@ -31,6 +40,7 @@ export interface TelegramObserver {
  */
 export function startTelegramObserver(): TelegramObserver {
   const sends: TelegramSend[] = [];
+  const signals: TelegramSignal[] = [];
   const waiters = new Map<string, (send: TelegramSend) => void>();
   let nextId = 1;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
@@ -40,7 +50,12 @@ export function startTelegramObserver(): TelegramObserver {
       text?: unknown;
       reply_parameters?: { message_id?: unknown };
     };
-    if (!new URL(req.url).pathname.endsWith("/sendMessage")) {
+    const method = new URL(req.url).pathname.split("/").pop();
+    if (method === "sendChatAction" || method === "sendMessageDraft") {
+      signals.push({ at, chatId: Number(body.chat_id), method });
+      return Response.json({ ok: true, result: true });
+    }
+    if (method !== "sendMessage") {
       return Response.json({ ok: false, description: "Not Found" }, { status: 404 });
     }
     const send: TelegramSend = {
@@ -56,6 +71,7 @@ export function startTelegramObserver(): TelegramObserver {
   return {
     url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`,
     sends,
+    signals,
     waitFor(text, timeoutMs) {
       const seen = sends.find((s) => s.text === text);
       if (seen) return Promise.resolve(seen);

@@ -3,6 +3,7 @@ import { baselineRef, buildBaseline } from "./_bench_baseline.ts";
 import { accessCheck } from "./_bench_phases_access.ts";
 import { runtimeFloor } from "./_bench_phases_runtime.ts";
 import { fanOut, sessionsCurve } from "./_bench_phases_sessions.ts";
+import { liveReply } from "./_bench_phases_live.ts";
 import { telegram } from "./_bench_phases_telegram.ts";
 import { bundleSize, longTranscript } from "./_bench_phases_transcript.ts";
 import { modelCallsPerTurn, overhead, sameSession, streaming } from "./_bench_phases_turns.ts";
@@ -18,6 +19,7 @@ const PHASES: readonly Phase[] = [
     baseline: true,
   },
   { title: "telegram: webhook → reply, baton vs peer, alternating", run: telegram, baseline: true },
+  { title: "telegram live reply: first typing, first draft, final reply", run: liveReply },
   { title: "fan-out: 1,000 new sessions at once, fresh workerd", run: fanOut, baseline: true },
   { title: "sessions curve: 1 to 500 at once, fresh workerd", run: sessionsCurve },
   { title: "one session, 200 messages at once", run: sameSession },
