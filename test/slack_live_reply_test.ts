@@ -72,6 +72,10 @@ Deno.test("Slack previews: one message grows by throttled chat.update, and the l
     assertEquals(updates.at(-1)!.body.text, REPLY);
     assertStrictEquals(texts(updates).filter((t) => t === REPLY).length, 1);
     assertEquals(updates.at(-1)!.body.metadata?.event_type, "baton_part");
+    // The thread's status ("is thinking…") was set while it ran, and never after the reply.
+    const statuses = method(slack.signals, "assistant.threads.setStatus");
+    assert(statuses.length >= 1, "the status was shown");
+    assert(statuses.every((c) => c.order < updates.at(-1)!.order), "no status after the reply");
     for (const preview of updates.slice(0, -1)) {
       const text = String(preview.body.text);
       assert(text.endsWith(SLACK_PREVIEW_MARK), "a preview says it is unfinished");
