@@ -1,11 +1,11 @@
-// POST /webhooks/google-chat end to end: workerd, a fake model and a fake Google (Chat's key set, the OAuth token endpoint, the Chat API) on loopback; Deno + Miniflare.
+// POST /webhooks/google-chat end to end: workerd, a fake model and a fake Google (Chat's key set, the OAuth token endpoint, the Chat API) on loopback; approval cards; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { decodeJwt } from "jose";
 import { GOOGLE_CHAT_ISSUER } from "../lib/platforms/google_chat.ts";
 import { signTestJwt, testServiceAccount, testSigningKey } from "../lib/platforms/_jwt_fixtures.ts";
-import { json, sessionState, settled, untilQueued } from "./_support/clients.ts";
+import { json, sessionState, settled, until, untilQueued } from "./_support/clients.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
-import { holdOn } from "./_support/fake_llm_scripts.ts";
+import { askThenEcho, holdOn, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -292,5 +292,85 @@ Deno.test("POST /webhooks/google-chat answers a mention in a space in its thread
       `/chat/v1/${room}/messages`,
     );
     assertEquals(chat.calls[0].body, { text: "status?", thread: { name: thread } });
+  });
+});
+
+// ── approval cards ──────────────────────────────────────────────────────────────────────────────
+
+const ROOM = "spaces/AAAAroom02";
+const ROOM_THREAD = `${ROOM}/threads/thr7`;
+const GRACE = { name: "users/1111", displayName: "Grace Hopper", type: "HUMAN" };
+const ALAN = { name: "users/2222", displayName: "Alan Turing", type: "HUMAN" };
+const room = { name: ROOM, type: "ROOM", spaceType: "SPACE", displayName: "Team" };
+
+/** A CARD_CLICKED on the question card's button `data` by `user`, as an HTTP Chat app gets it. */
+function cardClick(data: string, user: typeof GRACE, eventTime = new Date().toISOString()) {
+  return {
+    type: "CARD_CLICKED",
+    eventTime,
+    space: room,
+    message: { name: `${ROOM}/messages/card1.card1`, thread: { name: ROOM_THREAD } },
+    user,
+    action: { actionMethodName: "baton_choice", parameters: [{ key: "choice", value: data }] },
+    common: { invokedFunction: "baton_choice", parameters: { choice: data } },
+  };
+}
+
+/** POSTs a click; returns the webhook's answer, a message for the clicker alone. */
+async function click(worker: TestWorker, chat: FakePlatform, event: unknown) {
+  const res = await post(worker, chat, event);
+  const body = await json(res);
+  assertStrictEquals(res.status, 200, JSON.stringify(body));
+  assertEquals(body.actionResponse, { type: "NEW_MESSAGE" });
+  return { text: body.text as string, viewer: body.privateMessageViewer?.name as string };
+}
+
+Deno.test("POST /webhooks/google-chat: the question carries card buttons; another user's click is privately not theirs, the starter's runs the tool once, delivered twice", async () => {
+  await withPlatform({ ...VARS, APPROVAL_TOOLS: "session_info" }, async (worker, fake, chat) => {
+    fake.script(askThenEcho);
+    const asking = {
+      type: "MESSAGE",
+      space: room,
+      message: {
+        name: `${ROOM}/messages/ask1.ask1`,
+        text: "@baton who am i",
+        argumentText: " who am i",
+        thread: { name: ROOM_THREAD },
+      },
+      user: GRACE,
+    };
+    await expectOk(await post(worker, chat, asking), {});
+    const card = () => chat.calls.find((c) => c.body?.cardsV2);
+    await until(() => card() !== undefined, "the question card");
+    const { body } = card()!;
+    assertEquals(body.thread, { name: ROOM_THREAD });
+    const buttons = body.cardsV2[0].card.sections[0].widgets[0].buttonList.buttons;
+    const [once] = buttons.map((b: { onClick: { action: { parameters: { value: string }[] } } }) =>
+      b.onClick.action.parameters[0].value
+    );
+
+    const notYours = await click(worker, chat, cardClick(once, ALAN));
+    assertMatch(notYours.text, /^Not yours/);
+    assertStrictEquals(notYours.viewer, "users/2222");
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 0);
+
+    const event = cardClick(once, GRACE);
+    assertEquals(await click(worker, chat, event), {
+      text: "Approved: session_info",
+      viewer: "users/1111",
+    });
+    assertEquals(await click(worker, chat, event), {
+      text: "Already answered",
+      viewer: "users/1111",
+    });
+    const replies = () => chat.calls.filter((c) => String(c.body?.text).startsWith("done: "));
+    await until(() => replies().length === 1, "the reply");
+    await settled(worker, `google-chat:${ROOM_THREAD}`);
+    await pause(200);
+    assertStrictEquals(toolRuns(fake), 1);
+    assertStrictEquals(replies().length, 1);
+    assertMatch(replies()[0].body.text, /"user_id":"users\/1111"/);
+    assertEquals(replies()[0].body.thread, { name: ROOM_THREAD });
   });
 });

@@ -1,10 +1,10 @@
-// POST /webhooks/teams end to end: workerd, a fake model and a fake Bot Framework (OpenID metadata, keys, token endpoint, Bot Connector) on loopback; Deno + Miniflare.
+// POST /webhooks/teams end to end: workerd, a fake model and a fake Bot Framework (OpenID metadata, keys, token endpoint, Bot Connector) on loopback; approval cards and typing; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { TEAMS_ISSUER } from "../lib/platforms/teams.ts";
 import { signTestJwt, testSigningKey } from "../lib/platforms/_jwt_fixtures.ts";
-import { json, sessionState, settled, untilQueued } from "./_support/clients.ts";
+import { json, sessionState, settled, until, untilQueued } from "./_support/clients.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
-import { holdOn } from "./_support/fake_llm_scripts.ts";
+import { askThenEcho, holdOn, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -274,5 +274,112 @@ Deno.test("POST /webhooks/teams answers a channel mention in its thread's sessio
       teams.calls[0].path,
       `/teams/v3/conversations/${encodeURIComponent(thread)}/activities`,
     );
+  });
+});
+
+// ── approval cards and typing ───────────────────────────────────────────────────────────────────
+
+const GROUP = "19:group-ada-bob@thread.v2";
+const GROUP_PATH = `/teams/v3/conversations/${encodeURIComponent(GROUP)}/activities`;
+const ADA = { id: "29:1ada", name: "Ada Lovelace", aadObjectId: "aad-ada-0001" };
+const BOB = { id: "29:1bob", name: "Bob Kahn", aadObjectId: "aad-bob-0002" };
+const group = { id: GROUP, conversationType: "groupChat", isGroup: true, tenantId: "tenant-1" };
+
+/** Ada's message mentioning the bot in the group chat with Bob. */
+function groupMention(platform: FakePlatform, text: string) {
+  return {
+    ...activity(platform, `<at>baton</at> ${text}`),
+    conversation: group,
+    entities: [{ type: "mention", text: "<at>baton</at>", mentioned: { id: `28:${APP_ID}` } }],
+  };
+}
+
+/** A click on the question card's button `data` by `from`: an Action.Submit's message activity. */
+function submit(platform: FakePlatform, data: string, from = ADA, id = `17000000${_next++}`) {
+  return {
+    type: "message",
+    id,
+    timestamp: new Date().toISOString(),
+    serviceUrl: serviceUrl(platform),
+    channelId: "msteams",
+    from,
+    conversation: group,
+    recipient: { id: `28:${APP_ID}`, name: "baton" },
+    replyToId: "1:question",
+    value: { baton_choice: data },
+  };
+}
+
+/** The choice data of the question card, once it has been sent. */
+async function cardChoices(teams: FakePlatform): Promise<string[]> {
+  const card = () => teams.calls.find((c) => c.body?.attachments?.length);
+  await until(() => card() !== undefined, "the question card");
+  const { content } = card()!.body.attachments[0];
+  return content.actions.map((a: { data: { baton_choice: string } }) => a.data.baton_choice);
+}
+
+const texts = (teams: FakePlatform) => teams.calls.map((c) => String(c.body?.text ?? ""));
+const ASKING = { ...VARS, APPROVAL_TOOLS: "session_info" };
+
+Deno.test("POST /webhooks/teams: the question is an Adaptive Card; another member's click is told Not yours, the starter's runs the tool once, delivered twice", async () => {
+  await withPlatform(ASKING, async (worker, fake, teams) => {
+    fake.script(askThenEcho);
+    const asking = groupMention(teams, "who am i");
+    await expectOk(await post(worker, teams, asking));
+    const [once] = await cardChoices(teams);
+    const question = teams.calls.find((c) => c.body?.attachments)!;
+    assertEquals([question.path, question.body.replyToId], [GROUP_PATH, asking.id]);
+
+    await expectOk(await post(worker, teams, submit(teams, once, BOB)));
+    await until(() => texts(teams).some((t) => t.startsWith("Bob Kahn: Not yours")), "not yours");
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 0);
+
+    const click = submit(teams, once);
+    await expectOk(await post(worker, teams, click));
+    await expectOk(await post(worker, teams, click));
+    await until(() => texts(teams).some((t) => t.startsWith("done: ")), "the reply");
+    await settled(worker, `teams:${GROUP}`);
+    await pause(200);
+    assertStrictEquals(toolRuns(fake), 1);
+    const done = texts(teams).filter((t) => t.startsWith("done: "));
+    assertStrictEquals(done.length, 1);
+    assertMatch(done[0], /"user_id":"aad-ada-0001"/);
+    // Only the refused click was said in the chat: the answered one and its repeat stay quiet.
+    assertEquals(texts(teams).filter((t) => /Not yours|Approved|Already/.test(t)).length, 1);
+  });
+});
+
+Deno.test("POST /webhooks/teams: a click by a member outside ALLOWED_USERS is refused before its session and approves nothing", async () => {
+  const vars = { ...ASKING, ACCESS_POLICY: "allowlist", ALLOWED_USERS: "teams:aad-ada-0001" };
+  await withPlatform(vars, async (worker, fake, teams) => {
+    fake.script(askThenEcho);
+    await expectOk(await post(worker, teams, groupMention(teams, "who am i")));
+    const [once] = await cardChoices(teams);
+    await expectOk(await post(worker, teams, submit(teams, once, BOB)), {
+      ok: true,
+      ignored: "sender not allowed",
+    });
+    await pause(200);
+    assertStrictEquals(toolRuns(fake), 0);
+    assert(!texts(teams).some((t) => t.startsWith("done: ")));
+  });
+});
+
+Deno.test("POST /webhooks/teams: a slow turn shows typing activities in its conversation, none after the reply", async () => {
+  await withPlatform(VARS, async (worker, fake, teams) => {
+    fake.script(() => ({ kind: "text", text: "slowly written", pieces: 10, pieceDelayMs: 200 }));
+    await expectOk(await post(worker, teams, activity(teams, "take your time")));
+    await teams.waitForCalls(1);
+    await settled(worker, SESSION);
+    await pause(300);
+    assertEquals(texts(teams), ["slowly written"]);
+    const typing = teams.signals;
+    assert(typing.length >= 1, "typing while the turn ran");
+    for (const signal of typing) {
+      assertEquals([signal.path, signal.body], [ACTIVITIES_PATH, { type: "typing" }]);
+      assertMatch(signal.headers.get("authorization") ?? "", /^Bearer fake-access-token-\d+$/);
+    }
+    assert(Math.max(...typing.map((c) => c.order)) < teams.calls[0].order, "none after the reply");
   });
 });

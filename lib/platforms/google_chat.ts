@@ -1,12 +1,15 @@
-// Google Chat adapter: events in as JWTs from Chat's issuer (or Google ID tokens for a URL audience), Chat API messages out as the service account, idempotent by client message id; runtime-neutral (fetch, Web Crypto, jose).
+// Google Chat adapter: events in as JWTs from Chat's issuer (or Google ID tokens for a URL audience), card clicks answered privately, Chat API messages out as the service account, idempotent by client message id; runtime-neutral (fetch, Web Crypto, jose).
 import { importPKCS8, SignJWT } from "jose";
 import { z } from "zod";
 import {
+  type Choice,
   type Ingress,
+  isChoiceData,
   parseJsonBody,
   type PartSend,
   PayloadError,
   type PlatformAdapter,
+  type PlatformChoice,
   type PlatformEnv,
   type RawRequest,
   type SendResult,
@@ -32,27 +35,57 @@ const _SPACE = /^spaces\/[A-Za-z0-9_-]{1,128}$/;
 const _THREAD = /^spaces\/[A-Za-z0-9_-]{1,128}\/threads\/[A-Za-z0-9_.-]{1,128}$/;
 const _MESSAGE = /^spaces\/[A-Za-z0-9_-]{1,128}\/messages\/[A-Za-z0-9_.-]{1,128}$/;
 
+const _space = z.looseObject({
+  name: z.string().regex(_SPACE),
+  type: z.string().optional(),
+  spaceType: z.string().optional(),
+  singleUserBotDm: z.boolean().optional(),
+  displayName: z.string().max(512).optional(),
+});
+const _user = z.looseObject({
+  name: z.string().min(1).max(256),
+  displayName: z.string().max(512).optional(),
+  type: z.string().optional(),
+});
+const _thread = z.looseObject({ name: z.string().regex(_THREAD) }).nullish();
+
 const _event = z.looseObject({
   type: z.literal("MESSAGE"),
-  space: z.looseObject({
-    name: z.string().regex(_SPACE),
-    type: z.string().optional(),
-    spaceType: z.string().optional(),
-    singleUserBotDm: z.boolean().optional(),
-    displayName: z.string().max(512).optional(),
-  }),
+  space: _space,
   message: z.looseObject({
     name: z.string().regex(_MESSAGE),
     text: z.string().max(100_000).optional(),
     argumentText: z.string().max(100_000).optional(),
-    thread: z.looseObject({ name: z.string().regex(_THREAD) }).nullish(),
+    thread: _thread,
   }),
-  user: z.looseObject({
-    name: z.string().min(1).max(256),
-    displayName: z.string().max(512).optional(),
-    type: z.string().optional(),
-  }),
+  user: _user,
 });
+
+/**
+ * A click on a card button: the card's message (its thread names the session), the clicker, and
+ * the button's action twice over — `common` (the current shape: `invokedFunction`, `parameters`
+ * as a map) and the older `action` (`actionMethodName`, `parameters` as key/value pairs).
+ */
+const _click = z.looseObject({
+  type: z.literal("CARD_CLICKED"),
+  eventTime: z.string().max(64).optional(),
+  space: _space,
+  message: z.looseObject({ name: z.string().regex(_MESSAGE), thread: _thread }),
+  user: _user,
+  common: z.looseObject({
+    invokedFunction: z.string().max(256).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }).optional(),
+  action: z.looseObject({
+    actionMethodName: z.string().max(256).optional(),
+    parameters: z.array(z.looseObject({ key: z.string(), value: z.unknown() })).max(64).optional(),
+  }).optional(),
+});
+
+/** The function a button of baton's invokes: for an HTTP app, a name the app reads back. */
+const _FUNCTION = "baton_choice";
+/** The button parameter that holds a choice's data. */
+const _PARAMETER = "choice";
 
 /** Where a Google Chat reply goes: the space, and the thread it continues. */
 const _target = z.object({
@@ -109,14 +142,15 @@ async function _verify(request: RawRequest, env: PlatformEnv): Promise<string | 
 
 function _parse(body: Uint8Array): Ingress<GoogleChatTarget> {
   const raw = parseJsonBody(body);
-  // ADDED_TO_SPACE, REMOVED_FROM_SPACE, CARD_CLICKED…: acknowledged, no turn.
-  if (jsonField(raw, "type") !== "MESSAGE") return _IGNORE;
+  const type = jsonField(raw, "type");
+  if (type === "CARD_CLICKED") return _parseClick(raw);
+  // ADDED_TO_SPACE, REMOVED_FROM_SPACE…: acknowledged, no turn.
+  if (type !== "MESSAGE") return _IGNORE;
   const parsed = _event.safeParse(raw);
   if (!parsed.success) throw new PayloadError("the MESSAGE event is malformed");
   const { space, message, user } = parsed.data;
   if (user.type === "BOT") return _IGNORE; // another app: never a turn
-  const direct = space.type === "DM" || space.spaceType === "DIRECT_MESSAGE" ||
-    space.singleUserBotDm === true;
+  const direct = _isDirect(space);
   // In a space Chat sends only messages that mention the app; argumentText is them without it.
   const text = (message.argumentText ?? message.text ?? "").trim();
   if (!text) return _IGNORE;
@@ -125,8 +159,7 @@ function _parse(body: Uint8Array): Ingress<GoogleChatTarget> {
   return {
     kind: "message",
     message: {
-      // A DM is one conversation; in a space each thread is its own.
-      sessionKey: `google-chat:${!direct && thread ? thread : space.name}`,
+      sessionKey: _sessionKey(space.name, direct, thread),
       // The message's resource name: a redelivery names the same message.
       deliveryKey: `google-chat:${message.name}`,
       text,
@@ -142,6 +175,103 @@ function _parse(body: Uint8Array): Ingress<GoogleChatTarget> {
       sender: { user: user.name, name, direct },
     },
   };
+}
+
+/** Whether a space is a direct message with the app. */
+function _isDirect(space: z.infer<typeof _space>): boolean {
+  return space.type === "DM" || space.spaceType === "DIRECT_MESSAGE" ||
+    space.singleUserBotDm === true;
+}
+
+/** A DM is one conversation; in a space each thread is its own. */
+function _sessionKey(space: string, direct: boolean, thread: string | undefined): string {
+  return `google-chat:${!direct && thread ? thread : space}`;
+}
+
+/**
+ * A `CARD_CLICKED` event on one of baton's buttons: its session is the card message's DM or
+ * thread, where the question was posted; the clicker is `user`, as a message's sender is. A click
+ * on anything else (another function, another app's data, an app clicking) is acknowledged.
+ */
+function _parseClick(raw: unknown): Ingress<GoogleChatTarget> {
+  const parsed = _click.safeParse(raw);
+  if (!parsed.success) throw new PayloadError("the CARD_CLICKED event is malformed");
+  const { space, message, user, common, action, eventTime } = parsed.data;
+  const fn = common?.invokedFunction ?? action?.actionMethodName;
+  const data = common?.parameters?.[_PARAMETER] ??
+    action?.parameters?.find((p) => p.key === _PARAMETER)?.value;
+  if (fn !== _FUNCTION || !isChoiceData(data) || user.type === "BOT") return _IGNORE;
+  const direct = _isDirect(space);
+  const thread = message.thread?.name;
+  const name = user.displayName || user.name;
+  return {
+    kind: "choice",
+    choice: {
+      sessionKey: _sessionKey(space.name, direct, thread),
+      // Chat gives a click no id of its own: the card, the clicker and the click's time name it.
+      deliveryKey: `google-chat:click:${message.name}:${user.name}:${eventTime ?? ""}`,
+      data,
+      context: {
+        chat_id: space.name,
+        chat_name: space.displayName ?? "",
+        thread_id: thread ?? "",
+        user_id: user.name,
+        user_name: name,
+        message_id: message.name,
+      },
+      reply: { platform: "google-chat", space: space.name, ...(thread ? { thread } : {}) },
+      sender: { user: user.name, name, direct },
+    },
+  };
+}
+
+/**
+ * A card under the part's text with one button per choice, each invoking `_FUNCTION` with the
+ * choice's data; the text stays the message's own (`text`), so notifications show it.
+ */
+function _cards(choices: readonly Choice[]) {
+  return [{
+    cardId: "baton-choices",
+    card: {
+      sections: [{
+        widgets: [{
+          buttonList: {
+            buttons: choices.map((choice) => ({
+              text: choice.label,
+              ...(choice.style === "primary" ? { type: "FILLED" } : {}),
+              onClick: {
+                action: {
+                  function: _FUNCTION,
+                  parameters: [{ key: _PARAMETER, value: choice.data }],
+                },
+              },
+            })),
+          },
+        }],
+      }],
+    },
+  }];
+}
+
+/**
+ * Answers a judged click in the webhook's own answer, which Chat requires for a click: a new
+ * message (`actionResponse` `NEW_MESSAGE`) in the card's thread that, in a space, only the clicker
+ * sees (`privateMessageViewer`, the way Chat's docs answer one user's interaction; a DM is theirs
+ * alone already). Not `UPDATE_MESSAGE`: that rewrites the question for everyone, and "Not yours"
+ * must leave it as it is for whom it is.
+ */
+function _answerChoice(
+  choice: PlatformChoice<GoogleChatTarget>,
+  text: string,
+): Promise<{ status: number; body: unknown }> {
+  return Promise.resolve({
+    status: 200,
+    body: {
+      actionResponse: { type: "NEW_MESSAGE" },
+      text,
+      ...(choice.sender.direct ? {} : { privateMessageViewer: { name: choice.sender.user } }),
+    },
+  });
 }
 
 /**
@@ -234,7 +364,11 @@ async function _send(
   const result = await sendRequest(`${root}/${target.space}/messages?${query}`, {
     method: "POST",
     headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
-    body: JSON.stringify({ text, ...(target.thread ? { thread: { name: target.thread } } : {}) }),
+    body: JSON.stringify({
+      text,
+      ...(part.choices?.length ? { cardsV2: _cards(part.choices) } : {}),
+      ...(target.thread ? { thread: { name: target.thread } } : {}),
+    }),
   }, {
     api: "Google Chat API",
     leaving: part.leaving,
@@ -253,8 +387,10 @@ async function _send(
 
 /**
  * Google Chat as an HTTP app: `MESSAGE` events in (DMs, and mentions in spaces, the mention left
- * out), replies out through the Chat API as the service account, in the thread they answer; every
- * part has a client message id and request id drawn from its marker, so a resend is created once.
+ * out) and `CARD_CLICKED` on baton's buttons, replies out through the Chat API as the service
+ * account, in the thread they answer (a question with a card of buttons); every part has a client
+ * message id and request id drawn from its marker, so a resend is created once. No `typing`: Chat
+ * has no API for an app's typing indicator.
  */
 export const googleChatAdapter: PlatformAdapter<GoogleChatTarget> = {
   name: "google-chat",
@@ -268,4 +404,5 @@ export const googleChatAdapter: PlatformAdapter<GoogleChatTarget> = {
   send: _send,
   // Every part's request id is drawn from its marker: sending it again cannot show twice.
   idempotentPart: () => true,
+  answerChoice: _answerChoice,
 };

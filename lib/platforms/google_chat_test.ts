@@ -194,7 +194,6 @@ Deno.test("googleChatAdapter.parse() acknowledges other events, bots and empty m
         user: { name: "users/1" },
       },
       { type: "REMOVED_FROM_SPACE", space: { name: "spaces/AAA" } },
-      { type: "CARD_CLICKED" },
       bot,
       chatMessage("@baton", { room: true, argumentText: " " }),
     ]

@@ -1,11 +1,15 @@
-// Microsoft Teams (Bot Framework) adapter: activities in as Bot Framework JWTs (OpenID keys, endorsements, serviceUrl), Bot Connector replies out with a client-credentials token; runtime-neutral (fetch, Web Crypto, jose).
+// Microsoft Teams (Bot Framework) adapter: activities in as Bot Framework JWTs (OpenID keys, endorsements, serviceUrl), Bot Connector replies, Adaptive Card buttons and typing out with a client-credentials token; runtime-neutral (fetch, Web Crypto, jose).
 import { z } from "zod";
+import { log } from "../log.ts";
 import {
+  type Choice,
   type Ingress,
+  isChoiceData,
   parseJsonBody,
   type PartSend,
   PayloadError,
   type PlatformAdapter,
+  type PlatformChoice,
   type PlatformEnv,
   type RawRequest,
   type SendResult,
@@ -43,6 +47,10 @@ const _activity = z.looseObject({
     isGroup: z.boolean().optional(),
   }),
   text: z.string().max(200_000).optional(),
+  /** The card message a click answers (an `Action.Submit` comes as a reply to it). */
+  replyToId: z.string().min(1).max(512).optional(),
+  /** An `Action.Submit`'s data: present on a card click, absent on a typed message. */
+  value: z.unknown().optional(),
   entities: z.array(z.looseObject({
     type: z.string(),
     text: z.string().max(1024).optional(),
@@ -60,6 +68,22 @@ const _target = z.object({
 
 /** A Teams reply target, as stored with the message. */
 export type TeamsTarget = z.infer<typeof _target>;
+
+/**
+ * The key of an `Action.Submit`'s `data` object that holds a choice's data. An object, not the
+ * bare string: Teams merges a card's inputs into `data` and hands back an object either way.
+ */
+const _CHOICE_KEY = "baton_choice";
+/**
+ * Adaptive Cards 1.2: the first version with action `style`, and one every Teams client (desktop,
+ * web and mobile) renders.
+ */
+const _CARD_VERSION = "1.2";
+/**
+ * The judged texts a clicker is told in the conversation (see `_answerChoice`): only a click that
+ * was refused for who made it ("Not yours…", `approvalClickText`).
+ */
+const _TOLD = /^Not yours\b/;
 
 function _tokenUrl(env: PlatformEnv): string {
   const tenant = (env.TEAMS_TENANT_ID ?? "").trim() || "botframework.com";
@@ -116,9 +140,10 @@ function _parse(body: Uint8Array): Ingress<TeamsTarget> {
   const parsed = _activity.safeParse(raw);
   if (!parsed.success) throw new PayloadError("the message activity is malformed");
   const activity = parsed.data;
+  // A card's Action.Submit comes as a message with `value`: a click, never a turn.
+  if (activity.value !== undefined) return _parseClick(activity);
   const { conversation, from, recipient } = activity;
-  const direct = conversation.conversationType === "personal" ||
-    (conversation.conversationType === undefined && conversation.isGroup !== true);
+  const direct = _isDirect(activity);
   let text = activity.text ?? "";
   const self = (activity.entities ?? []).filter((e) =>
     e.type === "mention" && e.mentioned?.id === recipient.id && e.text
@@ -128,9 +153,7 @@ function _parse(body: Uint8Array): Ingress<TeamsTarget> {
   text = text.trim();
   if (!direct && self.length === 0 && !text.startsWith("/")) return ignore("not mentioned");
   if (!text) return ignore("no text");
-  // The AAD object id is the person across bots and tenants' chats; the channel id where absent.
-  const user = from.aadObjectId || from.id;
-  const name = from.name || user;
+  const { user, name } = _person(from);
   return {
     kind: "message",
     message: {
@@ -158,10 +181,111 @@ function _parse(body: Uint8Array): Ingress<TeamsTarget> {
   };
 }
 
-async function _send(
+type _Activity = z.infer<typeof _activity>;
+
+/** Whether the activity's conversation is a personal chat with the bot. */
+function _isDirect({ conversation }: _Activity): boolean {
+  return conversation.conversationType === "personal" ||
+    (conversation.conversationType === undefined && conversation.isGroup !== true);
+}
+
+/** Who sent an activity, as access control names them. */
+function _person(from: _Activity["from"]): { user: string; name: string } {
+  // The AAD object id is the person across bots and tenants' chats; the channel id where absent.
+  const user = from.aadObjectId || from.id;
+  return { user, name: from.name || user };
+}
+
+/**
+ * A click on one of baton's card buttons: the `Action.Submit` arrives as the clicker's message
+ * activity, `value` carrying the button's `data` and no text, in the conversation (and channel
+ * thread) of the card, so its session is the question's. Any other card's submit is ignored.
+ */
+function _parseClick(activity: _Activity): Ingress<TeamsTarget> {
+  const data = jsonField(activity.value, _CHOICE_KEY);
+  if (!isChoiceData(data)) return ignore("not baton's card");
+  const { conversation, from } = activity;
+  const { user, name } = _person(from);
+  // The card's own id where Teams names it, so that a notice answers the question.
+  const question = activity.replyToId ?? activity.id;
+  return {
+    kind: "choice",
+    choice: {
+      sessionKey: `teams:${conversation.id}`,
+      // Each click is an activity of its own; Teams resends one with the same id.
+      deliveryKey: `teams:click:${conversation.id}:${activity.id}`,
+      data,
+      context: {
+        chat_id: conversation.id,
+        chat_name: conversation.name ?? "",
+        thread_id: "",
+        user_id: user,
+        user_name: name,
+        message_id: question,
+      },
+      reply: {
+        platform: "teams",
+        serviceUrl: activity.serviceUrl,
+        conversation: conversation.id,
+        replyTo: question,
+      },
+      sender: { user, name, direct: _isDirect(activity) },
+    },
+  };
+}
+
+/**
+ * An Adaptive Card with the question's text and one `Action.Submit` per choice. Submit rather than
+ * the newer `Action.Execute`: Execute's click is an `invoke` whose HTTP answer must be an invoke
+ * response on every path, the route's access refusals and ignores included, while a Submit's click
+ * is an ordinary message activity that any 200 acknowledges, as every other activity is.
+ */
+function _card(text: string, choices: readonly Choice[]) {
+  return {
+    type: "AdaptiveCard",
+    $schema: "http://adaptivecards.io/schemas/adaptive-card.json",
+    version: _CARD_VERSION,
+    body: [{ type: "TextBlock", text, wrap: true }],
+    actions: choices.map((choice) => ({
+      type: "Action.Submit",
+      title: choice.label,
+      data: { [_CHOICE_KEY]: choice.data },
+      ...(choice.style ? { style: choice.style === "danger" ? "destructive" : "positive" } : {}),
+    })),
+  };
+}
+
+/** The activity that carries part `text`: markdown text, or a card where the part asks. */
+function _messageActivity(target: TeamsTarget, text: string, part: PartSend) {
+  const replyTo = target.replyTo ? { replyToId: target.replyTo } : {};
+  if (!part.choices?.length) return { type: "message", text, textFormat: "markdown", ...replyTo };
+  return {
+    type: "message",
+    attachments: [{
+      contentType: "application/vnd.microsoft.card.adaptive",
+      content: _card(text, part.choices),
+    }],
+    ...replyTo,
+  };
+}
+
+function _send(
   target: TeamsTarget,
   text: string,
   part: PartSend,
+  env: PlatformEnv,
+): Promise<SendResult> {
+  return _post(target, _messageActivity(target, text, part), part.leaving, env);
+}
+
+/**
+ * Posts one activity to the target's conversation through the Bot Connector of its verified
+ * `serviceUrl`, with the bot's client-credentials token (fetched once, cached, dropped on a 401).
+ */
+async function _post(
+  target: TeamsTarget,
+  activity: Record<string, unknown>,
+  leaving: (() => void) | undefined,
   env: PlatformEnv,
 ): Promise<SendResult> {
   const appId = env.TEAMS_APP_ID ?? "";
@@ -189,15 +313,10 @@ async function _send(
   const result = await sendRequest(url, {
     method: "POST",
     headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      type: "message",
-      text,
-      textFormat: "markdown",
-      ...(target.replyTo ? { replyToId: target.replyTo } : {}),
-    }),
+    body: JSON.stringify(activity),
   }, {
     api: "Bot Connector API",
-    leaving: part.leaving,
+    leaving,
     secrets: [token.token, password],
     // Teams asks to retry 412 (a thread busy) like a throttle; neither posted anything.
     rateLimited: ({ status }) => status === 429 || status === 412,
@@ -214,10 +333,44 @@ async function _send(
 }
 
 /**
+ * Answers a judged click. Teams has no answer for the clicker alone to an `Action.Submit` (and the
+ * webhook's answer to a message activity shows nothing), so only what the clicker must know and
+ * nothing else would tell them is posted, naming them, in the conversation: a click refused as
+ * not theirs. An answered click shows in the turn going on; a late or repeated one ("Already
+ * answered") changes nothing, and Teams may deliver a click twice; a stranger's click has had the
+ * access gate's own notice, which is throttled. A failure is logged only: the click is judged.
+ */
+async function _answerChoice(
+  choice: PlatformChoice<TeamsTarget>,
+  text: string,
+  env: PlatformEnv,
+): Promise<{ status: number; body: unknown }> {
+  if (_TOLD.test(text)) {
+    const activity = {
+      type: "message",
+      text: `${choice.sender.name}: ${text}`,
+      ...(choice.reply.replyTo ? { replyToId: choice.reply.replyTo } : {}),
+    };
+    const result = await _post(choice.reply, activity, undefined, env);
+    if (!result.ok) log.warn("teams: a click was not answered", { error: result.message });
+  }
+  return { status: 200, body: { ok: true } };
+}
+
+/**
+ * A `typing` activity in the target's conversation: Teams shows the bot typing for a few seconds,
+ * or until its next message. A failure or a throttle (429, 412) stops the renewals for the turn.
+ */
+async function _typing(target: TeamsTarget, env: PlatformEnv): Promise<boolean> {
+  return (await _post(target, { type: "typing" }, undefined, env)).ok;
+}
+
+/**
  * Microsoft Teams through the Bot Framework: activities in (personal chats; channel and group
- * chat messages that mention the bot, the mention removed; every other activity acknowledged),
- * replies out through the Bot Connector of the activity's verified `serviceUrl`. No send can be
- * made idempotent or looked up, so a part in doubt is resent marked.
+ * chat messages that mention the bot, the mention removed; clicks on baton's card buttons; every
+ * other activity acknowledged), replies out through the Bot Connector of the activity's verified
+ * `serviceUrl` (a question as an Adaptive Card with its buttons), typing while a turn runs. No
+ * send can be made idempotent or looked up, so a part in doubt is resent marked.
  */
 export const teamsAdapter: PlatformAdapter<TeamsTarget> = {
   name: "teams",
@@ -229,4 +382,6 @@ export const teamsAdapter: PlatformAdapter<TeamsTarget> = {
   verify: _verify,
   parse: (request) => _parse(request.body),
   send: _send,
+  answerChoice: _answerChoice,
+  typing: _typing,
 };
