@@ -100,6 +100,10 @@ for (const adapter of PLATFORM_ADAPTERS) {
     const ingress = _parse(adapter, request, env);
     if (ingress.kind === "respond") return webhookAnswer(c, ingress);
     if (ingress.kind === "choice") return await _click(c, adapter, ingress.choice, env);
+    // Clicks batched with other events: each answered as a lone click, its answer not the delivery's.
+    if (ingress.kind === "messages") {
+      for (const choice of ingress.choices ?? []) await _click(c, adapter, choice, env);
+    }
     const single = ingress.kind === "message";
     const messages = single ? [ingress.message] : ingress.messages;
     for (const message of messages) {

@@ -96,9 +96,16 @@ export type Ingress<T extends ReplyTarget = ReplyTarget> =
   /**
    * Several messages in one delivery (LINE's `events`, WhatsApp's `messages`): each is gated and
    * stored in order, then the delivery is acknowledged once. A refused sender's message is left
-   * out (their notice goes out as for a single message); the others still run.
+   * out (their notice goes out as for a single message); the others still run. `choices`: clicks
+   * in the same delivery (a LINE postback among its events), each answered first as a lone
+   * `choice` would be; the delivery's acknowledgement is its answer.
    */
-  | { kind: "messages"; messages: PlatformMessage<T>[]; ack?: WebhookAnswer }
+  | {
+    kind: "messages";
+    messages: PlatformMessage<T>[];
+    choices?: PlatformChoice<T>[];
+    ack?: WebhookAnswer;
+  }
   /** A click on one of baton's choices: answer it in its session, then `answerChoice`. */
   | { kind: "choice"; choice: PlatformChoice<T> };
 

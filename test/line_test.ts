@@ -1,8 +1,9 @@
 // POST /webhooks/line end to end: workerd, a fake model and a fake LINE Messaging API on loopback; Deno + Miniflare.
-import { assert, assertEquals, assertStrictEquals } from "@std/assert";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { signLinePayload } from "../lib/platforms/line.ts";
-import { json, sessionState, settled, untilQueued } from "./_support/clients.ts";
-import { holdOn } from "./_support/fake_llm_scripts.ts";
+import { json, sessionState, settled, until, untilQueued } from "./_support/clients.ts";
+import { askThenEcho, holdOn, toolRuns } from "./_support/fake_llm_scripts.ts";
+import type { FakePlatform, PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -241,4 +242,148 @@ Deno.test("POST /webhooks/line runs the allowed sender's events of a delivery an
       );
     },
   );
+});
+
+// ── Approval buttons and the loading animation ──────────────────────────────────────────────────
+
+const ASKING = { ...VARS, APPROVAL_TOOLS: "session_info" };
+const GROUP = "Ca56f94637c3f7b6c0e3b9d1f0e0a0b0c";
+const OTHER = "U0000000000000000000000000000000b";
+
+/** A tap on a quick reply: a postback event from `user` (in `group` when given). */
+function postbackEvent(
+  data: string,
+  opts: { user?: string; group?: string; id?: string; redelivery?: boolean } = {},
+) {
+  const user = opts.user ?? USER;
+  return {
+    type: "postback",
+    mode: "active",
+    timestamp: Date.now(),
+    webhookEventId: opts.id ?? `01HTESTPOSTBACK${String(_next++).padStart(11, "0")}`,
+    deliveryContext: { isRedelivery: opts.redelivery ?? false },
+    source: opts.group ? { type: "group", groupId: opts.group, userId: user } : {
+      type: "user",
+      userId: user,
+    },
+    replyToken: `reply-token-${_next++}`,
+    postback: { data },
+  };
+}
+
+/** A text event in GROUP from USER that mentions the bot ("@baton <text>"). */
+function groupMention(text: string) {
+  const event = textEvent(`@baton ${text}`);
+  return {
+    ...event,
+    source: { type: "group", groupId: GROUP, userId: USER },
+    message: {
+      ...event.message,
+      mention: { mentionees: [{ index: 0, length: 6, type: "user", isSelf: true }] },
+    },
+  };
+}
+
+/** The choice data of the first question pushed (its quick replies). */
+async function quickReplies(line: FakePlatform): Promise<string[]> {
+  const of = (c: PlatformCall) =>
+    c.body?.messages?.at(-1)?.quickReply?.items?.map((i: { action: { data: string } }) =>
+      i.action.data
+    );
+  await until(() => line.calls.some((c) => of(c)?.length), "the question with quick replies");
+  return of(line.calls.find((c) => of(c)?.length)!);
+}
+
+const pushed = (line: FakePlatform) =>
+  line.calls.filter((c) => c.path === PUSH_PATH).map((c) => c.body.messages[0].text as string);
+const replied = (line: FakePlatform) =>
+  line.calls.filter((c) => c.path === "/v2/bot/message/reply").map((c) => c.body);
+
+Deno.test("POST /webhooks/line: the question carries postback quick replies; a tap approves and the turn goes on to one reply; the tap delivered twice runs the tool once", async () => {
+  await withPlatform(ASKING, async (worker, fake, line) => {
+    fake.script(askThenEcho);
+    await expectOk(await post(worker, [textEvent("who am i")]));
+    const data = await quickReplies(line);
+    assertStrictEquals(data.length, 4);
+    const question = line.calls.find((c) => c.body?.messages?.[0]?.quickReply)!;
+    assertEquals(question.body.messages[0].quickReply.items[0].action, {
+      type: "postback",
+      label: "Approve once",
+      data: data[0],
+      displayText: "Approve once",
+    });
+
+    const click = postbackEvent(data[0]);
+    await expectOk(await post(worker, [click]));
+    await expectOk(await post(worker, [{ ...click, deliveryContext: { isRedelivery: true } }]));
+    await until(() => pushed(line).some((t) => t.startsWith("done: ")), "done");
+    await settled(worker, SESSION);
+    await pause(200);
+    assertStrictEquals(toolRuns(fake), 1);
+    const done = pushed(line).filter((t) => t.startsWith("done: "));
+    assertStrictEquals(done.length, 1);
+    assertMatch(
+      done[0],
+      /^done: \{"platform":"line".*"user_id":"U4af4980629d6f5ad8b9f0a8b3a5cf1e2"/,
+    );
+    // The redelivery carries no reply token: nothing was said twice.
+    assertEquals(replied(line), []);
+  });
+});
+
+Deno.test("POST /webhooks/line: in a group, another member's tap is answered \"Not yours\" by reply token and approves nothing; the asker's runs the tool", async () => {
+  await withPlatform(ASKING, async (worker, fake, line) => {
+    fake.script(askThenEcho);
+    const ask = groupMention("who am i");
+    await expectOk(await post(worker, [ask]));
+    const [once] = await quickReplies(line);
+    const bobs = postbackEvent(once, { user: OTHER, group: GROUP });
+    await expectOk(await post(worker, [bobs]));
+    await until(() => replied(line).length === 1, "the answer to the other member");
+    assertEquals(replied(line)[0].replyToken, bobs.replyToken);
+    assertMatch(replied(line)[0].messages[0].text, /^Not yours/);
+    await pause(200);
+    assertStrictEquals(toolRuns(fake), 0);
+
+    await expectOk(await post(worker, [postbackEvent(once, { group: GROUP })]));
+    await until(() => pushed(line).some((t) => t.startsWith("done: ")), "done");
+    assertStrictEquals(toolRuns(fake), 1);
+    assertStrictEquals(replied(line).length, 1, "an approval needs no answer: the turn goes on");
+  });
+});
+
+Deno.test("POST /webhooks/line: a postback batched with a message in one delivery answers the question and the message still runs", async () => {
+  await withPlatform(ASKING, async (worker, fake, line) => {
+    fake.script(askThenEcho);
+    await expectOk(await post(worker, [textEvent("who am i")]));
+    const data = await quickReplies(line);
+    await expectOk(await post(worker, [textEvent("plain after"), postbackEvent(data[0])]));
+    await until(() => pushed(line).includes("re: plain after"), "the batched message's reply");
+    await settled(worker, SESSION);
+    assertStrictEquals(toolRuns(fake), 1);
+    assert(pushed(line).some((t) => t.startsWith("done: ")));
+  });
+});
+
+Deno.test("POST /webhooks/line: a slow 1:1 turn shows the loading animation, none after the reply; a group gets none", async () => {
+  await withPlatform(VARS, async (worker, fake, line) => {
+    fake.script(() => ({ kind: "text", text: "slowly", delayMs: 2_500 }));
+    await expectOk(await post(worker, [textEvent("take your time")]));
+    await line.waitForCalls(1);
+    await settled(worker, SESSION);
+    await pause(300);
+    assertEquals(pushed(line), ["slowly"]);
+    assert(line.signals.length >= 1);
+    for (const signal of line.signals) {
+      assertStrictEquals(signal.path, "/v2/bot/chat/loading/start");
+      assertEquals(signal.body, { chatId: USER, loadingSeconds: 10 });
+      assert(signal.order < line.calls[0].order, "no loading animation after the reply");
+    }
+
+    const inGroup = groupMention("slow in the group");
+    const before = line.signals.length;
+    await expectOk(await post(worker, [inGroup]));
+    await until(() => pushed(line).length === 2, "the group's reply");
+    assertStrictEquals(line.signals.length, before);
+  });
 });

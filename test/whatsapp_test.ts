@@ -1,8 +1,9 @@
 // GET and POST /webhooks/whatsapp end to end: workerd, a fake model and a fake Graph API on loopback; Deno + Miniflare.
-import { assert, assertEquals, assertStrictEquals } from "@std/assert";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { signWhatsappPayload } from "../lib/platforms/whatsapp.ts";
-import { json, sessionState, settled, untilQueued } from "./_support/clients.ts";
-import { holdOn } from "./_support/fake_llm_scripts.ts";
+import { json, sessionState, settled, until, untilQueued } from "./_support/clients.ts";
+import { askThenEcho, holdOn, toolRuns } from "./_support/fake_llm_scripts.ts";
+import type { FakePlatform, PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -294,4 +295,119 @@ Deno.test("POST and GET /webhooks/whatsapp refuse with 403 and start nothing whi
       assertStrictEquals(graph.calls.length, 0);
     });
   }
+});
+
+// ── Approval buttons and typing ─────────────────────────────────────────────────────────────────
+
+const ASKING = { ...VARS, APPROVAL_TOOLS: "session_info" };
+
+/** A tap on a row of the question's list (or a reply button), as the customer's `interactive` message. */
+function tap(data: string, opts: { id?: string; from?: string; kind?: string } = {}) {
+  const kind = opts.kind ?? "list_reply";
+  return notification("", {
+    messages: [{
+      context: { from: "15550783881", id: "wamid.QUESTION" },
+      from: opts.from ?? CUSTOMER,
+      id: opts.id ?? `wamid.TAP${_next++}`,
+      timestamp: "1749416383",
+      type: "interactive",
+      interactive: { type: kind, [kind]: { id: data, title: "Approve once" } },
+    }],
+  });
+}
+
+/** The rows of the first question sent (a list message: an approval has four choices). */
+async function questionRows(graph: FakePlatform): Promise<string[]> {
+  const rows = (c: PlatformCall) =>
+    c.body?.interactive?.action?.sections?.[0]?.rows?.map((r: { id: string }) => r.id);
+  await until(() => graph.calls.some((c) => rows(c)?.length), "the question with its list");
+  return rows(graph.calls.find((c) => rows(c)?.length)!);
+}
+
+const texts = (graph: FakePlatform) =>
+  graph.calls.filter((c) => c.body?.type === "text").map((c) => c.body.text.body as string);
+
+Deno.test("POST /webhooks/whatsapp: the question is a list of the choices; a tap approves and the turn goes on to one reply; the tap delivered twice runs the tool once", async () => {
+  await withPlatform(ASKING, async (worker, fake, graph) => {
+    fake.script(askThenEcho);
+    await expectOk(await post(worker, notification("who am i", { id: "wamid.ASK" })));
+    const rows = await questionRows(graph);
+    assertStrictEquals(rows.length, 4);
+    const question = graph.calls.find((c) => c.body?.type === "interactive")!;
+    assertEquals(question.body.interactive.type, "list");
+    assertEquals(question.body.context, { message_id: "wamid.ASK" });
+    assert(question.body.interactive.body.text.startsWith("Approval needed: session_info"));
+
+    const click = tap(rows[0], { id: "wamid.CLICK" });
+    await expectOk(await post(worker, click));
+    await expectOk(await post(worker, click));
+    await until(() => texts(graph).some((t) => t.startsWith("done: ")), "done");
+    await settled(worker, SESSION);
+    await pause(200);
+    assertStrictEquals(toolRuns(fake), 1);
+    const done = texts(graph).filter((t) => t.startsWith("done: "));
+    assertStrictEquals(done.length, 1);
+    assertMatch(done[0], /^done: \{"platform":"whatsapp".*"user_id":"16505551234"/);
+    // The repeat was judged "Already answered", and says so to the customer; nothing else was sent.
+    assertEquals(texts(graph).filter((t) => !t.startsWith("done: ")), ["Already answered"]);
+  });
+});
+
+Deno.test("POST /webhooks/whatsapp: a reply button's tap (button_reply) answers like a list row's; a tap from another customer answers nothing", async () => {
+  await withPlatform(ASKING, async (worker, fake, graph) => {
+    fake.script(askThenEcho);
+    await expectOk(await post(worker, notification("who am i")));
+    const rows = await questionRows(graph);
+    // Another customer's chat is another session: nothing waits there.
+    await expectOk(await post(worker, tap(rows[0], { from: "16505559999" })));
+    await until(() => texts(graph).includes("Already answered"), "the stranger's answer");
+    assertStrictEquals(graph.calls.find((c) => c.body?.type === "text")!.body.to, "16505559999");
+    await pause(200);
+    assertStrictEquals(toolRuns(fake), 0);
+    await expectOk(await post(worker, tap(rows[3], { kind: "button_reply" })));
+    await until(() => fake.requests.length === 2, "the resumed turn");
+    await settled(worker, SESSION);
+    assertStrictEquals(toolRuns(fake), 0, "denied");
+  });
+});
+
+Deno.test("POST /webhooks/whatsapp: a tap by a sender the access policy does not know is refused before its session", async () => {
+  const vars = { ...ASKING, ACCESS_POLICY: "allowlist", ALLOWED_USERS: `whatsapp:${CUSTOMER}` };
+  await withPlatform(vars, async (worker, fake, graph) => {
+    fake.script(askThenEcho);
+    await expectOk(await post(worker, notification("who am i")));
+    const rows = await questionRows(graph);
+    const stranger = "16505559999";
+    await expectOk(await post(worker, tap(rows[0], { from: stranger })), {
+      ok: true,
+      ignored: "sender not allowed",
+    });
+    await until(() => graph.calls.some((c) => c.body?.to === stranger), "the gate's notice");
+    await pause(300);
+    assertStrictEquals(toolRuns(fake), 0);
+    // The gate's own notice went to the stranger; no "Not allowed" on top of it.
+    const toStranger = graph.calls.filter((c) => c.body?.to === stranger);
+    assertStrictEquals(toStranger.length, 1);
+    assert(toStranger[0].body.text.body !== "Not allowed");
+  });
+});
+
+Deno.test("POST /webhooks/whatsapp: a slow turn shows the typing indicator on the customer's message, once within 25 s, and none after the reply", async () => {
+  await withPlatform(VARS, async (worker, fake, graph) => {
+    fake.script(() => ({ kind: "text", text: "slowly", delayMs: 5_500 }));
+    await expectOk(await post(worker, notification("take your time", { id: "wamid.SLOW" })));
+    await graph.waitForCalls(1);
+    await settled(worker, SESSION);
+    await pause(300);
+    assertEquals(graph.calls.map((c) => c.body.text?.body), ["slowly"]);
+    // Asked every 4 s, sent once: it lasts 25 s.
+    assertStrictEquals(graph.signals.length, 1);
+    assertEquals(graph.signals[0].body, {
+      messaging_product: "whatsapp",
+      status: "read",
+      message_id: "wamid.SLOW",
+      typing_indicator: { type: "text" },
+    });
+    assert(graph.signals[0].order < graph.calls[0].order, "typing before the reply");
+  });
 });

@@ -1,5 +1,14 @@
 // The jobs every chat-platform adapter shares: bytes, signatures, time windows, answers and sending; runtime-neutral (fetch, Web Crypto).
-import { type Ingress, parseJsonBody, type PlatformEnv, type SendResult } from "../platform.ts";
+import {
+  type Ingress,
+  parseJsonBody,
+  type PlatformChoice,
+  type PlatformEnv,
+  type PlatformMessage,
+  type ReplyTarget,
+  type SendResult,
+} from "../platform.ts";
+import { approvalClickText } from "../session_commands.ts";
 
 const _encoder = new TextEncoder();
 const _HEX = /^(?:[0-9a-fA-F]{2})+$/;
@@ -131,6 +140,33 @@ export function respond(body: unknown, status = 200): _Respond {
 /** Acknowledge a delivery that is not for the bot: 200 `{"ok":true}`, naming why when `reason` is given. */
 export function ignore(reason?: string): _Respond {
   return respond(reason === undefined ? { ok: true } : { ok: true, ignored: reason });
+}
+
+/**
+ * What a delivery that batches events (LINE's `events`, WhatsApp's `messages`) asks: nothing, one
+ * message, one click, or several of either (clicks answered first, then the messages in order).
+ */
+export function batchIngress<T extends ReplyTarget>(
+  messages: PlatformMessage<T>[],
+  choices: PlatformChoice<T>[],
+): Ingress<T> {
+  if (messages.length === 0 && choices.length === 0) return ignore();
+  if (choices.length === 0 && messages.length === 1) {
+    return { kind: "message", message: messages[0] };
+  }
+  if (messages.length === 0 && choices.length === 1) return { kind: "choice", choice: choices[0] };
+  return { kind: "messages", messages, ...(choices.length ? { choices } : {}) };
+}
+
+/**
+ * Whether the session's answer to a click tells the clicker something the chat will not show
+ * otherwise, where the platform has no answer for the clicker alone (LINE, WhatsApp): "Not yours"
+ * and "Already answered" — a click that did nothing. An approval or a denial shows itself (the
+ * turn resumes and replies), and an access refusal has had the gate's own notice.
+ */
+export function clickNoticeDue(text: string): boolean {
+  return text === approvalClickText({ kind: "not_yours" }) ||
+    text === approvalClickText({ kind: "not_pending" });
 }
 
 /** Whether the body is form-encoded (`application/x-www-form-urlencoded`) rather than JSON. */

@@ -1,16 +1,21 @@
-// LINE Messaging API adapter: x-line-signature webhooks in (text message events), push messages out with a retry key; runtime-neutral (fetch, Web Crypto).
+// LINE Messaging API adapter: x-line-signature webhooks in (text message events, postbacks of baton's quick replies), push messages out with a retry key, the loading animation; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
+  type Choice,
   type Ingress,
+  isChoiceData,
   parseJsonBody,
   type PartSend,
   type PlatformAdapter,
+  type PlatformChoice,
   type PlatformEnv,
   type PlatformMessage,
   type SendResult,
 } from "../platform.ts";
 import {
   apiRoot,
+  batchIngress,
+  clickNoticeDue,
   decodeBase64,
   detail,
   encodeBase64,
@@ -20,8 +25,10 @@ import {
   ignore,
   jsonField,
   retryAfterHeader,
+  type SendOptions,
   sendRequest,
 } from "./_kit.ts";
+import { log } from "../log.ts";
 
 const _HEADER = "x-line-signature";
 const _DEFAULT_API_ROOT = "https://api.line.me";
@@ -30,6 +37,15 @@ const _DEFAULT_RATE_LIMIT_WAIT_MS = 1_000;
 /** A 429 for the month's message quota: waiting minutes does not help. */
 const _MONTHLY_LIMIT = /monthly limit/i;
 const _ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** Quick reply: at most 13 buttons, labels of at most 20 characters. */
+const _MAX_QUICK_REPLIES = 13;
+const _LABEL_CHARS = 20;
+/**
+ * How long one loading animation lasts (5–60 s, in fives). The live reply renews it every 4 s and
+ * each call sets the time left anew, so it outlasts a turn that ends without a message by 10 s at
+ * most; a reply ends it at once.
+ */
+const _LOADING_SECONDS = 10;
 
 const _source = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("user"), userId: z.string().regex(_ID) }),
@@ -65,6 +81,17 @@ const _messageEvent = z.looseObject({
   }),
 });
 
+/** A tap on a postback action (baton's quick replies carry their choice as `data`). */
+const _postbackEvent = z.looseObject({
+  type: z.literal("postback"),
+  mode: z.string().optional(),
+  webhookEventId: z.string().min(1).max(64),
+  deliveryContext: z.looseObject({ isRedelivery: z.boolean() }).optional(),
+  source: _source,
+  replyToken: z.string().min(1).max(256).optional(),
+  postback: z.looseObject({ data: z.string() }),
+});
+
 const _payload = z.looseObject({ events: z.array(z.unknown()) });
 
 /** Where a LINE reply goes: the push API's `to` (a user, group or room id). */
@@ -73,37 +100,29 @@ const _target = z.object({ platform: z.literal("line"), to: z.string().regex(_ID
 /** A LINE reply target, as stored with the message. */
 export type LineTarget = z.infer<typeof _target>;
 
-/** Every text message event of a delivery, in order (LINE batches events). */
+/** Every text message event and click of a delivery, in order (LINE batches events). */
 function _parse(body: Uint8Array): Ingress<LineTarget> {
   const payload = _payload.safeParse(parseJsonBody(body));
   // The console's "Verify" sends `events: []`: acknowledged like any delivery without a message.
   if (!payload.success) return ignore();
   const messages = payload.data.events.map(_message).filter((m) => m !== null);
-  if (messages.length === 0) return ignore();
-  if (messages.length === 1) return { kind: "message", message: messages[0] };
-  return { kind: "messages", messages };
+  const choices = payload.data.events.map(_choice).filter((c) => c !== null);
+  return batchIngress(messages, choices);
 }
 
-function _message(raw: unknown): PlatformMessage<LineTarget> | null {
-  const parsed = _messageEvent.safeParse(raw);
-  // Follows, joins, postbacks, stickers, images: acknowledged, no turn.
-  if (!parsed.success || parsed.data.message.type !== "text") return null;
-  const event = parsed.data;
-  // In standby another channel answers (module mode): not this bot's turn.
+/**
+ * Who an event is from and where its answer goes: the same for a message and a click, so a click
+ * passes the access gate as its clicker's messages do. Null in standby (module mode: another
+ * channel answers) or without a user to hold to account.
+ */
+function _author(
+  event: { mode?: string; webhookEventId: string; source: z.infer<typeof _source> },
+  messageId: string,
+): Omit<PlatformMessage<LineTarget>, "text"> | null {
   if (event.mode !== undefined && event.mode !== "active") return null;
-  const { source, message } = event;
+  const { source } = event;
   const user = source.userId;
-  if (!user) return null; // no one to hold to account for the turn
-  const direct = source.type === "user";
-  let text = message.text ?? "";
-  if (!direct) {
-    // A group hears everything: only a mention of the bot, or a command, is for it.
-    const self = message.mention?.mentionees.filter((m) => m.isSelf) ?? [];
-    if (self.length === 0 && !text.trimStart().startsWith("/")) return null;
-    text = _withoutMentions(text, self);
-  }
-  text = text.trim();
-  if (!text) return null;
+  if (!user) return null;
   const chat = source.type === "user"
     ? source.userId
     : source.type === "group"
@@ -113,18 +132,55 @@ function _message(raw: unknown): PlatformMessage<LineTarget> | null {
     sessionKey: `line:${source.type}:${chat}`,
     // Redeliveries (`deliveryContext.isRedelivery`) keep the event's id: one turn either way.
     deliveryKey: `line:${event.webhookEventId}`,
-    text,
     context: {
       chat_id: chat,
       chat_name: "",
       thread_id: "",
       user_id: user,
       user_name: user,
-      message_id: message.id,
+      message_id: messageId,
     },
     reply: { platform: "line", to: chat },
-    sender: { user, name: user, direct },
+    sender: { user, name: user, direct: source.type === "user" },
   };
+}
+
+/**
+ * A tap on one of baton's quick replies. The reply token (first deliveries only) answers it: a
+ * redelivery's original was answered already, or its answer would come late.
+ */
+function _choice(raw: unknown): PlatformChoice<LineTarget> | null {
+  const parsed = _postbackEvent.safeParse(raw);
+  // Rich menus' and other postbacks: acknowledged, nothing to answer.
+  if (!parsed.success || !isChoiceData(parsed.data.postback.data)) return null;
+  const event = parsed.data;
+  const author = _author(event, event.webhookEventId);
+  if (!author) return null;
+  const first = event.deliveryContext?.isRedelivery !== true;
+  return {
+    ...author,
+    data: parsed.data.postback.data,
+    ...(first && event.replyToken ? { handle: event.replyToken } : {}),
+  };
+}
+
+function _message(raw: unknown): PlatformMessage<LineTarget> | null {
+  const parsed = _messageEvent.safeParse(raw);
+  // Follows, joins, stickers, images: acknowledged, no turn.
+  if (!parsed.success || parsed.data.message.type !== "text") return null;
+  const event = parsed.data;
+  const { source, message } = event;
+  const author = _author(event, message.id);
+  if (!author) return null;
+  let text = message.text ?? "";
+  if (source.type !== "user") {
+    // A group hears everything: only a mention of the bot, or a command, is for it.
+    const self = message.mention?.mentionees.filter((m) => m.isSelf) ?? [];
+    if (self.length === 0 && !text.trimStart().startsWith("/")) return null;
+    text = _withoutMentions(text, self);
+  }
+  text = text.trim();
+  return text ? { ...author, text } : null;
 }
 
 /** `text` without the spans (UTF-16 index and length, as LINE counts) of the bot's own mentions. */
@@ -155,45 +211,126 @@ export async function lineRetryKey(to: string, marker: string | undefined): Prom
   }`;
 }
 
+/** A POST to the Messaging API (`path` under its root), JSON in, with the channel's token. */
+function _call(
+  path: string,
+  payload: Record<string, unknown>,
+  env: PlatformEnv,
+  options: Omit<SendOptions, "api" | "secrets">,
+  headers: Record<string, string> = {},
+): Promise<SendResult> {
+  const token = env.LINE_CHANNEL_ACCESS_TOKEN ?? "";
+  const root = apiRoot(env, "LINE_API_ROOT", _DEFAULT_API_ROOT);
+  return sendRequest(`${root}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify(payload),
+  }, {
+    describe: ({ status, body }) =>
+      `the LINE Messaging API answered ${status}${detail(jsonField(body, "message"))}`,
+    ...options,
+    api: "LINE Messaging API",
+    secrets: [token],
+  });
+}
+
 async function _push(
   target: LineTarget,
   text: string,
   part: PartSend,
   env: PlatformEnv,
 ): Promise<SendResult> {
-  const token = env.LINE_CHANNEL_ACCESS_TOKEN ?? "";
-  const root = apiRoot(env, "LINE_API_ROOT", _DEFAULT_API_ROOT);
+  const message = {
+    type: "text",
+    text,
+    ...(part.choices?.length ? { quickReply: _quickReply(part.choices) } : {}),
+  };
   const retryKey = await lineRetryKey(target.to, part.marker);
-  const result = await sendRequest(`${root}/v2/bot/message/push`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      "x-line-retry-key": retryKey,
-    },
-    body: JSON.stringify({ to: target.to, messages: [{ type: "text", text }] }),
-  }, {
-    api: "LINE Messaging API",
+  const result = await _call("/v2/bot/message/push", { to: target.to, messages: [message] }, env, {
     leaving: part.leaving,
-    secrets: [token],
     // The retry key makes a repeat harmless: a lost answer or a 5xx may be sent again.
     idempotent: true,
     rateLimited: ({ status, body }) =>
       status === 429 && !_MONTHLY_LIMIT.test(String(jsonField(body, "message") ?? "")),
     waitFrom: [retryAfterHeader],
     defaultWaitMs: _DEFAULT_RATE_LIMIT_WAIT_MS,
-    describe: ({ status, body }) =>
-      `the LINE Messaging API answered ${status}${detail(jsonField(body, "message"))}`,
-  });
+  }, { "x-line-retry-key": retryKey });
   // 409 to a retry key: an earlier send of this very part was accepted.
   if (!result.ok && result.status === 409) return { ok: true };
   return result;
 }
 
 /**
+ * A question's choices as quick reply buttons under its (last) message: postback actions whose
+ * `data` is the choice, and whose `displayText` shows in the chat as the clicker's own message, so
+ * everyone sees what was chosen. LINE takes them away once anything is sent after.
+ */
+function _quickReply(choices: readonly Choice[]) {
+  return {
+    items: choices.slice(0, _MAX_QUICK_REPLIES).map((c) => ({
+      type: "action",
+      action: {
+        type: "postback",
+        label: [...c.label].slice(0, _LABEL_CHARS).join(""),
+        data: c.data,
+        displayText: c.label,
+      },
+    })),
+  };
+}
+
+/**
+ * Answers a click. LINE has no answer for the clicker alone (no toast, no ephemeral): the tap shows
+ * in the chat as its `displayText`, and an approval shows by the turn going on. So only what a
+ * click that did nothing must say ("Not yours" to someone else in a group, "Already answered") is
+ * sent, with the postback's reply token (free, unlike a push) into the chat it came from, as
+ * Telegram's toast or Slack's ephemeral would say it; a redelivery carries no token and is not
+ * answered twice. The webhook is answered 200 either way, promptly, as LINE wants. A failure is
+ * logged only: the click has been judged already.
+ */
+async function _answerChoice(
+  choice: PlatformChoice<LineTarget>,
+  text: string,
+  env: PlatformEnv,
+): Promise<{ status: number; body: unknown }> {
+  if (choice.handle && clickNoticeDue(text)) {
+    const result = await _call(
+      "/v2/bot/message/reply",
+      {
+        replyToken: choice.handle,
+        messages: [{ type: "text", text }],
+      },
+      env,
+      { leaving: undefined },
+    );
+    if (!result.ok) log.warn("line: a click was not answered", { error: result.message });
+  }
+  return { status: 200, body: { ok: true } };
+}
+
+/**
+ * The loading animation (one-on-one chats only: a user id starts with "U"; groups and rooms get
+ * none). A failure or a 429 is false, and the turn stops asking.
+ */
+async function _typing(target: LineTarget, env: PlatformEnv): Promise<boolean> {
+  if (!target.to.startsWith("U")) return false;
+  const result = await _call(
+    "/v2/bot/chat/loading/start",
+    {
+      chatId: target.to,
+      loadingSeconds: _LOADING_SECONDS,
+    },
+    env,
+    { leaving: undefined },
+  );
+  return result.ok;
+}
+
+/**
  * LINE Messaging API webhooks in (signed; text `message` events from a user, or mentioning the bot
- * in a group or room; redeliveries run once), push messages out (the reply token expires before a
- * turn may end), each part under a retry key so a resend can never show twice.
+ * in a group or room; postbacks of baton's quick replies; redeliveries run once), push messages out
+ * (the reply token expires before a turn may end; a question carries quick replies), each part
+ * under a retry key so a resend can never show twice; the loading animation while a turn runs.
  */
 export const lineAdapter: PlatformAdapter<LineTarget> = {
   name: "line",
@@ -216,6 +353,8 @@ export const lineAdapter: PlatformAdapter<LineTarget> = {
   send: _push,
   // Every part carries a retry key drawn from its marker: sending it again cannot show twice.
   idempotentPart: () => true,
+  answerChoice: _answerChoice,
+  typing: _typing,
 };
 
 /** Signs a body as LINE does: base64 HMAC-SHA256 under the channel secret. For tests and tooling. */

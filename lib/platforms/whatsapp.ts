@@ -1,10 +1,12 @@
-// WhatsApp Business Cloud API adapter: GET handshake, X-Hub-Signature-256 webhooks in (text messages), Graph API messages out; runtime-neutral (fetch, Web Crypto).
+// WhatsApp Business Cloud API adapter: GET handshake, X-Hub-Signature-256 webhooks in (text messages, clicks on baton's buttons), Graph API messages and typing out; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
   type Ingress,
+  isChoiceData,
   parseJsonBody,
   type PartSend,
   type PlatformAdapter,
+  type PlatformChoice,
   type PlatformEnv,
   type PlatformMessage,
   type SendResult,
@@ -13,6 +15,8 @@ import {
 import {
   type Answer,
   apiRoot,
+  batchIngress,
+  clickNoticeDue,
   constantTimeEquals,
   decodeHex,
   detail,
@@ -22,9 +26,11 @@ import {
   ignore,
   jsonField,
   retryAfterHeader,
+  type SendOptions,
   sendRequest,
   type WaitSource,
 } from "./_kit.ts";
+import { whatsappInteractive, whatsappTapData } from "./whatsapp_choices.ts";
 import { log } from "../log.ts";
 
 const _SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
@@ -40,12 +46,19 @@ const _PAIR_RATE_WAIT_S = 6;
 const _DEFAULT_RATE_LIMIT_WAIT_MS = 2_000;
 /** "Re-engagement message": more than 24 h since the customer last wrote; only templates may go. */
 const _OUTSIDE_WINDOW_CODE = 131047;
+/**
+ * The typing indicator lasts 25 s or until the next message to the customer. The live reply asks
+ * for it every 4 s; it is sent again only once this long has passed (or a message went out), so a
+ * long turn keeps it for one call every ~20 s instead of five.
+ */
+const _TYPING_RENEW_MS = 18_000;
 
-const _textMessage = z.looseObject({
+const _inbound = z.looseObject({
   from: z.string().regex(_ID),
   id: z.string().min(1).max(256),
   type: z.string(),
   text: z.looseObject({ body: z.string() }).optional(),
+  interactive: z.unknown().optional(),
 });
 
 const _value = z.looseObject({
@@ -108,7 +121,7 @@ async function _handshake(query: URLSearchParams, env: PlatformEnv): Promise<Web
   return { status: 200, body: challenge, contentType: "text/plain; charset=utf-8" };
 }
 
-/** Every text message of a verified notification, for the configured business number only. */
+/** Every text message and click of a verified notification, for the configured business number only. */
 function _parse(body: Uint8Array, env: PlatformEnv): Ingress<WhatsappTarget> {
   const notification = _notification.safeParse(parseJsonBody(body));
   if (!notification.success) return ignore();
@@ -117,6 +130,7 @@ function _parse(body: Uint8Array, env: PlatformEnv): Ingress<WhatsappTarget> {
   }
   const ours = env.WHATSAPP_PHONE_NUMBER_ID ?? "";
   const messages: PlatformMessage<WhatsappTarget>[] = [];
+  const choices: PlatformChoice<WhatsappTarget>[] = [];
   for (const entry of notification.data.entry) {
     for (const change of entry.changes ?? []) {
       if (change.field !== "messages") continue;
@@ -126,31 +140,39 @@ function _parse(body: Uint8Array, env: PlatformEnv): Ingress<WhatsappTarget> {
       if (value.data.metadata.phone_number_id !== ours) continue;
       for (const status of value.data.statuses ?? []) _logStatus(status);
       for (const raw of value.data.messages ?? []) {
-        const message = _message(raw, value.data, ours);
-        if (message) messages.push(message);
+        const parsed = _inbound.safeParse(raw);
+        // Media, reactions, locations, unsupported types: acknowledged, no turn.
+        if (!parsed.success) continue;
+        const { type, text, interactive } = parsed.data;
+        if (type === "text" && text?.body) {
+          messages.push({ ..._author(parsed.data, value.data, ours), text: text.body });
+        }
+        const data = whatsappTapData(interactive);
+        // Another flow's buttons or lists: acknowledged, nothing to answer.
+        if (type === "interactive" && isChoiceData(data)) {
+          choices.push({ ..._author(parsed.data, value.data, ours), data });
+        }
       }
     }
   }
-  if (messages.length === 0) return ignore();
-  if (messages.length === 1) return { kind: "message", message: messages[0] };
-  return { kind: "messages", messages };
+  return batchIngress(messages, choices);
 }
 
-function _message(
-  raw: unknown,
+/**
+ * Who wrote an inbound message (a text, or a tap on a button: a message too), and where it goes:
+ * the same for both, so a click passes the access gate as its clicker's messages do.
+ */
+function _author(
+  message: { from: string; id: string },
   value: z.infer<typeof _value>,
   phoneNumberId: string,
-): PlatformMessage<WhatsappTarget> | null {
-  const parsed = _textMessage.safeParse(raw);
-  // Media, reactions, locations, unsupported types: acknowledged, no turn.
-  if (!parsed.success || parsed.data.type !== "text" || !parsed.data.text?.body) return null;
-  const { from, id, text } = parsed.data;
+): Omit<PlatformMessage<WhatsappTarget>, "text"> {
+  const { from, id } = message;
   const contact = value.contacts?.find((c) => c.wa_id === from) ?? value.contacts?.[0];
   const name = contact?.profile?.name ?? "";
   return {
     sessionKey: `whatsapp:${phoneNumberId}:${from}`,
     deliveryKey: `wa:${id}`,
-    text: text.body,
     context: {
       chat_id: from,
       chat_name: name,
@@ -185,31 +207,41 @@ function _errorCode(answer: Answer): number | undefined {
 const _pairRateWait: WaitSource = (answer) =>
   _errorCode(answer) === _PAIR_RATE_CODE ? _PAIR_RATE_WAIT_S : undefined;
 
+/** A POST to the number's `messages` endpoint: replies, and the typing indicator. */
+function _post(
+  phoneNumberId: string,
+  payload: Record<string, unknown>,
+  env: PlatformEnv,
+  options: Omit<SendOptions, "api" | "secrets">,
+): Promise<SendResult> {
+  const token = env.WHATSAPP_ACCESS_TOKEN ?? "";
+  const root = apiRoot(env, "WHATSAPP_API_ROOT", _DEFAULT_API_ROOT);
+  return sendRequest(`${root}/${phoneNumberId}/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ messaging_product: "whatsapp", ...payload }),
+  }, { ...options, api: "WhatsApp Cloud API", secrets: [token] });
+}
+
 async function _send(
   target: WhatsappTarget,
   text: string,
   part: PartSend,
   env: PlatformEnv,
 ): Promise<SendResult> {
-  const token = env.WHATSAPP_ACCESS_TOKEN ?? "";
-  const root = apiRoot(env, "WHATSAPP_API_ROOT", _DEFAULT_API_ROOT);
   const payload: Record<string, unknown> = {
-    messaging_product: "whatsapp",
     recipient_type: "individual",
     to: target.to,
-    type: "text",
-    text: { body: text, preview_url: false },
+    ...(part.choices?.length
+      ? { type: "interactive", interactive: whatsappInteractive(text, part.choices) }
+      : { type: "text", text: { body: text, preview_url: false } }),
   };
   // The first part quotes the customer's message, as a reply in the app does.
   if (part.index === 0 && target.message_id) payload.context = { message_id: target.message_id };
-  return await sendRequest(`${root}/${target.phone_number_id}/messages`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(payload),
-  }, {
-    api: "WhatsApp Cloud API",
+  // Any message ends the typing indicator: the next `typing` shows it again.
+  _typingShown.delete(_chatOf(target));
+  return await _post(target.phone_number_id, payload, env, {
     leaving: part.leaving,
-    secrets: [token],
     rateLimited: (answer) =>
       answer.status === 429 || _RATE_LIMIT_CODES.has(_errorCode(answer) ?? -1),
     waitFrom: [retryAfterHeader, _pairRateWait],
@@ -228,10 +260,72 @@ async function _send(
 }
 
 /**
+ * Answers a click. WhatsApp has no answer seen by the clicker alone (no toast, no ephemeral): the
+ * tap itself shows in the chat as the customer's reply, and an approval shows by the turn going on.
+ * So only what a click that did nothing must say ("Already answered" for a question's old buttons)
+ * is sent to the chat, as Telegram's toast or Slack's ephemeral would say it; the webhook is
+ * answered 200 either way, promptly, as Meta wants. A failure is logged only: the click has been
+ * judged already.
+ */
+async function _answerChoice(
+  choice: PlatformChoice<WhatsappTarget>,
+  text: string,
+  env: PlatformEnv,
+): Promise<{ status: number; body: unknown }> {
+  if (clickNoticeDue(text)) {
+    const result = await _send(choice.reply, text, { index: 0, count: 1 }, env);
+    if (!result.ok) log.warn("whatsapp: a click was not answered", { error: result.message });
+  }
+  return { status: 200, body: { ok: true } };
+}
+
+/** When the typing indicator was last shown in a chat (`_chatOf`), and for which message. */
+const _typingShown = new Map<string, { messageId: string; at: number }>();
+
+function _chatOf(target: WhatsappTarget): string {
+  return `${target.phone_number_id}:${target.to}`;
+}
+
+/**
+ * The typing indicator on the customer's message (which also marks it read). It needs that
+ * message's id: a target stored without one (or a click's notice) shows none. It lasts 25 s, or
+ * until the next message: renewed (see `_TYPING_RENEW_MS`) so a turn longer than that keeps it,
+ * but not at every 4 s tick. A failure or a rate limit is false, and the turn stops asking.
+ */
+async function _typing(target: WhatsappTarget, env: PlatformEnv): Promise<boolean> {
+  const messageId = target.message_id;
+  if (!messageId) return false;
+  const chat = _chatOf(target);
+  const now = Date.now();
+  const shown = _typingShown.get(chat);
+  if (shown?.messageId === messageId && now - shown.at < _TYPING_RENEW_MS) return true;
+  for (const [key, value] of _typingShown) {
+    if (now - value.at >= _TYPING_RENEW_MS) _typingShown.delete(key);
+  }
+  const result = await _post(
+    target.phone_number_id,
+    {
+      status: "read",
+      message_id: messageId,
+      typing_indicator: { type: "text" },
+    },
+    env,
+    { leaving: undefined },
+  );
+  if (!result.ok) {
+    _typingShown.delete(chat);
+    return false;
+  }
+  _typingShown.set(chat, { messageId, at: now });
+  return true;
+}
+
+/**
  * WhatsApp Business Cloud API webhooks in (the GET subscription handshake; signed `messages`
- * notifications with text; status callbacks acknowledged), Graph API text messages out. A reply
- * outside the 24-hour customer-service window is refused by the API (131047): a final failure,
- * never retried.
+ * notifications with text, and taps on baton's buttons and lists; status callbacks acknowledged),
+ * Graph API messages out (a question as reply buttons or a list), the typing indicator while a turn
+ * runs. A reply outside the 24-hour customer-service window is refused by the API (131047): a final
+ * failure, never retried.
  */
 export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
   name: "whatsapp",
@@ -256,6 +350,8 @@ export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
   parse: (request, env) => _parse(request.body, env),
   handshake: _handshake,
   send: _send,
+  answerChoice: _answerChoice,
+  typing: _typing,
 };
 
 /** Signs a body as Meta does: `sha256=<hex HMAC-SHA256 under the app secret>`. For tests and tooling. */
