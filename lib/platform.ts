@@ -237,6 +237,8 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
    * status); lasts a few seconds, renewed while the turn runs. False: not here, do not renew.
    */
   typing?(target: T, env: PlatformEnv): Promise<boolean>;
+  /** How often `typing` is renewed while a turn runs (default 4 s: Telegram's lasts about five). */
+  readonly typingEveryMs?: number;
   /**
    * Shows `text`, the reply so far, as a preview that the final reply replaces (Telegram's draft
    * in a private chat, Discord's `@original`, a Slack message of its own); `draft` names the turn,
@@ -299,6 +301,8 @@ export interface ReplyChannel {
   ): Promise<InDoubt>;
   /** The adapter's `typing`; false where there is none. */
   typing?(target: ReplyTarget): Promise<boolean>;
+  /** The adapter's `typingEveryMs` for `target`'s platform, where it sets one. */
+  typingEveryMs?(target: ReplyTarget): number | undefined;
   /** The adapter's `preview`; "unsupported" where there is none. */
   preview?(
     target: ReplyTarget,
@@ -352,6 +356,7 @@ export function replyChannel(adapters: readonly PlatformAdapter[], env: Platform
       // An edit of the turn's preview message into the part cannot show it twice either.
       return part.replaces ? "resend" : unsure;
     },
+    typingEveryMs: (target) => byName.get(target.platform)?.typingEveryMs,
     typing: async (target) => {
       const found = _checked(byName, target);
       return found?.adapter.typing ? await found.adapter.typing(found.target, env) : false;

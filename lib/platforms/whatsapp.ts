@@ -47,9 +47,8 @@ const _DEFAULT_RATE_LIMIT_WAIT_MS = 2_000;
 /** "Re-engagement message": more than 24 h since the customer last wrote; only templates may go. */
 const _OUTSIDE_WINDOW_CODE = 131047;
 /**
- * The typing indicator lasts 25 s or until the next message to the customer. The live reply asks
- * for it every 4 s; it is sent again only once this long has passed (or a message went out), so a
- * long turn keeps it for one call every ~20 s instead of five.
+ * The typing indicator lasts 25 s or until the next message to the customer: renewed this often
+ * (`typingEveryMs`), a long turn keeps it for one call every ~20 s, not one every 4 s.
  */
 const _TYPING_RENEW_MS = 18_000;
 
@@ -238,8 +237,6 @@ async function _send(
   };
   // The first part quotes the customer's message, as a reply in the app does.
   if (part.index === 0 && target.message_id) payload.context = { message_id: target.message_id };
-  // Any message ends the typing indicator: the next `typing` shows it again.
-  _typingShown.delete(_chatOf(target));
   return await _post(target.phone_number_id, payload, env, {
     leaving: part.leaving,
     rateLimited: (answer) =>
@@ -279,29 +276,15 @@ async function _answerChoice(
   return { status: 200, body: { ok: true } };
 }
 
-/** When the typing indicator was last shown in a chat (`_chatOf`), and for which message. */
-const _typingShown = new Map<string, { messageId: string; at: number }>();
-
-function _chatOf(target: WhatsappTarget): string {
-  return `${target.phone_number_id}:${target.to}`;
-}
-
 /**
  * The typing indicator on the customer's message (which also marks it read). It needs that
  * message's id: a target stored without one (or a click's notice) shows none. It lasts 25 s, or
- * until the next message: renewed (see `_TYPING_RENEW_MS`) so a turn longer than that keeps it,
- * but not at every 4 s tick. A failure or a rate limit is false, and the turn stops asking.
+ * until the next message, and is renewed every `_TYPING_RENEW_MS`. A failure or a rate limit is
+ * false, and the turn stops asking.
  */
 async function _typing(target: WhatsappTarget, env: PlatformEnv): Promise<boolean> {
   const messageId = target.message_id;
   if (!messageId) return false;
-  const chat = _chatOf(target);
-  const now = Date.now();
-  const shown = _typingShown.get(chat);
-  if (shown?.messageId === messageId && now - shown.at < _TYPING_RENEW_MS) return true;
-  for (const [key, value] of _typingShown) {
-    if (now - value.at >= _TYPING_RENEW_MS) _typingShown.delete(key);
-  }
   const result = await _post(
     target.phone_number_id,
     {
@@ -312,12 +295,7 @@ async function _typing(target: WhatsappTarget, env: PlatformEnv): Promise<boolea
     env,
     { leaving: undefined },
   );
-  if (!result.ok) {
-    _typingShown.delete(chat);
-    return false;
-  }
-  _typingShown.set(chat, { messageId, at: now });
-  return true;
+  return result.ok;
 }
 
 /**
@@ -352,6 +330,7 @@ export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
   send: _send,
   answerChoice: _answerChoice,
   typing: _typing,
+  typingEveryMs: _TYPING_RENEW_MS,
 };
 
 /** Signs a body as Meta does: `sha256=<hex HMAC-SHA256 under the app secret>`. For tests and tooling. */

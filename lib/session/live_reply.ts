@@ -5,7 +5,7 @@ import type { ReplyChannel, ReplyTarget } from "../platform.ts";
 export interface LiveReplyOptions {
   /** Preview the reply as it grows (`STREAM_REPLIES`); typing is shown either way. */
   previews: boolean;
-  /** Typing renewed this often (Telegram's lasts about five seconds). */
+  /** Typing renewed this often, where the platform sets no interval (Telegram's lasts about 5 s). */
   typingEveryMs?: number;
   /** At most one preview update this often per chat (Telegram asks for about one a second). */
   previewEveryMs?: number;
@@ -90,7 +90,8 @@ export class LiveReply {
     this.#typing = setTimeout(() => {
       if (this.#closed) return;
       typing();
-      this.#typing = setInterval(typing, this.#options.typingEveryMs ?? 4_000);
+      const every = this.#channel.typingEveryMs?.(this.#target) ?? this.#options.typingEveryMs;
+      this.#typing = setInterval(typing, every ?? 4_000);
     }, quiet);
   }
 

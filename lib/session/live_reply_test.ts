@@ -158,3 +158,19 @@ Deno.test("LiveReply carries on an earlier attempt's preview message, and a paus
   await stopped.close("stopped");
   assertEquals(quiet.log, [`end m0 ${PREVIEW_STOPPED}`]);
 });
+
+Deno.test("LiveReply.start() renews typing at the platform's own interval where it sets one", async () => {
+  const { ch, log } = channel();
+  ch.typingEveryMs = () => 20;
+  const live = new LiveReply(ch, target, 1, {
+    previews: false,
+    quietMs: 1,
+    typingEveryMs: 10_000,
+    now: Date.now,
+  });
+  live.start();
+  await sleep(150);
+  await live.close("replied");
+  const typed = log.filter((l) => l === "typing").length;
+  assert(typed >= 3, `${typed} typing calls`);
+});
