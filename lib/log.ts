@@ -21,7 +21,8 @@ export type LogSink = (level: LogLevel, line: string) => void;
  * never secret are allowlisted below.
  */
 const _SECRET_NAME = /token|secret|key|passw|authori[sz]ation|cookie|signature|code|credential/i;
-const _NOT_SECRET = new Set(["session_key", "status_code"]);
+/** Names the pattern catches that never hold a secret: a platform's numeric error code among them. */
+const _NOT_SECRET = new Set(["session_key", "status_code", "error_code"]);
 
 const _REDACTED = "[redacted]";
 

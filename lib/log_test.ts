@@ -73,6 +73,7 @@ Deno.test("log redacts secret-named fields, nested ones and bound ones too", () 
         nested: { password: secret, list: [{ bot_token: secret }] },
         session_key: "api:abc",
         status_code: 502,
+        error_code: 131047,
         error: new Error("boom"),
       }))
   );
@@ -81,6 +82,7 @@ Deno.test("log redacts secret-named fields, nested ones and bound ones too", () 
   assert(!text.includes("493021"), text);
   assertEquals(lines[0].line.session_key, "api:abc");
   assertEquals(lines[0].line.status_code, 502);
+  assertEquals(lines[0].line.error_code, 131047, "a platform's error code is no secret");
   assertEquals(lines[0].line.error, "Error: boom");
   assertEquals(lines[0].line.token, "[redacted]");
 });

@@ -192,7 +192,7 @@ function _logStatus(raw: unknown): void {
   if (!status.success || status.data.status !== "failed") return;
   const error = status.data.errors?.[0];
   log.warn("whatsapp: a sent message failed", {
-    code: error?.code ?? 0,
+    error_code: error?.code ?? 0,
     title: (error?.title ?? "").slice(0, 120),
   });
 }
