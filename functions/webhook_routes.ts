@@ -96,6 +96,11 @@ for (const adapter of PLATFORM_ADAPTERS) {
       nowSeconds: Math.floor(Date.now() / 1000),
     };
     const refusal = await adapter.verify(request, env);
+    if (typeof refusal === "object" && refusal !== null) {
+      // Not the sender's fault, and nothing stored: the platform is asked to deliver it again.
+      c.header("retry-after", "30");
+      return jsonError(c, 503, refusal.unavailable, "verification_unavailable");
+    }
     if (refusal) return jsonError(c, 401, refusal, "invalid_signature");
     const ingress = _parse(adapter, request, env);
     if (ingress.kind === "respond") return webhookAnswer(c, ingress);

@@ -188,8 +188,12 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
   readonly asyncDelivery: false;
   /** The reply target `parse` stores and `send` takes; stored targets are checked against it before each send. */
   readonly replyTarget: z.ZodType<T>;
-  /** Checks the signature or secret over the raw bytes (constant time); a string is the refusal reason (401). */
-  verify(request: RawRequest, env: PlatformEnv): Promise<string | null>;
+  /**
+   * Checks the signature or secret over the raw bytes (constant time); a string is the refusal
+   * reason (401). `Unverifiable`: the request could not be checked at all (the platform's signing
+   * keys could not be fetched), answered 503 so that the platform delivers it again later.
+   */
+  verify(request: RawRequest, env: PlatformEnv): Promise<string | Unverifiable | null>;
   /** Turns a verified delivery into what to do. Throws `PayloadError` for a malformed payload (400). */
   parse(request: RawRequest, env: PlatformEnv): Ingress<T>;
   /**
@@ -271,6 +275,14 @@ export type PreviewResult =
   | "unsupported"
   | "rate_limited"
   | "failed";
+
+/**
+ * A delivery that could not be verified either way, through no fault of its sender (the keys to
+ * check it against are out of reach): neither accepted nor refused, but answered 503 and retried.
+ */
+export interface Unverifiable {
+  unavailable: string;
+}
 
 /** A verified delivery whose payload is malformed (answered 400). */
 export class PayloadError extends Error {

@@ -206,6 +206,30 @@ Deno.test("POST /webhooks/teams refuses a bad signature, wrong audience, expired
   });
 });
 
+Deno.test("POST /webhooks/teams answers 503 with Retry-After, and starts nothing, while the signing keys cannot be fetched", async () => {
+  await withPlatform(VARS, async (worker, fake, teams) => {
+    let down = true;
+    teams.respondToAuth((call, i, usual) =>
+      down && call.path.startsWith("/auth/teams/openid")
+        ? { status: 503, body: { error: "unavailable" } }
+        : usual(call, i)
+    );
+    const message = activity(teams, "while keys are down");
+    const res = await post(worker, teams, message);
+    const answer = await json(res);
+    // Not the sender's fault and nothing stored: the platform is asked to deliver it again.
+    assertStrictEquals(res.status, 503, JSON.stringify(answer));
+    assertEquals(answer.error.type, "verification_unavailable");
+    assertStrictEquals(res.headers.get("retry-after"), "30");
+    await pause(300);
+    assertStrictEquals(fake.requests.length, 0);
+    down = false;
+    await expectOk(await post(worker, teams, message));
+    await teams.waitForCalls(1);
+    assertStrictEquals(fake.requests.length, 1);
+  });
+});
+
 Deno.test("POST /webhooks/teams acknowledges conversationUpdate and starts nothing", async () => {
   await withPlatform(VARS, async (worker, fake, teams) => {
     const update = {

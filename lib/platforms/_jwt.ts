@@ -8,7 +8,7 @@ import {
   jwtVerify,
   type JWTVerifyOptions,
 } from "jose";
-import type { SendResult } from "../platform.ts";
+import type { SendResult, Unverifiable } from "../platform.ts";
 import { jsonField, readJson, redact } from "./_kit.ts";
 
 /** How long fetched keys (and OpenID metadata) are trusted before they are fetched again. */
@@ -94,15 +94,16 @@ export interface VerifiedJwt {
 /**
  * Verifies `token` against the keys of `source` (fetched and cached; refetched once, rate-limited,
  * for an unknown key id) with jose's `jwtVerify` and `options` (issuer, audience, algorithms;
- * times against `nowSeconds` within ±5 minutes). Returns the verified JWT, or a refusal reason
- * that names no token, key or secret.
+ * times against `nowSeconds` within ±5 minutes). Returns the verified JWT, a refusal reason that
+ * names no token, key or secret, or `Unverifiable` when the keys could not be fetched (not the
+ * sender's fault: the platform is asked to deliver it again).
  */
 export async function verifyJwt(
   token: string,
   source: KeySource,
   options: JWTVerifyOptions,
   nowSeconds: number,
-): Promise<VerifiedJwt | string> {
+): Promise<VerifiedJwt | string | Unverifiable> {
   const now = Date.now();
   const verifyOptions: JWTVerifyOptions = {
     clockTolerance: JWT_CLOCK_TOLERANCE_SECONDS,
@@ -111,7 +112,7 @@ export async function verifyJwt(
   };
   for (const fresh of [false, true]) {
     const set = await _keySet(source, now, fresh);
-    if (!set) return "could not fetch the platform's signing keys";
+    if (!set) return { unavailable: "could not fetch the platform's signing keys" };
     try {
       const { payload, protectedHeader } = await jwtVerify(token, set.get, verifyOptions);
       const key = set.keys.find((k) => k.kid === protectedHeader.kid) ??

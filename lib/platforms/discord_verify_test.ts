@@ -43,7 +43,7 @@ Deno.test("discordAdapter.verify() refuses missing headers", async () => {
     const headers = new Headers(request.headers);
     headers.delete(name);
     assertMatch(
-      (await discordAdapter.verify({ ...request, headers }, ENV)) ?? "",
+      String(await discordAdapter.verify({ ...request, headers }, ENV)),
       /^missing X-Signature-Ed25519 or X-Signature-Timestamp header$/,
     );
   }

@@ -13,6 +13,7 @@ import {
   type PlatformEnv,
   type RawRequest,
   type SendResult,
+  type Unverifiable,
   type WebhookAnswer,
 } from "../platform.ts";
 import { apiRoot, detail, encodeHex, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
@@ -117,7 +118,10 @@ function _urlAudience(audience: string): boolean {
  * `chat@system.gserviceaccount.com` for that number, signed by a key of Chat's JWKS; with an
  * endpoint-URL audience, a Google-signed ID token for that URL whose verified email is Chat's.
  */
-async function _verify(request: RawRequest, env: PlatformEnv): Promise<string | null> {
+async function _verify(
+  request: RawRequest,
+  env: PlatformEnv,
+): Promise<string | Unverifiable | null> {
   const audience = (env.GOOGLE_CHAT_AUDIENCE ?? "").trim();
   if (!audience) return "GOOGLE_CHAT_AUDIENCE is not set";
   const token = bearerToken(request.headers);
@@ -129,7 +133,7 @@ async function _verify(request: RawRequest, env: PlatformEnv): Promise<string | 
     { issuer: url ? _GOOGLE_ISSUERS : GOOGLE_CHAT_ISSUER, audience, algorithms: ["RS256"] },
     request.nowSeconds,
   );
-  if (typeof verified === "string") return verified;
+  if (typeof verified === "string" || "unavailable" in verified) return verified;
   if (url) {
     // Any Google account can get an ID token for our URL: only Chat's own is Chat.
     const { email, email_verified: emailVerified } = verified.payload;

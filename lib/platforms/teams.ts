@@ -13,6 +13,7 @@ import {
   type PlatformEnv,
   type RawRequest,
   type SendResult,
+  type Unverifiable,
 } from "../platform.ts";
 import { detail, ignore, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
 import { accessToken, bearerToken, forgetAccessToken, verifyJwt } from "./_jwt.ts";
@@ -97,7 +98,10 @@ function _tokenUrl(env: PlatformEnv): string {
  * key must endorse the activity's channel, and the token's `serviceUrl` claim must name the
  * activity's `serviceUrl` — the only URL a reply will ever be sent to.
  */
-async function _verify(request: RawRequest, env: PlatformEnv): Promise<string | null> {
+async function _verify(
+  request: RawRequest,
+  env: PlatformEnv,
+): Promise<string | Unverifiable | null> {
   const appId = env.TEAMS_APP_ID;
   if (!appId) return "TEAMS_APP_ID is not set";
   const token = bearerToken(request.headers);
@@ -108,7 +112,7 @@ async function _verify(request: RawRequest, env: PlatformEnv): Promise<string | 
     { issuer: TEAMS_ISSUER, audience: appId, algorithms: ["RS256"] },
     request.nowSeconds,
   );
-  if (typeof verified === "string") return verified;
+  if (typeof verified === "string" || "unavailable" in verified) return verified;
   let body: unknown;
   try {
     body = parseJsonBody(request.body);

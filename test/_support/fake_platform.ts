@@ -45,9 +45,16 @@ export interface FakePlatform {
    * JWKs of the keys they sign with here.
    */
   jwks: { keys: unknown[] };
-  /** Replaces the responder of `/auth/` calls (the default serves metadata, `jwks` and tokens). */
+  /**
+   * Replaces the responder of `/auth/` calls (the default serves metadata, `jwks` and tokens), and
+   * hands `fn` that default, so it can fail some calls and serve the rest as usual.
+   */
   respondToAuth(
-    fn: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer>,
+    fn: (
+      call: PlatformCall,
+      index: number,
+      usual: (call: PlatformCall, index: number) => PlatformAnswer,
+    ) => PlatformAnswer | Promise<PlatformAnswer>,
   ): void;
   /** Replaces the responder of presence signals (their index counts signals only). */
   respondToSignals(
@@ -158,7 +165,7 @@ export function startFakePlatform(): Promise<FakePlatform> {
     auth,
     jwks,
     respondToAuth: (fn) => {
-      authResponder = fn;
+      authResponder = (call, index) => fn(call, index, _defaultAuth);
     },
     respond: (fn) => {
       responder = fn;
