@@ -180,3 +180,62 @@ Deno.test("Slack previews: a turn killed mid-preview is recovered into that same
     await dir.cleanup();
   }
 });
+
+/** Sends a direct message to the bot (channel D1); its session is `slack:<team>:D1`. */
+async function direct(worker: TestWorker, text: string): Promise<void> {
+  const ts = `1700000200.${String(++_ts).padStart(6, "0")}`;
+  const body = JSON.stringify({
+    type: "event_callback",
+    team_id: TEAM,
+    event_id: `EvDm${_ts}${crypto.randomUUID().slice(0, 8)}`,
+    authorizations: [{ team_id: TEAM, user_id: BOT, is_bot: true }],
+    event: { type: "message", channel_type: "im", user: "U1", text, ts, channel: "D1" },
+  });
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature = await signSlackRequest({ secret: SECRET, timestamp, body });
+  await expectOk(
+    await worker.fetch("/webhooks/slack", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-slack-signature": signature,
+        "x-slack-request-timestamp": String(timestamp),
+      },
+      body,
+    }),
+  );
+}
+
+Deno.test("Slack previews: a turn that pauses to ask deletes its preview, so the question and then the reply follow in order", async () => {
+  await withPlatform({ ...SLACK, APPROVAL_TOOLS: "session_info" }, async (worker, fake, slack) => {
+    const before = "Let me look that up for you, it takes a moment.";
+    fake.script((req) =>
+      req.body.messages.at(-1).role === "tool" ? { kind: "text", text: "done looking" } : {
+        kind: "tool_call",
+        name: "session_info",
+        args: {},
+        text: before,
+        pieces: 12,
+        pieceDelayMs: 200,
+      }
+    );
+    await direct(worker, "what session is this?");
+    await until(() => method(slack.calls, "chat.delete").length === 1, "the preview deleted");
+    const [preview, question] = method(slack.calls, "chat.postMessage");
+    assert(String(preview.body.text).endsWith(SLACK_PREVIEW_MARK), "the preview came first");
+    assert(String(question.body.text).includes("session_info"), "then the question");
+    const deleted = method(slack.calls, "chat.delete")[0];
+    assertStrictEquals(deleted.body.ts, `1700000000.${slack.calls.indexOf(preview) + 1}`);
+    await direct(worker, "/approve");
+    await until(
+      () => texts(method(slack.calls, "chat.postMessage")).includes("done looking"),
+      "reply",
+    );
+    await pause(500);
+    // The reply is a message of its own after the question, not an edit of the deleted preview.
+    const posts = method(slack.calls, "chat.postMessage");
+    assertStrictEquals(posts.at(-1)!.body.text, "done looking");
+    assert(posts.at(-1)!.order > question.order);
+    assert(!texts(method(slack.calls, "chat.update")).includes("done looking"));
+  });
+});

@@ -26,6 +26,11 @@ export type FakeStep =
     args: Record<string, unknown>;
     id?: string;
     delayMs?: number;
+    /** Text the model writes before the call ("Let me look…"), streamed in `pieces`. */
+    text?: string;
+    pieces?: number;
+    /** Streamed: waits this long between pieces. */
+    pieceDelayMs?: number;
   }
   | { kind: "status"; status: number; retryAfter?: string; body?: unknown }
   /** Waits for `release()` (or client disconnect), then answers like the default echo. */
@@ -331,7 +336,11 @@ class _FakeLlmServer implements FakeLlm {
     const finish = call ? "tool_calls" : step.kind === "text" && step.finish ? step.finish : "stop";
     if (body?.stream !== true) {
       const message = call
-        ? { role: "assistant", content: null, tool_calls: [call] }
+        ? {
+          role: "assistant",
+          content: step.kind === "tool_call" ? step.text ?? null : null,
+          tool_calls: [call],
+        }
         : { role: "assistant", content: step.kind === "text" ? step.text : "" };
       return _json(200, {
         id,
@@ -351,6 +360,11 @@ class _FakeLlmServer implements FakeLlm {
     });
     const events: unknown[] = [chunk({ role: "assistant" })];
     if (call) {
+      if (step.kind === "tool_call" && step.text) {
+        for (const piece of _split(step.text, step.pieces ?? 3)) {
+          events.push(chunk({ content: piece }));
+        }
+      }
       events.push(chunk({
         tool_calls: [{
           index: 0,
@@ -378,7 +392,7 @@ class _FakeLlmServer implements FakeLlm {
       ...(step.kind === "text" && step.holdAfter !== undefined
         ? { holdAt: 1 + step.holdAfter }
         : {}),
-      ...(step.kind === "text" && step.pieceDelayMs ? { gapMs: step.pieceDelayMs } : {}),
+      ...(step.pieceDelayMs ? { gapMs: step.pieceDelayMs } : {}),
     };
   }
 }
