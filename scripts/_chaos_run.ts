@@ -35,7 +35,7 @@ export { type ChaosReport, formatChaosReport, formatChaosSummary } from "./_chao
 export interface ChaosOptions {
   /** Inbound messages in all, bad ones included (full run: 2,000). */
   messages: number;
-  /** Sessions, spread round-robin over the ways in (full run: 56, eight per way). */
+  /** Sessions, spread round-robin over the ways in (full run: 60, five per way). */
   sessions: number;
   seed: number;
   /** SIGKILLs at moments drawn from the seed (default: two to five, drawn too). */
