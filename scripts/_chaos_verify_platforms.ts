@@ -258,10 +258,11 @@ function _lines(body: string, message: ChaosMessage): string[] {
 }
 
 /**
- * Places the failure notices no platform link names (Slack, GitHub): replies come in turn order,
- * so a notice between the replies of messages a and b answers a message between them that shows
- * no reply — one whose last model call failed first. A notice with no such message left is a
- * duplicate; one that carries the same part name as an earlier post is that post's duplicate.
+ * Places the failure notices no platform link names (Slack, GitHub, LINE, Twilio): replies come in
+ * turn order, so a notice between the replies of messages a and b answers a message between them
+ * that shows no reply — one whose last model call failed first, as long as the notices after it
+ * there still find one each. A notice with no such message left is a duplicate; one that carries
+ * the same part name as an earlier post is that post's duplicate.
  */
 function _placeNotices(
   session: ChaosSession,
@@ -287,7 +288,16 @@ function _placeNotices(
     const open = session.messages.filter((m) =>
       m.k > before && m.k < after && m.accepted && !echoed.has(m) && !noticed.has(m)
     );
-    const chosen = known ?? open.find((m) => failed.has(m.marker)) ?? open[0] ??
+    // Notices still to place before the next reply answer later messages, in order: this one may
+    // take only a message that leaves one for each of them. (A turn can time out after its last
+    // model call answered, so "failed" alone does not say which of two open messages it was.)
+    const next = posts.findIndex((q, i) => i > index && q.message && q.units[0] !== "notice");
+    const later = pending.filter((q) => {
+      const at = posts.indexOf(q);
+      return at > index && (next < 0 || at < next) && !(q.post.part && byPart.has(q.post.part));
+    }).length;
+    const candidates = open.slice(0, Math.max(1, open.length - later));
+    const chosen = known ?? candidates.find((m) => failed.has(m.marker)) ?? candidates[0] ??
       posts.slice(0, index).findLast((q) => q.message && q.units[0] === "notice")?.message;
     if (!chosen) {
       tally.add(

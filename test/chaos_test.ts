@@ -124,14 +124,15 @@ Deno.test({
 });
 
 /**
- * What the verifier is given for one session of `way` whose two messages were accepted and each
+ * What the verifier is given for one session of `way` whose `count` messages were accepted and
  * answered by `posts` (built from the messages, in the platform's own shape).
  */
 function observed(
   way: ChaosWay,
   posts: (m: ChaosMessage[]) => Omit<ShownPost, "at">[],
+  count = 2,
 ): ChaosObservation {
-  const plan = { seed: 3, messages: 2, sessions: 1, spanMs: 1_000, longRate: 0, ways: [way] };
+  const plan = { seed: 3, messages: count, sessions: 1, spanMs: 1_000, longRate: 0, ways: [way] };
   const sessions = planChaos({ ...plan, duplicateRate: 0, badRate: 0 }, seededRandom(3));
   const messages = sessions[0].messages;
   for (const m of messages) m.accepted = true;
@@ -170,14 +171,18 @@ function observed(
   };
 }
 
-Deno.test("verifyChaos() flags a WhatsApp reply shown twice unmarked, a Teams reply linked to another message and a bad token let through", () => {
-  // Each message's echo once, quoting its own message: nothing to flag.
-  const reply = (m: ChaosMessage, text = m.text) => ({
+/** A post answering `m` on its platform (its echo, unless `text` says otherwise), linked where the platform links. */
+function reply(m: ChaosMessage, text = m.text): Omit<ShownPost, "at"> {
+  return {
     way: m.session.way as ShownPost["way"],
     chat: newPlatformChat(m.session),
     text,
     replyToId: replyLinkOf(m),
-  });
+  };
+}
+
+Deno.test("verifyChaos() flags a WhatsApp reply shown twice unmarked, a Teams reply linked to another message and a bad token let through", () => {
+  // Each message's echo once, quoting its own message: nothing to flag.
   const clean = verifyChaos(observed("whatsapp", (ms) => ms.map((m) => reply(m))));
   assert(clean.ok, clean.problems.join("\n"));
   assertEquals(figure(clean, LABELS.answered), 2);
@@ -209,6 +214,27 @@ Deno.test("verifyChaos() flags a WhatsApp reply shown twice unmarked, a Teams re
   const forged = verifyChaos(lax);
   assertEquals(figure(forged, LABELS.badRefusal), 1, forged.problems.join("\n"));
   assert(!forged.ok);
+});
+
+Deno.test("verifyChaos() places two failure notices in a row in turn order, whichever turn's last model call failed", () => {
+  // Seed 31's LINE session s5: m1's turn timed out after its last model call answered, m2's last
+  // call failed; their two notices came in turn order between m0's and m3's replies.
+  const notice = "Sorry, I could not answer that: the turn timed out.";
+  const obs = observed("line", ([a, b, c, d]) => [
+    reply(a),
+    reply(b, notice),
+    reply(c, notice),
+    reply(d),
+  ], 4);
+  const [, b, c] = obs.sessions[0].messages;
+  for (const [m, answered] of [[b, false], [b, true], [c, false]] as const) {
+    const body = { messages: [{ role: "user", content: m.text }] };
+    obs.modelRequests.push({ body, headers: new Headers(), lastUserText: m.text, sessionTag: "" });
+    obs.modelAnswered.push(answered);
+  }
+  const report = verifyChaos(obs);
+  assert(report.ok, report.problems.join("\n"));
+  assertEquals(figure(report, LABELS.failures), 2);
 });
 
 Deno.test("judgeRss() judges starts at the same age and settled starts, not the fill after each start", () => {
