@@ -59,8 +59,7 @@ export async function startNewPlatformFakes(
     rates,
     random,
     isSend: () => true,
-    quiet: (call) =>
-      typeof call.body === "object" && call.body !== null && "typing_indicator" in call.body,
+    quiet: (call) => call.body?.typing_indicator !== undefined,
     chatOf: (call) => call.body?.to,
     textOf: (call) => call.body?.text?.body,
     faultAnswer: faults(
@@ -80,7 +79,9 @@ export async function startNewPlatformFakes(
       if (call.method !== "POST" || call.path !== whatsappPath) {
         return { status: 400, body: { error: { code: 100, message: "Unsupported post request" } } };
       }
-      if ("typing_indicator" in call.body) return { status: 200, body: { success: true } };
+      if (call.body?.typing_indicator !== undefined) {
+        return { status: 200, body: { success: true } };
+      }
       const { to, text, context } = call.body ?? {};
       if (typeof to !== "string" || tooLong("whatsapp", text?.body)) {
         return { status: 400, body: { error: { code: 100, message: "Invalid parameter" } } };
@@ -120,7 +121,7 @@ export async function startNewPlatformFakes(
       if (bearer(call) !== C.lineToken) {
         return { status: 401, body: { message: "Authentication failed" } };
       }
-      if (call.path === "/v2/bot/chat/loading/start") return { status: 202, body: {} };
+      if (call.path === "/v2/bot/chat/loading/start") return { status: 200, body: {} };
       if (call.path !== "/v2/bot/message/push") {
         return { status: 404, body: { message: "Not found" } };
       }
