@@ -19,10 +19,15 @@ export interface FakeAnswer {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * Not sent: the request repeated an idempotency key of a post the fake had stored (LINE's retry
+   * key, Chat's request id), so it was answered as that post, not stored again.
+   */
+  repeat?: boolean;
 }
 
 /** How the fake answers one send that a fault does not take (it stores the post, then answers). */
-export type SendHandler = (call: FakeCall) => FakeAnswer;
+export type SendHandler = (call: FakeCall) => FakeAnswer | Promise<FakeAnswer>;
 
 /** Faults a fake injects into sends, each drawn from the run's seed. */
 export interface FaultRates {
@@ -68,6 +73,10 @@ export interface FakeEvent {
   marked?: boolean;
   /** The chat it went to, named as `ShownPost.chat` names it. */
   chat?: string;
+  /** A presence signal or a key-set read: never faulted, no message. */
+  quiet?: true;
+  /** See `FakeAnswer.repeat`. */
+  repeat?: true;
 }
 
 /** A running fake platform API. */
@@ -92,10 +101,17 @@ export interface ChaosServer {
  */
 export async function startChaosServer(options: {
   isSend: (call: FakeCall) => boolean;
-  route: (call: FakeCall) => FakeAnswer;
+  route: SendHandler;
   faultAnswer: (status: number) => FakeAnswer;
   /** The chat a request goes to, for the record of requests. */
   chatOf: (call: FakeCall) => string | undefined;
+  /** The text a request sends (default: the body's `text`, `content` or `body`, if a string). */
+  textOf?: (call: FakeCall) => unknown;
+  /**
+   * Requests answered by `route` as they are, never faulted, held or counted: presence signals
+   * (typing, a loading animation) and the key sets a platform's deliveries are verified with.
+   */
+  quiet?: (call: FakeCall) => boolean;
   rates: FaultRates;
   random: () => number;
 }): Promise<ChaosServer> {
@@ -119,6 +135,7 @@ export async function startChaosServer(options: {
     gone: AbortSignal,
     note: { fate: string },
   ): Promise<FakeAnswer | undefined> => {
+    if (options.quiet?.(call)) return options.route(call);
     if (!options.isSend(call)) {
       faults.lookups++;
       if (options.random() < options.rates.rate429) {
@@ -135,7 +152,7 @@ export async function startChaosServer(options: {
       faults.held++;
       if (posted) faults.heldPosted++;
       note.fate = posted ? "held stored" : "held not stored";
-      const stored = posted ? options.route(call) : undefined;
+      const stored = posted ? await options.route(call) : undefined;
       resolve({ path: call.path, posted });
       // Held until the runtime dies (its connection closes) or the run ends.
       await new Promise<void>((done) => {
@@ -160,7 +177,7 @@ export async function startChaosServer(options: {
       if (options.random() < 0.5) {
         faults.r5xxPosted++;
         note.fate = "5xx stored";
-        options.route(call);
+        await options.route(call);
       } else {
         faults.r5xxNotPosted++;
         note.fate = "5xx not stored";
@@ -184,10 +201,15 @@ export async function startChaosServer(options: {
     }
     const text = Buffer.concat(chunks).toString("utf8");
     let body: unknown = text;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      // Kept as text.
+    if (/^application\/x-www-form-urlencoded/i.test(req.headers["content-type"] ?? "")) {
+      // A form (Twilio's Messages API, OAuth token endpoints): its fields as an object.
+      body = Object.fromEntries(new URLSearchParams(text));
+    } else {
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        // Kept as text.
+      }
     }
     const url = new URL(req.url ?? "/", "http://fake");
     const headers = new Headers();
@@ -212,7 +234,7 @@ export async function startChaosServer(options: {
     }
     // deno-lint-ignore no-explicit-any
     const sent = call.body as any;
-    const said = sent?.text ?? sent?.content ?? sent?.body;
+    const said = options.textOf ? options.textOf(call) : sent?.text ?? sent?.content ?? sent?.body;
     const marked = typeof said === "string" && said.startsWith(RESEND_NOTE);
     events.push({
       at,
@@ -222,6 +244,8 @@ export async function startChaosServer(options: {
       chat: options.chatOf(call),
       fate: note.fate,
       status: reply?.status ?? 0,
+      ...(options.quiet?.(call) ? { quiet: true as const } : {}),
+      ...(reply?.repeat ? { repeat: true as const } : {}),
       ...(typeof said === "string"
         ? {
           text: said.slice(marked ? RESEND_NOTE.length : 0).slice(0, 80),

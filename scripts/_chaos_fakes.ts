@@ -1,4 +1,4 @@
-// The chaos run's fake Telegram, Slack, Discord and GitHub APIs: what each chat shows, and the read-backs baton may ask; Deno.
+// The chaos run's fake platform APIs (Telegram, Slack, Discord, GitHub here; the other five in _chaos_new_fakes.ts): what each chat shows, and the read-backs baton may ask; Deno.
 import {
   type ChaosServer,
   type FakeAnswer,
@@ -6,7 +6,9 @@ import {
   type FaultRates,
   startChaosServer,
 } from "./_chaos_fake_server.ts";
-import type { PlatformWay } from "./_chaos_plan.ts";
+import { PLATFORM_WAYS, type PlatformWay } from "./_chaos_plan.ts";
+import { startNewPlatformFakes } from "./_chaos_new_fakes.ts";
+import type { PublishedKeys } from "./_chaos_new_ways.ts";
 import { RESEND_NOTE } from "../lib/platform.ts";
 import { SLACK_PREVIEW_MARK } from "../lib/platforms/slack_preview.ts";
 
@@ -29,6 +31,11 @@ export interface ShownPost {
   /** Telegram: the message answered (first parts only). */
   replyTo?: number;
   /**
+   * The platform's id of what it answers (WhatsApp's quoted message, the Teams activity replied
+   * to, the Google Chat thread): see `replyLinkOf`.
+   */
+  replyToId?: string;
+  /**
    * An edit that makes a message the reply (Discord's deferred `@original`, a Slack preview
    * edited into its reply part): a repeat replaces, never adds.
    */
@@ -43,7 +50,7 @@ export interface ShownPost {
   messageId?: number;
 }
 
-/** The four fake platform APIs and everything they were sent. */
+/** The fake platform APIs and everything they were sent. */
 export interface ChaosPlatforms {
   servers: Record<PlatformWay, ChaosServer>;
   /** Every stored post of every platform, in arrival order. */
@@ -52,26 +59,31 @@ export interface ChaosPlatforms {
   lookups: Record<PlatformWay, number>;
   /** The vars that point baton at these fakes. */
   vars: Record<string, string>;
+  /** The key sets Teams' and Google Chat's fakes publish: the senders put their public keys here. */
+  keys: PublishedKeys;
   close(): Promise<void>;
 }
 
 /**
  * A fake broken on purpose, to check the checks: "blind-read-backs" (GitHub's list and Slack's
- * history never show baton's parts, so a part in doubt that arrived is sent again) or
- * "strip-note" (Telegram and Discord store a resend without its note, as if baton sent none).
+ * history never show baton's parts, so a part in doubt that arrived is sent again),
+ * "strip-note" (every fake stores a resend without its note, as if baton sent none) or
+ * "forget-retry-keys" (LINE's retry key and Google Chat's request id are not remembered, so a
+ * part sent again shows twice).
  */
-export type Sabotage = "blind-read-backs" | "strip-note";
+export type Sabotage = "blind-read-backs" | "strip-note" | "forget-retry-keys";
 
 const _GITHUB_MARKER = /\n\n<!-- baton:part=([A-Za-z0-9_-]{8,64}) -->$/;
 
-/** Starts the four fakes on loopback, each with its own seeded faults. */
+/** Starts the fakes on loopback, each with its own seeded faults. */
 export async function startChaosPlatforms(
   rates: FaultRates,
   random: () => number,
   sabotage?: Sabotage,
 ): Promise<ChaosPlatforms> {
   const shown: ShownPost[] = [];
-  const lookups: Record<PlatformWay, number> = { telegram: 0, slack: 0, discord: 0, github: 0 };
+  const lookups = {} as Record<PlatformWay, number>;
+  for (const way of PLATFORM_WAYS) lookups[way] = 0;
   const store = (post: Omit<ShownPost, "at">) => {
     const strip = sabotage === "strip-note" && post.text.startsWith(RESEND_NOTE);
     shown.push({
@@ -300,12 +312,15 @@ export async function startChaosPlatforms(
     },
   });
 
-  const servers = { telegram, slack, discord, github };
+  const more = await startNewPlatformFakes(rates, random, store, sabotage);
+  const servers = { telegram, slack, discord, github, ...more.servers };
   return {
     servers,
     shown,
     lookups,
+    keys: more.keys,
     vars: {
+      ...more.vars,
       TELEGRAM_API_ROOT: telegram.url,
       TELEGRAM_BOT_TOKEN: C.telegramToken,
       SLACK_API_ROOT: `${slack.url}/api`,

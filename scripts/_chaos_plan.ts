@@ -1,4 +1,6 @@
 // The chaos run's plan: sessions over every way in, their messages, copies and bad deliveries, from one seed; Deno.
+import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
+import { NEW_BAD_KINDS, NEW_PLATFORM_WAYS, newPlatformKey } from "./_chaos_new_platforms.ts";
 
 /** Every way a message reaches baton, in table order. */
 export const CHAOS_WAYS = [
@@ -6,6 +8,7 @@ export const CHAOS_WAYS = [
   "slack",
   "discord",
   "github",
+  ...NEW_PLATFORM_WAYS,
   "webhook",
   "chat",
   "runs",
@@ -15,7 +18,13 @@ export const CHAOS_WAYS = [
 export type ChaosWay = typeof CHAOS_WAYS[number];
 
 /** The ways whose replies go out through a platform API (the outbox), so parts can be in doubt. */
-export const PLATFORM_WAYS = ["telegram", "slack", "discord", "github"] as const;
+export const PLATFORM_WAYS = [
+  "telegram",
+  "slack",
+  "discord",
+  "github",
+  ...NEW_PLATFORM_WAYS,
+] as const;
 
 /** A platform way. */
 export type PlatformWay = typeof PLATFORM_WAYS[number];
@@ -95,6 +104,8 @@ export interface ChaosBadDelivery {
   marker: string;
   what: string;
   at: number;
+  /** The status it was answered (none: no answer before the deadline). */
+  status?: number;
 }
 
 /** One session of the plan: its deliveries in sending order. */
@@ -125,7 +136,7 @@ export interface PlanOptions {
   spanMs: number;
   duplicateRate: number;
   badRate: number;
-  /** Share of Telegram and Discord messages whose reply is long enough to be split. */
+  /** Share of messages on the ways of `LONG_WAYS` whose reply is long enough to be split. */
   longRate: number;
   /** Share of Telegram and runs messages whose turn asks for approval (default 0: none). */
   approvalRate?: number;
@@ -166,6 +177,7 @@ export const BAD_KINDS: Record<ChaosWay, readonly string[]> = {
   ],
   discord: ["bad signature", "stale timestamp", "unsigned", "malformed JSON", "wrong types"],
   github: ["bad signature", "unsigned", "malformed JSON", "wrong types", "truncated body"],
+  ...NEW_BAD_KINDS,
   chat: ["no key", "wrong key", "malformed JSON", "wrong types", "bad session id"],
   runs: ["no key", "malformed JSON", "wrong types", "empty input", "unknown run", "bad run id"],
 };
@@ -210,11 +222,8 @@ export function planChaos(options: PlanOptions, random: () => number): ChaosSess
     }
     const k = session.messages.length;
     const marker = `s${session.index}m${k}`;
-    const long = (session.way === "telegram" || session.way === "discord") &&
-      random() < options.longRate;
-    // Lines of ~94 characters: a part holds 42 of them on Telegram, 20 on Discord (the note's
-    // room left), so these replies are split into two or three parts.
-    const perPart = session.way === "telegram" ? 43 : 21;
+    const perPart = LONG_WAYS[session.way];
+    const long = perPart !== undefined && random() < options.longRate;
     const lines = long ? perPart + 2 + Math.floor(random() * perPart * 1.4) : 1;
     const message: ChaosMessage = {
       session,
@@ -268,6 +277,21 @@ export function planChaos(options: PlanOptions, random: () => number): ChaosSess
   return sessions;
 }
 
+/**
+ * The ways whose long replies are split into parts, each with the lines of ~94 characters one more
+ * than a part holds (the note's room left): 43 on Telegram, 21 on Discord, 54 on LINE, 17 on
+ * Twilio, 266 on Teams. A long reply has that many and up to 1.4 times more again: two or three
+ * parts, whatever the platform's limit.
+ */
+export const LONG_WAYS: Partial<Record<ChaosWay, number>> = Object.fromEntries(
+  (["telegram", "discord", "whatsapp", "line", "twilio", "teams", "google-chat"] as const).map(
+    (way) => {
+      const limit = PLATFORM_ADAPTERS.find((a) => a.name === way)!.maxMessageChars;
+      return [way, Math.floor((limit - 80) / 94) + 1];
+    },
+  ),
+);
+
 /** The Slack `ts` of a message's event (unique: its update id). */
 export function slackTs(message: ChaosMessage): string {
   return `1700000000.${String(message.updateId).padStart(6, "0")}`;
@@ -296,6 +320,12 @@ function _sessionKey(s: ChaosSession): string {
       return `discord:${s.channel}`;
     case "github":
       return `github:${GITHUB_REPO}#${s.chatId}`;
+    case "whatsapp":
+    case "line":
+    case "twilio":
+    case "teams":
+    case "google-chat":
+      return newPlatformKey(s);
     case "webhook":
       return `webhook:${s.name}`;
     case "chat":

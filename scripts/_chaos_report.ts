@@ -62,6 +62,7 @@ export const LABELS = {
   bad5xx: "5xx answers to bad input",
   badTurns: "turns started by bad input",
   events: "run events missing or repeated",
+  badRefusal: "bad signatures or tokens not answered 401",
   duplicates: "duplicate deliveries",
   bad: "malformed or badly signed deliveries",
   kills: "runtime kills (SIGKILL of the process group)",

@@ -35,7 +35,7 @@ export { type ChaosReport, formatChaosReport, formatChaosSummary } from "./_chao
 export interface ChaosOptions {
   /** Inbound messages in all, bad ones included (full run: 2,000). */
   messages: number;
-  /** Sessions, spread round-robin over the ways in (full run: 56, eight per way). */
+  /** Sessions, spread round-robin over the ways in (full run: 60, five per way). */
   sessions: number;
   seed: number;
   /** SIGKILLs at moments drawn from the seed (default: two to five, drawn too). */
@@ -56,7 +56,7 @@ export interface ChaosOptions {
   platform429Rate?: number;
   /** Share of platform sends answered 5xx, half after storing the post (default 0.02). */
   platform5xxRate?: number;
-  /** Share of Telegram and Discord messages with replies long enough to split (default 0.15). */
+  /** Share of messages with replies long enough to split, where they split (default 0.15). */
   longRate?: number;
   /** Share of Telegram and runs messages whose turn asks for approval (default 0.15). */
   approvalRate?: number;
@@ -126,7 +126,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
   const killTimes = o.killTimes ?? drawn.sort((a, b) => a - b);
   const held = {
     at: Math.floor((0.15 + random() * 0.7) * o.spanMs),
-    way: Math.floor(random() * 4),
+    way: Math.floor(random() * PLATFORM_WAYS.length),
     posted: random() < 0.5,
   };
   if (o.hold?.way) held.way = PLATFORM_WAYS.indexOf(o.hold.way);
@@ -171,7 +171,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     faults,
     o.sabotage,
   );
-  const secrets = await chaosSecrets();
+  const secrets = await chaosSecrets(platforms.keys);
   const base = new URL("../.tmp/", import.meta.url).pathname;
   await Deno.mkdir(base, { recursive: true });
   const dir = await Deno.makeTempDir({ dir: base, prefix: "chaos-" });
@@ -264,8 +264,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       ? (async () => {
         await _sleep(Math.max(0, t0 + held.at - performance.now()));
         // The drawn platform first; if it sends nothing for a while, the next one.
-        for (let i = 0; i < 4; i++) {
-          const way = PLATFORM_WAYS[(held.way + i) % 4];
+        for (let i = 0; i < PLATFORM_WAYS.length; i++) {
+          const way = PLATFORM_WAYS[(held.way + i) % PLATFORM_WAYS.length];
           if (!sessions.some((s) => s.way === way)) continue;
           const server = platforms.servers[way];
           const send = await Promise.race([
@@ -309,7 +309,9 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       if (first && m.approval && way === "telegram") {
         background.push(clickApprovals(link, m, platforms.shown, secrets.telegram));
       }
-      const answer = await sendUntil(link, way, () => inboundRequest(link.url, secrets, m), (a) => {
+      let tries = 0; // a copy, or the first sent again, is a redelivery
+      const build = () => inboundRequest(link.url, secrets, m, !first || tries++ > 0);
+      const answer = await sendUntil(link, way, build, (a) => {
         if (a.status === 429) return true;
         if (a.status < 500 || (way === "webhook" && isTurnFailure(a))) return false;
         if (a.status !== 503) counts[way].good5xx++;
@@ -352,6 +354,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
         () => badRequest(link.url, secrets, bad),
         () => false,
       );
+      bad.status = answer?.status;
       if (answer && answer.status >= 500) {
         counts[way].bad5xx++;
         problems.push(`${bad.marker} (${way}, ${bad.what}): answered ${answer.status}`);

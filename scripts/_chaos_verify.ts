@@ -1,9 +1,16 @@
 // The chaos run's verdict: model calls, transcripts, HTTP answers, run event streams and platform replies, per way in; Deno.
-import { CHAOS_MARKER, type ChaosMessage, isPlatformWay, PLATFORM_WAYS } from "./_chaos_plan.ts";
+import { expectedRefusal, isNewPlatformWay } from "./_chaos_new_platforms.ts";
+import {
+  CHAOS_MARKER,
+  type ChaosBadDelivery,
+  type ChaosMessage,
+  isPlatformWay,
+} from "./_chaos_plan.ts";
 import { verifyApprovals } from "./_chaos_approvals.ts";
 import { JOB_TOKEN, verifyJobs } from "./_chaos_jobs.ts";
 import { type ChaosReport, LABELS } from "./_chaos_report.ts";
 import { type ChaosObservation, fig, type ReadEvent, Tally } from "./_chaos_tally.ts";
+import { partsInDoubt } from "./_chaos_verify_doubt.ts";
 import { verifyPlatformReplies } from "./_chaos_verify_platforms.ts";
 
 const _FINAL = new Set(["run.completed", "run.failed", "run.cancelled"]);
@@ -50,6 +57,7 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
     tally.row(label, true);
   }
   tally.row(LABELS.events, true, ["runs"]);
+  tally.row(LABELS.badRefusal, true, obs.ways.filter(isNewPlatformWay));
   tally.row("unexpected 5xx to good input (other than 503)");
 
   const messages = obs.sessions.flatMap((s) => s.messages);
@@ -66,6 +74,14 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
   for (const m of messages) {
     tally.add(LABELS.messages, m.session.way);
     if (m.accepted) tally.add(LABELS.accepted, m.session.way);
+  }
+  // A signature or token that cannot check is refused 401, not merely left unanswered.
+  for (const bad of obs.sessions.flatMap((s) => s.queue).filter((q) => !("k" in q))) {
+    const { session, what, status } = bad as ChaosBadDelivery;
+    const expected = expectedRefusal(session.way, what);
+    if (expected !== undefined && status !== expected) {
+      tally.add(LABELS.badRefusal, session.way, 1, `${session.way} ${what}: answered ${status}`);
+    }
   }
 
   // Model calls: per session in arrival order; retries and reruns of one message are adjacent,
@@ -158,7 +174,7 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
   verifyApprovals(obs, tally);
   verifyJobs(obs, tally);
 
-  const inDoubtPerKill = _partsInDoubt(obs, tally);
+  const inDoubtPerKill = partsInDoubt(obs, tally);
   for (const way of platforms) {
     const f = obs.faults[way];
     tally.add(
@@ -349,50 +365,4 @@ function _verifyRun(
       `${m.marker}'s run output ${JSON.stringify(String(final.data.output).slice(0, 60))}`,
     );
   }
-}
-
-/**
- * Parts in doubt as the platforms saw them resolved: a read-back of the chat (GitHub, Slack), a
- * send behind the resend note (Telegram, Discord follow-ups), an @original edit repeated after
- * one that had been answered or held (Discord). One that follows a 5xx answer to the chat's last
- * send was put in doubt by that answer; any other by the kill before it. A part whose first send
- * never left and that is resent as is shows nothing: not counted.
- */
-function _partsInDoubt(obs: ChaosObservation, tally: Tally): number[] {
-  const kills = obs.kills.map((k) => k.at);
-  const perKill = kills.map(() => 0);
-  for (const way of PLATFORM_WAYS) {
-    const seen = new Set<string>();
-    const lastSend = new Map<string | undefined, string>();
-    const lastEdit = new Map<string | undefined, string>();
-    const count = (chat: string | undefined, at: number) => {
-      if (lastSend.get(chat)?.startsWith("5xx")) return tally.add(LABELS.inDoubt5xx, way);
-      tally.add(LABELS.inDoubt, way);
-      const before = kills.findLastIndex((k) => k < at);
-      if (before >= 0) perKill[before]++;
-    };
-    for (const e of obs.fakeEvents[way] ?? []) {
-      if (e.method === "GET") {
-        // One look per part: GitHub's further pages of the same look are not counted again.
-        const further = /(^|&)page=([2-9]|\d\d)/.test(e.query);
-        if ((way === "github" || way === "slack") && !further) count(e.chat, e.at);
-        continue;
-      }
-      if (e.marked && e.method === "POST") {
-        // A resend answered 429 is sent again: one part, one count.
-        const key = `${e.chat} ${e.text}`;
-        if (!seen.has(key)) count(e.chat, e.at);
-        seen.add(key);
-      }
-      if (e.method === "PATCH") {
-        // The same edit again; a preview's edits differ from each other and from the reply's.
-        const before = lastSend.get(e.chat);
-        const repeated = lastEdit.get(e.chat) === `${e.length} ${e.text}`;
-        if (repeated && (before === "ok" || before?.startsWith("held"))) count(e.chat, e.at);
-        lastEdit.set(e.chat, `${e.length} ${e.text}`);
-      }
-      lastSend.set(e.chat, e.fate);
-    }
-  }
-  return perKill;
 }

@@ -1,7 +1,13 @@
 // The chaos verdict on platform replies: which message each shown post answers, lost parts, duplicates marked or not, order; Deno.
 import { RESEND_NOTE } from "../lib/platform.ts";
 import type { ShownPost } from "./_chaos_fakes.ts";
-import { CHAOS_MARKERS, type ChaosMessage, type ChaosSession } from "./_chaos_plan.ts";
+import { isNewPlatformWay, newPlatformChat, replyLinkOf } from "./_chaos_new_platforms.ts";
+import {
+  CHAOS_MARKERS,
+  type ChaosMessage,
+  type ChaosSession,
+  isPlatformWay,
+} from "./_chaos_plan.ts";
 import { LABELS } from "./_chaos_report.ts";
 import { type ChaosObservation, type Tally } from "./_chaos_tally.ts";
 import { discordToken } from "./_chaos_ways.ts";
@@ -33,7 +39,13 @@ export function verifyPlatformReplies(
   tally: Tally,
   turns: { failed: Set<string>; ran: Set<string> },
 ): void {
-  const context = { ...turns, fakeEvents: obs.fakeEvents };
+  // What a reply names of the message it answers, where its platform links them (`replyToId`).
+  const links = new Map<string, ChaosMessage>();
+  for (const m of obs.sessions.flatMap((s) => s.messages)) {
+    const link = replyLinkOf(m);
+    if (link !== undefined) links.set(`${m.session.way} ${link}`, m);
+  }
+  const context = { ...turns, fakeEvents: obs.fakeEvents, links };
   const byMarker = new Map(obs.sessions.flatMap((s) => s.messages).map((m) => [m.marker, m]));
   const byToken = new Map(
     obs.sessions.filter((s) => s.way === "discord").flatMap((s) => s.messages).map((
@@ -42,9 +54,8 @@ export function verifyPlatformReplies(
   );
   const bySessionChat = new Map<string, ChaosSession>();
   for (const s of obs.sessions) {
-    if (s.way === "telegram" || s.way === "github" || s.way === "slack") {
-      bySessionChat.set(`${s.way}:${_chatOf(s)}`, s);
-    }
+    // Discord's chat is per message (its interaction token): looked up by token instead.
+    if (isPlatformWay(s.way) && s.way !== "discord") bySessionChat.set(`${s.way}:${_chatOf(s)}`, s);
   }
   const posts = new Map<ChaosSession, _Post[]>();
   const questions = new Set<string>();
@@ -76,10 +87,7 @@ export function verifyPlatformReplies(
     posts.set(session, list);
   }
   for (const session of obs.sessions) {
-    if (
-      session.way === "telegram" || session.way === "slack" || session.way === "discord" ||
-      session.way === "github"
-    ) {
+    if (isPlatformWay(session.way)) {
       _verifySession(session, posts.get(session) ?? [], byMarker, byToken, tally, context);
     }
   }
@@ -91,9 +99,24 @@ function _verifySession(
   byMarker: Map<string, ChaosMessage>,
   byToken: Map<string, ChaosMessage>,
   tally: Tally,
-  turns: { failed: Set<string>; ran: Set<string>; fakeEvents: ChaosObservation["fakeEvents"] },
+  turns: {
+    failed: Set<string>;
+    ran: Set<string>;
+    fakeEvents: ChaosObservation["fakeEvents"];
+    links: Map<string, ChaosMessage>;
+  },
 ): void {
   const way = session.way;
+  // The message the platform's own link names (the interaction, the message replied to, the
+  // thread): undefined when it names one no message has, null when the post carries no link.
+  const linkOf = (post: ShownPost): ChaosMessage | undefined | null =>
+    way === "discord"
+      ? byToken.get(post.chat)
+      : way === "telegram" && post.replyTo !== undefined
+      ? session.messages[post.replyTo - 1]
+      : post.replyToId !== undefined
+      ? turns.links.get(`${way} ${post.replyToId}`)
+      : null;
   const pending: _Post[] = [];
   for (const p of posts) {
     const markers = [...new Set([...p.body.matchAll(CHAOS_MARKERS)].map((m) => m[0]))];
@@ -108,12 +131,9 @@ function _verifySession(
         );
         continue;
       }
-      // The platform's own link must name the same message: the interaction, the message replied to.
-      const linked = way === "discord"
-        ? byToken.get(p.post.chat)
-        : way === "telegram" && p.post.replyTo !== undefined
-        ? session.messages[p.post.replyTo - 1]
-        : message;
+      // The platform's own link must name the same message.
+      const link = linkOf(p.post);
+      const linked = link === null ? message : link;
       if (linked !== message) {
         tally.add(
           LABELS.mixed,
@@ -128,11 +148,7 @@ function _verifySession(
       continue;
     }
     // A failure notice names no message: the platform's own link says which, where there is one.
-    const hinted = way === "telegram" && p.post.replyTo !== undefined
-      ? session.messages[p.post.replyTo - 1]
-      : way === "discord"
-      ? byToken.get(p.post.chat)
-      : undefined;
+    const hinted = linkOf(p.post) ?? undefined;
     if (hinted) {
       p.message = hinted;
       p.units = ["notice"];
@@ -242,10 +258,11 @@ function _lines(body: string, message: ChaosMessage): string[] {
 }
 
 /**
- * Places the failure notices no platform link names (Slack, GitHub): replies come in turn order,
- * so a notice between the replies of messages a and b answers a message between them that shows
- * no reply — one whose last model call failed first. A notice with no such message left is a
- * duplicate; one that carries the same part name as an earlier post is that post's duplicate.
+ * Places the failure notices no platform link names (Slack, GitHub, LINE, Twilio): replies come in
+ * turn order, so a notice between the replies of messages a and b answers a message between them
+ * that shows no reply — one whose last model call failed first, as long as the notices after it
+ * there still find one each. A notice with no such message left is a duplicate; one that carries
+ * the same part name as an earlier post is that post's duplicate.
  */
 function _placeNotices(
   session: ChaosSession,
@@ -271,7 +288,16 @@ function _placeNotices(
     const open = session.messages.filter((m) =>
       m.k > before && m.k < after && m.accepted && !echoed.has(m) && !noticed.has(m)
     );
-    const chosen = known ?? open.find((m) => failed.has(m.marker)) ?? open[0] ??
+    // Notices still to place before the next reply answer later messages, in order: this one may
+    // take only a message that leaves one for each of them. (A turn can time out after its last
+    // model call answered, so "failed" alone does not say which of two open messages it was.)
+    const next = posts.findIndex((q, i) => i > index && q.message && q.units[0] !== "notice");
+    const later = pending.filter((q) => {
+      const at = posts.indexOf(q);
+      return at > index && (next < 0 || at < next) && !(q.post.part && byPart.has(q.post.part));
+    }).length;
+    const candidates = open.slice(0, Math.max(1, open.length - later));
+    const chosen = known ?? candidates.find((m) => failed.has(m.marker)) ?? candidates[0] ??
       posts.slice(0, index).findLast((q) => q.message && q.units[0] === "notice")?.message;
     if (!chosen) {
       tally.add(
@@ -294,6 +320,7 @@ function _chatOf(session: ChaosSession): string {
   if (session.way === "slack") {
     return session.slackKind === "dm" ? session.channel : `${session.channel}/${session.threadTs}`;
   }
+  if (isNewPlatformWay(session.way)) return newPlatformChat(session);
   return String(session.chatId);
 }
 

@@ -1,4 +1,4 @@
-// The chaos run's inbound deliveries: signed Telegram, Slack, Discord, GitHub and generic-webhook requests, and bad ones for every way; Deno.
+// The chaos run's inbound deliveries: signed Telegram, Slack, Discord, GitHub and generic-webhook requests (the other five platforms' in _chaos_new_ways.ts), and bad ones for every way; Deno.
 import { signGithubPayload } from "../lib/platforms/github.ts";
 import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { signStandardWebhook } from "../lib/standard_webhooks.ts";
@@ -8,6 +8,13 @@ import {
   signDiscordRequest,
 } from "../test/_support/discord_signer.ts";
 import { CHAOS_CREDENTIALS } from "./_chaos_fakes.ts";
+import { isNewPlatformWay } from "./_chaos_new_platforms.ts";
+import {
+  newPlatformRequest,
+  type NewPlatformSecrets,
+  newPlatformSecrets,
+  type PublishedKeys,
+} from "./_chaos_new_ways.ts";
 import {
   type ChaosBadDelivery,
   type ChaosMessage,
@@ -26,10 +33,12 @@ export interface ChaosSecrets {
   slack: string;
   github: string;
   discord: DiscordTestKeys;
+  /** WhatsApp, LINE, Twilio, Teams and Google Chat. */
+  more: NewPlatformSecrets;
 }
 
-/** Fresh secrets for one run (Discord needs its own Ed25519 pair). */
-export async function chaosSecrets(): Promise<ChaosSecrets> {
+/** Fresh secrets for one run (Discord's Ed25519 pair; Teams' and Chat's RSA keys, in `keys`). */
+export async function chaosSecrets(keys: PublishedKeys): Promise<ChaosSecrets> {
   return {
     apiKey: "chaos-gateway-key",
     webhook: "whsec_" + btoa("baton-chaos-webhook-secret-32byt"),
@@ -37,6 +46,7 @@ export async function chaosSecrets(): Promise<ChaosSecrets> {
     slack: "chaos-slack-signing-secret-0123456789",
     github: "chaos-github-webhook-secret",
     discord: await discordTestKeys(),
+    more: await newPlatformSecrets(keys),
   };
 }
 
@@ -50,19 +60,24 @@ export function inboundVars(secrets: ChaosSecrets): Record<string, string> {
     DISCORD_PUBLIC_KEY: secrets.discord.publicKeyHex,
     GITHUB_WEBHOOK_SECRET: secrets.github,
     GITHUB_BOT_LOGIN: "batonbot",
+    ...secrets.more.vars,
   };
 }
 
 const _now = () => Math.floor(Date.now() / 1000);
 const _json = { "content-type": "application/json" };
 
-/** The signed delivery of a good platform or webhook message (built again for every attempt). */
+/** The signed delivery of a good message (built for every attempt; a `redelivery` as sent again). */
 export async function inboundRequest(
   url: string,
   secrets: ChaosSecrets,
   message: ChaosMessage,
+  redelivery = false,
 ): Promise<Request> {
   const { session } = message;
+  if (isNewPlatformWay(session.way)) {
+    return await newPlatformRequest(url, secrets.more, message, { redelivery });
+  }
   switch (session.way) {
     case "telegram":
       return _telegram(url, secrets.telegram, JSON.stringify(_telegramUpdate(message)));
@@ -275,6 +290,9 @@ export async function badRequest(
   const truncate = (s: string) => s.slice(0, Math.floor(s.length / 2));
   const stale = _now() - 600;
   const other = "not-the-secret-of-this-gateway!!";
+  if (isNewPlatformWay(session.way)) {
+    return await newPlatformRequest(url, secrets.more, fake, { bad: what });
+  }
   switch (session.way) {
     case "telegram": {
       const update = _telegramUpdate(fake);

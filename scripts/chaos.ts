@@ -7,15 +7,16 @@ import { killAllWranglerDevs } from "./_wrangler_dev.ts";
 const USAGE = `npm run chaos -- [options]
 
 Runs baton under \`wrangler dev\` on persisted local state and feeds it over every way in at once
-(Telegram, Slack, Discord, GitHub, the generic webhook, chat completions, the runs API), with fake
-platform APIs and a fake model that fail on purpose, duplicated and bad deliveries, and SIGKILLs
-of the runtime's process group at moments drawn from the seed (plus one while a platform holds a
-send open). Prints a table per seed; exits 1 if a must-be-zero figure is not zero.
+(Telegram, Slack, Discord, GitHub, WhatsApp, LINE, Twilio, Teams, Google Chat, the generic webhook,
+chat completions, the runs API), with fake platform APIs and a fake model that fail on purpose,
+duplicated and bad deliveries, and SIGKILLs of the runtime's process group at moments drawn from
+the seed (plus one while a platform holds a send open). Prints a table per seed; exits 1 if a
+must-be-zero figure is not zero.
 
   --seed=S            repeat the plan of seed S (default: a random seed, printed)
   --seeds=N           run N seeds (S, S+1, …; fresh state each), a table each, then a summary
   --messages=N        inbound deliveries per seed, bad ones included (default 2000; reduced 300)
-  --sessions=N        sessions, round-robin over the ways in (default 56; reduced 14)
+  --sessions=N        sessions, round-robin over the ways in (default 60; reduced 14)
   --kills=N           kills at drawn moments (default: 2 to 5, drawn from the seed)
   --no-hold-kill      leave out the kill while a platform holds a send open
   --reduced           the size npm test runs (300 deliveries, 14 sessions)
@@ -136,7 +137,7 @@ for (let i = 0; i < seeds; i++) {
   const options = {
     seed,
     messages: Math.floor(number("messages", reduced ? 300 : 2_000)),
-    sessions: Math.floor(number("sessions", reduced ? 14 : 56)),
+    sessions: Math.floor(number("sessions", reduced ? 14 : 60)),
     ...(flags.has("kills") ? { kills: Math.floor(number("kills", 2)) } : {}),
     holdKill: !flags.has("no-hold-kill"),
     ...rates,
