@@ -133,6 +133,14 @@ export class SessionSentinel {
     this.#directory = options.directory
       ? DirectorySync.attach(this.#stores, options.directory, this.#now)
       : null;
+    // A new instance: a claim left is a dead executor's (a crash, an eviction), and queued
+    // messages wait for nobody. They are taken up on this first use, not only when the watchdog
+    // alarm comes round (a restarted runtime may deliver it late). After the constructor returns,
+    // so the host's sentinel exists when its drain starts.
+    const { claims, inbox } = this.#stores;
+    if (claims.state().seq !== null || inbox.waitingCount() > 0) {
+      queueMicrotask(() => this.#wake(this.#now()));
+    }
   }
 
   /**

@@ -223,6 +223,28 @@ Deno.test("SessionSentinel adds columns a database from an older release lacks",
   assertEquals(columns.map((c) => c.name).includes("attempted_at"), true);
 });
 
+Deno.test("SessionSentinel built on a dead executor's claim takes it up on first use, without waiting for the alarm", async () => {
+  const storage = sqliteStorage();
+  const dead = recordingExecutor();
+  dead.hold("first");
+  const before = new SessionSentinel(storage, dead.execute, options);
+  await before.submit(msg("first"));
+  await before.submit(msg("second"));
+  void before.drain();
+  while (dead.state.running === 0) await new Promise((r) => setTimeout(r, 1));
+
+  // The restart: nothing calls drain() or alarm(); building the sentinel (any first call) must.
+  const live = recordingExecutor();
+  const after: SessionSentinel = new SessionSentinel(storage, live.execute, {
+    ...options,
+    startDrain: () => void after.drain(),
+  });
+  for (let waited = 0; live.state.order.length < 2 && waited < 2_000; waited += 10) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assertEquals(live.state.order, ["first", "second"]);
+});
+
 Deno.test("SessionSentinel with startDrain starts an idle session's turn on submit, the alarm only a watchdog", async () => {
   const storage = sqliteStorage();
   const now = 7_000_000;
