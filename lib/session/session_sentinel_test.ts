@@ -243,6 +243,8 @@ Deno.test("SessionSentinel built on a dead executor's claim takes it up on first
     await new Promise((r) => setTimeout(r, 10));
   }
   assertEquals(live.state.order, ["first", "second"]);
+  while (after.snapshot().running) await new Promise((r) => setTimeout(r, 5));
+  assertEquals(after.snapshot().messages.length, 4);
 });
 
 Deno.test("SessionSentinel with startDrain starts an idle session's turn on submit, the alarm only a watchdog", async () => {
