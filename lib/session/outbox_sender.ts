@@ -136,6 +136,10 @@ export class OutboxSender {
     const mark = (leaving: boolean) =>
       this.#db.transaction((tx) => this.#outbox.markAttempt(tx, part.id, leaving, now()));
     let waited = 0;
+    // Whether an earlier send of this part may have arrived (a crash or a 5xx left it in doubt):
+    // then an answer saying this attempt posted nothing does not clear the mark, since a kill in
+    // the wait after it must find the part still in doubt, never "never sent".
+    let doubted = part.attemptedAt !== null;
     for (let tries = 0;; tries++) {
       // A stop during a 429 wait: the caller has moved on, and nothing more may leave.
       if (signal?.aborted) return "stopped";
@@ -156,13 +160,14 @@ export class OutboxSender {
       if (result.ok) return null;
       const wait = result.retryAfterMs ?? Math.min(500 * 2 ** tries, 8_000);
       if (result.uncertain && waited + wait <= maxSendWaitMs) {
+        doubted = true;
         const way = await channel.inDoubt(target, part, now());
         if (way === "delivered") return null;
         if (way === "skip") return result.message;
         if (way === "resend_marked" && !text.startsWith(RESEND_NOTE)) text = RESEND_NOTE + text;
       } else if (!result.retryable || waited + wait > maxSendWaitMs) {
         return result.message;
-      } else {
+      } else if (!doubted) {
         mark(false);
       }
       waited += wait;

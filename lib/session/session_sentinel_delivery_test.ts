@@ -97,6 +97,60 @@ Deno.test("SessionSentinel resends a part after a crash during a 429 wait: nothi
   assertEquals((await after.outcome(receipt.seq)).status, "completed");
 });
 
+Deno.test("SessionSentinel keeps a part in doubt when its resend is answered 429 and the process dies in the wait", async () => {
+  const storage = sqliteStorage();
+  const message = { ...msg("hi"), reply: { platform: "telegram", chat_id: 1 } };
+  // 1: the send leaves and the process dies before its answer is recorded: the part is in doubt.
+  const cutOff = Promise.withResolvers<void>();
+  const first = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    channel: {
+      split: (_target, text) => [text],
+      inDoubt: () => Promise.resolve("resend_marked"),
+      send: (_target, _text, part) => {
+        part.leaving?.();
+        cutOff.resolve();
+        return new Promise<never>(() => {});
+      },
+    },
+  });
+  const receipt = await first.submit(message);
+  void first.drain();
+  await cutOff.promise;
+  // 2: the marked resend is answered 429 (this attempt posted nothing), and the process dies in
+  // the wait: the first send may still have arrived.
+  const waiting = Promise.withResolvers<void>();
+  const second = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    channel: {
+      split: (_target, text) => [text],
+      inDoubt: () => Promise.resolve("resend_marked"),
+      send: (_target, _text, part) => {
+        part.leaving?.();
+        setTimeout(() => waiting.resolve(), 10);
+        return Promise.resolve({
+          ok: false,
+          status: 429,
+          retryable: true,
+          retryAfterMs: 60_000,
+          message: "429",
+        });
+      },
+    },
+  });
+  void second.drain();
+  await waiting.promise;
+  // 3: still in doubt, so resent behind the note, never as if it had never been sent.
+  const sent: string[] = [];
+  const third = new SessionSentinel(storage, recordingExecutor().execute, {
+    ...options,
+    channel: recordingChannel(sent),
+  });
+  await third.drain();
+  assertEquals(sent, [`${RESEND_NOTE}re: hi`]);
+  assertEquals((await third.outcome(receipt.seq)).status, "completed");
+});
+
 Deno.test("SessionSentinel.submit() sends a chat user's command answer through the outbox once, never for a repeat", async () => {
   const sent: string[] = [];
   const storage = sqliteStorage();
