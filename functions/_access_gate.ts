@@ -18,12 +18,8 @@ import {
 } from "../lib/access/access_notices.ts";
 import type { AdmitResult } from "../lib/access/sender_record.ts";
 import { normalizePairingCode } from "../lib/access/sender_record.ts";
-import {
-  type PlatformAdapter,
-  type PlatformEnv,
-  type PlatformMessage,
-  replyChannel,
-} from "../lib/platform.ts";
+import type { PlatformAdapter, PlatformEnv, PlatformMessage } from "../lib/platform.ts";
+import { replyChannel } from "../lib/reply_channel.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { parseCommand } from "../lib/session_commands.ts";
 import { accessStub, approvePairingCode, directoryStub, senderStub } from "./access_client.ts";

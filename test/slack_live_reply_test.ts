@@ -24,15 +24,14 @@ const PIECES = 24;
 const slow: FakeStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
 let _ts = 0;
 
-/** Mentions the bot in channel C1 (a new thread); returns the thread's session key. */
-async function mention(worker: TestWorker, text: string): Promise<string> {
-  const ts = `1700000100.${String(++_ts).padStart(6, "0")}`;
+/** Delivers `event` as Slack does: an event callback, signed. */
+async function deliver(worker: TestWorker, event: Record<string, unknown>): Promise<void> {
   const body = JSON.stringify({
     type: "event_callback",
     team_id: TEAM,
     event_id: `EvLive${_ts}${crypto.randomUUID().slice(0, 8)}`,
     authorizations: [{ team_id: TEAM, user_id: BOT, is_bot: true }],
-    event: { type: "app_mention", user: "U1", text: `<@${BOT}> ${text}`, ts, channel: "C1" },
+    event,
   });
   const timestamp = Math.floor(Date.now() / 1000);
   const signature = await signSlackRequest({ secret: SECRET, timestamp, body });
@@ -47,6 +46,18 @@ async function mention(worker: TestWorker, text: string): Promise<string> {
       body,
     }),
   );
+}
+
+/** Mentions the bot in channel C1 (a new thread); returns the thread's session key. */
+async function mention(worker: TestWorker, text: string): Promise<string> {
+  const ts = `1700000100.${String(++_ts).padStart(6, "0")}`;
+  await deliver(worker, {
+    type: "app_mention",
+    user: "U1",
+    text: `<@${BOT}> ${text}`,
+    ts,
+    channel: "C1",
+  });
   return `slack:${TEAM}:C1:${ts}`;
 }
 
@@ -184,26 +195,14 @@ Deno.test("Slack previews: a turn killed mid-preview is recovered into that same
 /** Sends a direct message to the bot (channel D1); its session is `slack:<team>:D1`. */
 async function direct(worker: TestWorker, text: string): Promise<void> {
   const ts = `1700000200.${String(++_ts).padStart(6, "0")}`;
-  const body = JSON.stringify({
-    type: "event_callback",
-    team_id: TEAM,
-    event_id: `EvDm${_ts}${crypto.randomUUID().slice(0, 8)}`,
-    authorizations: [{ team_id: TEAM, user_id: BOT, is_bot: true }],
-    event: { type: "message", channel_type: "im", user: "U1", text, ts, channel: "D1" },
+  await deliver(worker, {
+    type: "message",
+    channel_type: "im",
+    user: "U1",
+    text,
+    ts,
+    channel: "D1",
   });
-  const timestamp = Math.floor(Date.now() / 1000);
-  const signature = await signSlackRequest({ secret: SECRET, timestamp, body });
-  await expectOk(
-    await worker.fetch("/webhooks/slack", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-slack-signature": signature,
-        "x-slack-request-timestamp": String(timestamp),
-      },
-      body,
-    }),
-  );
 }
 
 Deno.test("Slack previews: a turn that pauses to ask deletes its preview, so the question and then the reply follow in order", async () => {
@@ -221,6 +220,7 @@ Deno.test("Slack previews: a turn that pauses to ask deletes its preview, so the
     );
     await direct(worker, "what session is this?");
     await until(() => method(slack.calls, "chat.delete").length === 1, "the preview deleted");
+    await until(() => method(slack.calls, "chat.postMessage").length >= 2, "the question");
     const [preview, question] = method(slack.calls, "chat.postMessage");
     assert(String(preview.body.text).endsWith(SLACK_PREVIEW_MARK), "the preview came first");
     assert(String(question.body.text).includes("session_info"), "then the question");

@@ -2,14 +2,12 @@
 import { importPKCS8, SignJWT } from "jose";
 import { z } from "zod";
 import {
-  type Choice,
   type Ingress,
   isChoiceData,
   parseJsonBody,
   type PartSend,
   PayloadError,
   type PlatformAdapter,
-  type PlatformChoice,
   type PlatformEnv,
   type RawRequest,
   type SendResult,
@@ -18,6 +16,11 @@ import {
 } from "../platform.ts";
 import { apiRoot, detail, encodeHex, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
 import { accessToken, bearerToken, verifyJwt } from "./_jwt.ts";
+import {
+  answerGoogleChatChoice,
+  GOOGLE_CHAT_CHOICE,
+  googleChatCards,
+} from "./google_chat_cards.ts";
 
 /** The issuer (and, for a URL audience, the ID token's email) of every request Google Chat sends. */
 export const GOOGLE_CHAT_ISSUER = "chat@system.gserviceaccount.com";
@@ -82,11 +85,6 @@ const _click = z.looseObject({
     parameters: z.array(z.looseObject({ key: z.string(), value: z.unknown() })).max(64).optional(),
   }).optional(),
 });
-
-/** The function a button of baton's invokes: for an HTTP app, a name the app reads back. */
-const _FUNCTION = "baton_choice";
-/** The button parameter that holds a choice's data. */
-const _PARAMETER = "choice";
 
 /** Where a Google Chat reply goes: the space, and the thread it continues. */
 const _target = z.object({
@@ -154,30 +152,44 @@ function _parse(body: Uint8Array): Ingress<GoogleChatTarget> {
   if (!parsed.success) throw new PayloadError("the MESSAGE event is malformed");
   const { space, message, user } = parsed.data;
   if (user.type === "BOT") return _IGNORE; // another app: never a turn
-  const direct = _isDirect(space);
   // In a space Chat sends only messages that mention the app; argumentText is them without it.
   const text = (message.argumentText ?? message.text ?? "").trim();
   if (!text) return _IGNORE;
-  const thread = message.thread?.name;
-  const name = user.displayName || user.name;
   return {
     kind: "message",
     message: {
-      sessionKey: _sessionKey(space.name, direct, thread),
+      ..._origin(space, message, user),
       // The message's resource name: a redelivery names the same message.
       deliveryKey: `google-chat:${message.name}`,
       text,
-      context: {
-        chat_id: space.name,
-        chat_name: space.displayName ?? "",
-        thread_id: thread ?? "",
-        user_id: user.name,
-        user_name: name,
-        message_id: message.name,
-      },
-      reply: { platform: "google-chat", space: space.name, ...(thread ? { thread } : {}) },
-      sender: { user: user.name, name, direct },
     },
+  };
+}
+
+/**
+ * Where a message or a click on a card message comes from, as both are bound: the session (a DM,
+ * or a space's thread), the context, the reply target and the sender.
+ */
+function _origin(
+  space: z.infer<typeof _space>,
+  message: { name: string; thread?: { name?: string } | null },
+  user: { name: string; displayName?: string | undefined },
+) {
+  const direct = _isDirect(space);
+  const thread = message.thread?.name;
+  const name = user.displayName || user.name;
+  return {
+    sessionKey: _sessionKey(space.name, direct, thread),
+    context: {
+      chat_id: space.name,
+      chat_name: space.displayName ?? "",
+      thread_id: thread ?? "",
+      user_id: user.name,
+      user_name: name,
+      message_id: message.name,
+    },
+    reply: { platform: "google-chat" as const, space: space.name, ...(thread ? { thread } : {}) },
+    sender: { user: user.name, name, direct },
   };
 }
 
@@ -202,80 +214,20 @@ function _parseClick(raw: unknown): Ingress<GoogleChatTarget> {
   if (!parsed.success) throw new PayloadError("the CARD_CLICKED event is malformed");
   const { space, message, user, common, action, eventTime } = parsed.data;
   const fn = common?.invokedFunction ?? action?.actionMethodName;
-  const data = common?.parameters?.[_PARAMETER] ??
-    action?.parameters?.find((p) => p.key === _PARAMETER)?.value;
-  if (fn !== _FUNCTION || !isChoiceData(data) || user.type === "BOT") return _IGNORE;
-  const direct = _isDirect(space);
-  const thread = message.thread?.name;
-  const name = user.displayName || user.name;
+  const data = common?.parameters?.[GOOGLE_CHAT_CHOICE.parameter] ??
+    action?.parameters?.find((p) => p.key === GOOGLE_CHAT_CHOICE.parameter)?.value;
+  if (fn !== GOOGLE_CHAT_CHOICE.function || !isChoiceData(data) || user.type === "BOT") {
+    return _IGNORE;
+  }
   return {
     kind: "choice",
     choice: {
-      sessionKey: _sessionKey(space.name, direct, thread),
+      ..._origin(space, message, user),
       // Chat gives a click no id of its own: the card, the clicker and the click's time name it.
       deliveryKey: `google-chat:click:${message.name}:${user.name}:${eventTime ?? ""}`,
       data,
-      context: {
-        chat_id: space.name,
-        chat_name: space.displayName ?? "",
-        thread_id: thread ?? "",
-        user_id: user.name,
-        user_name: name,
-        message_id: message.name,
-      },
-      reply: { platform: "google-chat", space: space.name, ...(thread ? { thread } : {}) },
-      sender: { user: user.name, name, direct },
     },
   };
-}
-
-/**
- * A card under the part's text with one button per choice, each invoking `_FUNCTION` with the
- * choice's data; the text stays the message's own (`text`), so notifications show it.
- */
-function _cards(choices: readonly Choice[]) {
-  return [{
-    cardId: "baton-choices",
-    card: {
-      sections: [{
-        widgets: [{
-          buttonList: {
-            buttons: choices.map((choice) => ({
-              text: choice.label,
-              ...(choice.style === "primary" ? { type: "FILLED" } : {}),
-              onClick: {
-                action: {
-                  function: _FUNCTION,
-                  parameters: [{ key: _PARAMETER, value: choice.data }],
-                },
-              },
-            })),
-          },
-        }],
-      }],
-    },
-  }];
-}
-
-/**
- * Answers a judged click in the webhook's own answer, which Chat requires for a click: a new
- * message (`actionResponse` `NEW_MESSAGE`) in the card's thread that, in a space, only the clicker
- * sees (`privateMessageViewer`, the way Chat's docs answer one user's interaction; a DM is theirs
- * alone already). Not `UPDATE_MESSAGE`: that rewrites the question for everyone, and "Not yours"
- * must leave it as it is for whom it is.
- */
-function _answerChoice(
-  choice: PlatformChoice<GoogleChatTarget>,
-  text: string,
-): Promise<{ status: number; body: unknown }> {
-  return Promise.resolve({
-    status: 200,
-    body: {
-      actionResponse: { type: "NEW_MESSAGE" },
-      text,
-      ...(choice.sender.direct ? {} : { privateMessageViewer: { name: choice.sender.user } }),
-    },
-  });
 }
 
 /**
@@ -370,7 +322,7 @@ async function _send(
     headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
     body: JSON.stringify({
       text,
-      ...(part.choices?.length ? { cardsV2: _cards(part.choices) } : {}),
+      ...(part.choices?.length ? { cardsV2: googleChatCards(part.choices) } : {}),
       ...(target.thread ? { thread: { name: target.thread } } : {}),
     }),
   }, {
@@ -408,5 +360,5 @@ export const googleChatAdapter: PlatformAdapter<GoogleChatTarget> = {
   send: _send,
   // Every part's request id is drawn from its marker: sending it again cannot show twice.
   idempotentPart: () => true,
-  answerChoice: _answerChoice,
+  answerChoice: answerGoogleChatChoice,
 };

@@ -1,6 +1,7 @@
 // Unit tests for lib/platforms/line.ts: x-line-signature, webhook event parsing and push sends with retry keys over a stubbed fetch; Deno.
 import { assert, assertEquals, assertMatch, assertStrictEquals, assertThrows } from "@std/assert";
-import { PayloadError, type RawRequest, replyChannel } from "../platform.ts";
+import { PayloadError, type RawRequest } from "../platform.ts";
+import { replyChannel } from "../reply_channel.ts";
 import { lineAdapter, lineRetryKey, type LineTarget, signLinePayload } from "./line.ts";
 import { withFetch } from "./_fetch_stub.ts";
 

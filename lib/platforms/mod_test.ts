@@ -1,6 +1,7 @@
 // Unit tests of replyChannel() over the adapter table: one target check per send, splitting by platform; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { replyChannel, type ReplyTarget } from "../platform.ts";
+import type { ReplyTarget } from "../platform.ts";
+import { replyChannel } from "../reply_channel.ts";
 import { PLATFORM_ADAPTERS } from "./mod.ts";
 
 /** Every adapter's API root pointed at one loopback server that counts requests and answers ok. */

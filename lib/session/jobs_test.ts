@@ -1,6 +1,7 @@
 // Unit tests of scheduled jobs in the session core (lib/session/job_scheduler.ts, jobs.ts) over node:sqlite, on a controlled clock; Deno.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import type { ReplyChannel, ReplyTarget } from "../platform.ts";
+import type { ReplyTarget } from "../platform.ts";
+import type { ReplyChannel } from "../reply_channel.ts";
 import { bindTurn, currentContext } from "../session_context.ts";
 import { type JobOrigin, type JobSpec, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { options, recordingExecutor } from "./_sentinel_fixtures.ts";

@@ -1,5 +1,6 @@
 // The one way a stored text reaches a chat: send a part once, wait out 429s, record the result; runtime-neutral.
-import { type ReplyChannel, type ReplyTarget, RESEND_NOTE } from "../platform.ts";
+import { type ReplyTarget, RESEND_NOTE } from "../platform.ts";
+import type { ReplyChannel } from "../reply_channel.ts";
 import { abortable } from "./abortable.ts";
 import { LiveReply, type LiveReplyOptions } from "./live_reply.ts";
 import type { OutboxPart, OutboxStore } from "./outbox.ts";

@@ -1,6 +1,6 @@
 // The session coordinator: one turn at a time, messages in order, nothing lost or run twice, over the session's stores; runtime-neutral.
 import type { ChatMessage } from "../chat_model.ts";
-import type { ReplyChannel } from "../platform.ts";
+import type { ReplyChannel } from "../reply_channel.ts";
 import { newConversationText, stopText } from "../session_commands.ts";
 import type { TurnResume } from "../run_turn.ts";
 import type { Transport } from "../transport.ts";

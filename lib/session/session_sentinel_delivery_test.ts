@@ -1,6 +1,7 @@
 // Unit tests for lib/session/session_sentinel.ts: replies and notices through the outbox, across crashes; Deno.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { type InDoubt, type ReplyChannel, RESEND_NOTE } from "../platform.ts";
+import { type InDoubt, RESEND_NOTE } from "../platform.ts";
+import type { ReplyChannel } from "../reply_channel.ts";
 import { SessionSentinel } from "./mod.ts";
 import { msg, options, recordingChannel, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
