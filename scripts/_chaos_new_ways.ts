@@ -154,7 +154,7 @@ async function _badRequest(
   if (what === "wrong audience") claims.audience = "someone-else";
   if (what === "wrong issuer") claims.issuer = "mallory@example.iam.gserviceaccount.com";
   if (what === "expired token") Object.assign(claims, { now: _now() - 7_200, lifetime: 600 });
-  if (what === "wrong serviceUrl") claims.claims = { serviceUrl: "https://evil.example/teams/" };
+  if (what === "wrong serviceUrl") claims.claims = { serviceurl: "https://evil.example/teams/" };
   if (what === "unknown key") claims.kid = "chaos-never-published";
   const key = what === "bad signature"
     ? (teams ? secrets.strangerTeams : secrets.strangerGoogle)
@@ -273,7 +273,7 @@ function _teamsClaims(secrets: NewPlatformSecrets): TestClaims {
   return {
     issuer: TEAMS_ISSUER,
     audience: NEW_CREDENTIALS.teamsAppId,
-    claims: { serviceUrl: secrets.teamsServiceUrl },
+    claims: { serviceurl: secrets.teamsServiceUrl },
   };
 }
 

@@ -51,7 +51,7 @@ async function post(
     ? await signTestJwt(KEY, {
       issuer: TEAMS_ISSUER,
       audience: APP_ID,
-      claims: { serviceUrl: serviceUrl(platform) },
+      claims: { serviceurl: serviceUrl(platform) },
     })
     : opts.token;
   return worker.fetch("/webhooks/teams", {
@@ -181,13 +181,13 @@ Deno.test("POST /webhooks/teams waits out a 429, then delivers exactly once", as
 
 Deno.test("POST /webhooks/teams refuses a bad signature, wrong audience, expired token or foreign serviceUrl with 401 and no turn", async () => {
   await withPlatform(VARS, async (worker, fake, teams) => {
-    const claims = { serviceUrl: serviceUrl(teams) };
+    const claims = { serviceurl: serviceUrl(teams) };
     const base = { issuer: TEAMS_ISSUER, audience: APP_ID, claims };
     const tokens = [
       await signTestJwt(STRANGER_KEY, base),
       await signTestJwt(KEY, { ...base, audience: "another-bot" }),
       await signTestJwt(KEY, { ...base, lifetime: -600 }),
-      await signTestJwt(KEY, { ...base, claims: { serviceUrl: "https://evil.example/" } }),
+      await signTestJwt(KEY, { ...base, claims: { serviceurl: "https://evil.example/" } }),
       "not-a-jwt",
       null,
     ];

@@ -92,11 +92,15 @@ function _tokenUrl(env: PlatformEnv): string {
     `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0/token`;
 }
 
+/** The claim in which the Bot Connector names the activity's service URL: lowercase, unlike the activity's field. */
+export const SERVICE_URL_CLAIM = "serviceurl";
+
 /**
  * Bot Framework channel authentication: a bearer JWT signed by a key from the OpenID metadata's
  * key set, issued by the Bot Framework, for this bot (audience = app id), within ±5 minutes; the
- * key must endorse the activity's channel, and the token's `serviceUrl` claim must name the
- * activity's `serviceUrl` — the only URL a reply will ever be sent to.
+ * key must endorse the activity's channel, and the token's `serviceurl` claim (lowercase, as the
+ * Bot Connector signs it: `AuthenticationConstants.ServiceUrlClaim` in botframework-connector) must
+ * name the activity's `serviceUrl` exactly — the only URL a reply will ever be sent to.
  */
 async function _verify(
   request: RawRequest,
@@ -131,8 +135,8 @@ async function _verify(
   ) {
     return "the signing key does not endorse the activity's channel";
   }
-  if (serviceUrl !== undefined && verified.payload.serviceUrl !== serviceUrl) {
-    return "the token's serviceUrl claim does not match the activity";
+  if (serviceUrl !== undefined && verified.payload[SERVICE_URL_CLAIM] !== serviceUrl) {
+    return "the token's serviceurl claim does not match the activity";
   }
   return null;
 }

@@ -76,7 +76,7 @@ function token(opts: Partial<Parameters<typeof signTestJwt>[1]> & { key?: typeof
     issuer: TEAMS_ISSUER,
     audience: APP_ID,
     now: NOW,
-    claims: { serviceUrl: SERVICE_URL },
+    claims: { serviceurl: SERVICE_URL },
     ...opts,
   });
 }
@@ -97,7 +97,7 @@ Deno.test("teamsAdapter.verify() accepts a Bot Framework token: metadata keys, i
   });
 });
 
-Deno.test("teamsAdapter.verify() refuses wrong audience, issuer, expiry, key, endorsement and serviceUrl without naming a secret", async () => {
+Deno.test("teamsAdapter.verify() refuses wrong audience, issuer, expiry, key, endorsement and serviceurl claim without naming a secret", async () => {
   resetJwtCaches();
   await withFetch(platform(), async () => {
     const activity = teamsMessage("hi");
@@ -112,11 +112,11 @@ Deno.test("teamsAdapter.verify() refuses wrong audience, issuer, expiry, key, en
       ["unknown kid", await token({ kid: "bf-key-9" }), activity],
       ["key not endorsing msteams", await token({ key: UNENDORSED }), activity],
       [
-        "serviceUrl claim differs",
-        await token({ claims: { serviceUrl: "https://evil.test/" } }),
+        "serviceurl claim differs",
+        await token({ claims: { serviceurl: "https://evil.test/" } }),
         activity,
       ],
-      ["no serviceUrl claim", await token({ claims: {} }), activity],
+      ["no serviceurl claim", await token({ claims: {} }), activity],
       [
         "activity names another serviceUrl",
         await token(),

@@ -528,7 +528,7 @@ export const MORE_WEBHOOKS: WebhookRoute[] = [
     })),
     signature: { header: "authorization", scheme: "Bearer ", junk: "Bearer a.b.c", sep: ", " },
     sign: (_over, _ts, c) =>
-      _jwtFor(c, TEAMS_ISSUER, TEAMS_APP, { serviceUrl: `${_platformUrl}/teams/` }),
+      _jwtFor(c, TEAMS_ISSUER, TEAMS_APP, { serviceurl: `${_platformUrl}/teams/` }),
   },
   {
     path: "/webhooks/google-chat",
