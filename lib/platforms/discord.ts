@@ -149,12 +149,20 @@ function _notice(content: string): Ingress<DiscordTarget> {
   return respond(_ephemeral(content));
 }
 
+function _isWebhookEvent(payload: unknown): boolean {
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return false;
+  const fields = payload as Record<string, unknown>;
+  return typeof fields.version === "number" && !("id" in fields);
+}
+
 function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
   const payload = parseJsonBody(request.body);
   const base = _interaction.safeParse(payload);
   if (!base.success) {
-    // App-level Webhook Events (version/event, no id) and anything else not an interaction.
-    return respond({});
+    // App-level Webhook Events (a version, no id) — the URL's validation PING among them — are
+    // acknowledged as Discord asks: 204 with no body (its Webhook Events docs and
+    // discord-interactions' verifyWebhookEventMiddleware). Anything else not an interaction: {}.
+    return _isWebhookEvent(payload) ? respond(null, 204) : respond({});
   }
   const interaction = base.data;
   switch (interaction.type) {

@@ -145,11 +145,20 @@ Deno.test("discordAdapter.parse() ignores components, modals and autocomplete wi
   });
 });
 
-Deno.test("discordAdapter.parse() ignores app webhook events and payloads lacking a turn's fields", async () => {
+Deno.test("discordAdapter.parse() acknowledges app webhook events with 204 and no body", async () => {
   for (
     const payload of [
       { version: 1, application_id: APP_ID, type: 0 },
       { version: 1, application_id: APP_ID, type: 1, event: { type: "APPLICATION_AUTHORIZED" } },
+    ]
+  ) {
+    assertEquals(await parse(payload), { kind: "respond", status: 204, body: null });
+  }
+});
+
+Deno.test("discordAdapter.parse() ignores payloads lacking a turn's fields", async () => {
+  for (
+    const payload of [
       {
         ...command([{ name: "p", type: 3, value: "x" }]),
         channel_id: undefined,

@@ -33,6 +33,10 @@ const _DEFAULT_API_ROOT = "https://api.github.com";
 /** GitHub's advice when a rate limit names no wait: at least one minute. */
 const _DEFAULT_RATE_LIMIT_WAIT_MS = 60_000;
 const _REPO = /^[^/\s]+\/[^/\s]+$/;
+/** The longest comment body GitHub accepts. */
+const _MAX_BODY_CHARS = 65536;
+/** Room for `\n\n<!-- baton:part=<marker> -->` (about 45 characters for the outbox's markers). */
+const _MARKER_ROOM = 64;
 
 const _ping = z.looseObject({ zen: z.string().optional() });
 
@@ -190,7 +194,9 @@ async function _postComment(
 export const githubAdapter: PlatformAdapter<GithubTarget> = {
   name: "github",
   requiredEnv: ["GITHUB_WEBHOOK_SECRET", "GITHUB_TOKEN", "GITHUB_BOT_LOGIN"],
-  maxMessageChars: 65536,
+  // GitHub refuses a body over 65,536 characters (422). The reply channel keeps PART_ROOM free for
+  // a resend note only; the part marker each comment ends with needs room of its own.
+  maxMessageChars: _MAX_BODY_CHARS - _MARKER_ROOM,
   asyncDelivery: false,
   replyTarget: _target,
 

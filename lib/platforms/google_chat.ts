@@ -15,7 +15,7 @@ import {
   type WebhookAnswer,
 } from "../platform.ts";
 import { apiRoot, detail, encodeHex, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
-import { accessToken, bearerToken, verifyJwt } from "./_jwt.ts";
+import { accessToken, bearerToken, JWT_CLOCK_TOLERANCE_SECONDS, verifyJwt } from "./_jwt.ts";
 import {
   answerGoogleChatChoice,
   GOOGLE_CHAT_CHOICE,
@@ -32,6 +32,8 @@ const _GOOGLE_ISSUERS = ["https://accounts.google.com", "accounts.google.com"];
 const _DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";
 const _DEFAULT_API_ROOT = "https://chat.googleapis.com/v1";
 const _SCOPE = "https://www.googleapis.com/auth/chat.bot";
+/** The longest a request's token may still be valid (google-auth-library's DEFAULT_MAX_TOKEN_LIFETIME_SECS_). */
+const _MAX_TOKEN_LIFETIME_SECONDS = 86_400;
 /** Google's 429s usually state no wait: two seconds, then the outbox backs off further. */
 const _DEFAULT_RATE_LIMIT_WAIT_MS = 2_000;
 
@@ -132,6 +134,15 @@ async function _verify(
     request.nowSeconds,
   );
   if (typeof verified === "string" || "unavailable" in verified) return verified;
+  // As google-auth-library's verifySignedJwtWithCertsAsync (Chat's documented check): iat and exp
+  // required, not issued more than the skew ahead, lasting less than a day. Chat's own tokens last
+  // an hour; jose alone took a token without them or one valid for a year.
+  const { iat, exp } = verified.payload;
+  if (typeof iat !== "number" || typeof exp !== "number") return "the token has no iat or exp";
+  if (iat > request.nowSeconds + JWT_CLOCK_TOLERANCE_SECONDS) return "the token is issued ahead";
+  if (exp >= request.nowSeconds + _MAX_TOKEN_LIFETIME_SECONDS) {
+    return "the token lasts longer than a day";
+  }
   if (url) {
     // Any Google account can get an ID token for our URL: only Chat's own is Chat.
     const { email, email_verified: emailVerified } = verified.payload;

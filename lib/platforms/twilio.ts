@@ -75,6 +75,24 @@ export function twilioSignedContent(url: string, params: URLSearchParams): strin
   return url + pairs.map(([name, value]) => name + value).join("");
 }
 
+/**
+ * The URLs Twilio may have signed for a request to `url`: as given, without its port, and with the
+ * scheme's default port where it names none. Twilio drops the port of an HTTPS SMS callback's URL
+ * before signing but keeps it elsewhere, and its own `validateRequest` accepts each of these: a
+ * `PUBLIC_URL` with a port (`https://bot.example.com:8443`) must not refuse every message.
+ */
+export function twilioSignedUrls(url: string): string[] {
+  const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(url);
+  if (!match) return [url];
+  const [, scheme, authority, rest] = match;
+  // A port follows the host (after an IPv6 literal's closing bracket), never a user name.
+  const portAt = /:[0-9]*$/.exec(authority.slice(authority.lastIndexOf("]") + 1));
+  const host = portAt ? authority.slice(0, authority.length - portAt[0].length) : authority;
+  const defaultPort = scheme.toLowerCase() === "https://" ? ":443" : ":80";
+  const withPort = portAt ? url : scheme + host + defaultPort + rest;
+  return [...new Set([url, scheme + host + rest, withPort])];
+}
+
 function _parse(body: Uint8Array, env: PlatformEnv): Ingress<TwilioTarget> {
   const params = _params(body);
   const ack = { kind: "respond", ..._ACK } as const;
@@ -178,8 +196,11 @@ export const twilioAdapter: PlatformAdapter<TwilioTarget> = {
     } catch {
       return `${_HEADER} does not match the request`;
     }
-    const content = new TextEncoder().encode(twilioSignedContent(request.url, params));
-    const ok = await hmacVerify(token, signature, content, "SHA-1");
+    let ok = false;
+    for (const url of twilioSignedUrls(request.url)) {
+      const content = new TextEncoder().encode(twilioSignedContent(url, params));
+      if (await hmacVerify(token, signature, content, "SHA-1")) ok = true;
+    }
     return ok
       ? null
       : `${_HEADER} does not match the request (behind a proxy or custom domain, set PUBLIC_URL ` +
