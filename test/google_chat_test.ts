@@ -1,11 +1,10 @@
 // POST /webhooks/google-chat end to end: workerd, a fake model and a fake Google (Chat's key set, the OAuth token endpoint, the Chat API) on loopback; approval cards; Deno + Miniflare.
-import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { decodeJwt } from "jose";
+import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { GOOGLE_CHAT_ISSUER } from "../lib/platforms/google_chat.ts";
 import { signTestJwt, testServiceAccount, testSigningKey } from "../lib/platforms/_jwt_fixtures.ts";
-import { json, sessionState, settled, until, untilQueued } from "./_support/clients.ts";
+import { json, settled, until } from "./_support/clients.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
-import { askThenEcho, holdOn, toolRuns } from "./_support/fake_llm_scripts.ts";
+import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -14,9 +13,7 @@ const ACCOUNT = await testServiceAccount();
 const VARS = { GOOGLE_CHAT_AUDIENCE: PROJECT, GOOGLE_CHAT_SERVICE_ACCOUNT: ACCOUNT.json };
 const SPACE = "spaces/AAAAdm0001";
 const SESSION = `google-chat:${SPACE}`;
-const MESSAGES_PATH = `/chat/v1/${SPACE}/messages`;
 const KEY = await testSigningKey("chat-key-1");
-const STRANGER_KEY = await testSigningKey("chat-key-1");
 
 let _next = 1;
 
@@ -58,127 +55,6 @@ async function post(
   });
 }
 
-Deno.test("POST /webhooks/google-chat runs one turn and replies in the thread as the service account", async () => {
-  await withPlatform(VARS, async (worker, fake, chat) => {
-    await expectOk(await post(worker, chat, chatMessage("hello bot")), {});
-    await chat.waitForCalls(1);
-    assertEquals(fake.requests.map((r) => r.lastUserText), ["hello bot"]);
-    const [call] = chat.calls;
-    const url = new URL(call.path, "http://x");
-    assertStrictEquals(url.pathname, MESSAGES_PATH);
-    assertMatch(url.searchParams.get("messageId") ?? "", /^client-[a-z0-9-]+$/);
-    assertStrictEquals(url.searchParams.get("requestId"), url.searchParams.get("messageId"));
-    assertStrictEquals(
-      url.searchParams.get("messageReplyOption"),
-      "REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD",
-    );
-    assertMatch(call.headers.get("authorization") ?? "", /^Bearer fake-access-token-\d+$/);
-    assertEquals(call.body, { text: "hello bot", thread: { name: `${SPACE}/threads/t1` } });
-    const token = chat.auth.find((c) => c.path === "/auth/google/token");
-    assertStrictEquals(token?.body.grant_type, "urn:ietf:params:oauth:grant-type:jwt-bearer");
-    const claims = decodeJwt(token?.body.assertion);
-    assertEquals([claims.iss, claims.scope], [
-      ACCOUNT.email,
-      "https://www.googleapis.com/auth/chat.bot",
-    ]);
-    await settled(worker, SESSION);
-    assertStrictEquals((await sessionState(worker, SESSION)).messages.length, 2);
-  });
-});
-
-Deno.test("POST /webhooks/google-chat acknowledges while the model call is still running", async () => {
-  await withPlatform(VARS, async (worker, fake, chat) => {
-    fake.script(() => ({ kind: "hold" }));
-    const res = await post(worker, chat, chatMessage("think hard"));
-    await fake.waitForRequests(1);
-    await expectOk(res, {});
-    assertStrictEquals(fake.inFlight, 1);
-    assertStrictEquals(chat.calls.length, 0);
-    fake.release();
-    await chat.waitForCalls(1);
-    assertEquals(chat.calls[0].body.text, "think hard");
-  });
-});
-
-Deno.test("POST /webhooks/google-chat runs one turn for a message delivered five times", async () => {
-  await withPlatform(VARS, async (worker, fake, chat) => {
-    fake.script(() => ({ kind: "hold" }));
-    const first = chatMessage("slow one");
-    await expectOk(await post(worker, chat, first), {});
-    await fake.waitForRequests(1);
-    const retries = await Promise.all(Array.from({ length: 5 }, () => post(worker, chat, first)));
-    for (const res of retries) await expectOk(res, {});
-    fake.release();
-    await chat.waitForCalls(1);
-    await settled(worker, SESSION);
-    await pause(200);
-    assertStrictEquals(fake.requests.length, 1);
-    assertStrictEquals(chat.calls.length, 1);
-  });
-});
-
-Deno.test("POST /webhooks/google-chat runs two messages of one DM as two turns in order", async () => {
-  await withPlatform(VARS, async (worker, fake, chat) => {
-    fake.script(holdOn("first"));
-    await expectOk(await post(worker, chat, chatMessage("first")), {});
-    await fake.waitForRequests(1);
-    await expectOk(await post(worker, chat, chatMessage("second")), {});
-    await untilQueued(worker, SESSION, 1);
-    await chat.waitForCalls(1);
-    fake.release();
-    await chat.waitForCalls(3);
-    assertEquals(fake.requests.map((r) => r.lastUserText), ["first", "second"]);
-    assertEquals(chat.calls.map((c) => c.body.text), [
-      "Queued — I'll answer after the current reply.",
-      "first",
-      "second",
-    ]);
-  });
-});
-
-Deno.test("POST /webhooks/google-chat sends a 10,000-character reply as ordered parts of at most 4,096, each its own message id", async () => {
-  await withPlatform(VARS, async (worker, fake, chat) => {
-    let long = "";
-    for (let i = 0; long.length < 10000; i++) long += `w${i}` + (i % 10 === 9 ? "\n" : " ");
-    long = long.slice(0, 10000);
-    fake.script(() => ({ kind: "text", text: long }));
-    await expectOk(await post(worker, chat, chatMessage("write a lot")), {});
-    await settled(worker, SESSION);
-    const parts = chat.calls.map((c) => c.body.text as string);
-    assert(parts.length >= 3, `${parts.length} parts`);
-    for (const part of parts) assert(part.length > 0 && part.length <= 4096, `${part.length}`);
-    assertStrictEquals(parts.join(""), long);
-    const ids = new Set(
-      chat.calls.map((c) => new URL(c.path, "http://x").searchParams.get("messageId")),
-    );
-    assertStrictEquals(ids.size, parts.length);
-  });
-});
-
-Deno.test("POST /webhooks/google-chat waits out a 429, then delivers exactly once under the same request id", async () => {
-  await withPlatform(VARS, async (worker, _fake, chat) => {
-    const at: number[] = [];
-    chat.respond((_, index) => {
-      at.push(Date.now());
-      return index === 0
-        ? {
-          status: 429,
-          headers: { "retry-after": "1" },
-          body: { error: { code: 429, status: "RESOURCE_EXHAUSTED" } },
-        }
-        : { status: 200, body: { name: `${SPACE}/messages/r1` } };
-    });
-    await expectOk(await post(worker, chat, chatMessage("rate limited")), {});
-    await chat.waitForCalls(2);
-    await settled(worker, SESSION);
-    await pause(300);
-    assertStrictEquals(chat.calls.length, 2);
-    assert(at[1] - at[0] >= 950, `waited ${at[1] - at[0]} ms`);
-    assertEquals(chat.calls[0].body, chat.calls[1].body);
-    assertStrictEquals(chat.calls[0].path, chat.calls[1].path);
-  });
-});
-
 Deno.test("POST /webhooks/google-chat retries a 500 under the same request id and takes 409 as delivered", async () => {
   await withPlatform(VARS, async (worker, _fake, chat) => {
     chat.respond((_, index) =>
@@ -196,29 +72,6 @@ Deno.test("POST /webhooks/google-chat retries a 500 under the same request id an
   });
 });
 
-Deno.test("POST /webhooks/google-chat refuses a bad signature, wrong audience or expired token with 401 and no turn", async () => {
-  await withPlatform(VARS, async (worker, fake, chat) => {
-    const base = { issuer: GOOGLE_CHAT_ISSUER, audience: PROJECT };
-    const tokens = [
-      await signTestJwt(STRANGER_KEY, base),
-      await signTestJwt(KEY, { ...base, audience: "999999999999" }),
-      await signTestJwt(KEY, { ...base, lifetime: -600 }),
-      await signTestJwt(KEY, { ...base, issuer: "someone@example.iam.gserviceaccount.com" }),
-      "not-a-jwt",
-      null,
-    ];
-    for (const token of tokens) {
-      const res = await post(worker, chat, chatMessage("intruder"), { token });
-      const answer = await json(res);
-      assertStrictEquals(res.status, 401, JSON.stringify(answer));
-      assertEquals(answer.error.type, "invalid_signature");
-    }
-    await pause(300);
-    assertStrictEquals(fake.requests.length, 0);
-    assertStrictEquals(chat.calls.length, 0);
-  });
-});
-
 Deno.test("POST /webhooks/google-chat acknowledges ADDED_TO_SPACE with {} and starts nothing", async () => {
   await withPlatform(VARS, async (worker, fake, chat) => {
     const added = {
@@ -231,27 +84,6 @@ Deno.test("POST /webhooks/google-chat acknowledges ADDED_TO_SPACE with {} and st
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(chat.calls.length, 0);
   });
-});
-
-Deno.test("POST /webhooks/google-chat refuses with 403 and starts nothing while a secret is missing", async () => {
-  for (
-    const vars of [
-      { GOOGLE_CHAT_AUDIENCE: PROJECT },
-      { GOOGLE_CHAT_SERVICE_ACCOUNT: ACCOUNT.json },
-    ]
-  ) {
-    await withPlatform(vars, async (worker, fake, chat) => {
-      const res = await post(worker, chat, chatMessage("anyone?"));
-      const body = await json(res);
-      assertStrictEquals(res.status, 403, JSON.stringify(body));
-      assertEquals(body.error.type, "not_configured");
-      assert(!JSON.stringify(body).includes("PRIVATE KEY"));
-      await pause(100);
-      assertStrictEquals(fake.requests.length, 0);
-      assertStrictEquals(chat.calls.length, 0);
-      assertStrictEquals(chat.auth.length, 0);
-    });
-  }
 });
 
 Deno.test("POST /webhooks/google-chat refuses a sender outside ALLOWED_USERS and runs an allowed one", async () => {

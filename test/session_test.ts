@@ -119,36 +119,6 @@ Deno.test("SessionDO runs webhook messages of one session in arrival order", asy
   });
 });
 
-Deno.test("SessionDO answers a repeated webhook-id with the first outcome and no second turn", async () => {
-  await withBaton(async (worker, fake) => {
-    const first = await sendWebhook(worker, { session: "dup", text: "once" }, { id: "msg_dup_1" });
-    assertEquals(await json(first), { session: "dup", reply: "once" });
-    const again = await sendWebhook(worker, { session: "dup", text: "once" }, { id: "msg_dup_1" });
-    assertEquals(await json(again), { session: "dup", reply: "once" });
-    assertStrictEquals(fake.requests.length, 1);
-    assertStrictEquals((await sessionState(worker, "webhook:dup")).messages.length, 2);
-  });
-});
-
-Deno.test("SessionDO runs one turn for five concurrent retries of a delivery during a slow turn", async () => {
-  await withBaton(async (worker, fake) => {
-    fake.script(() => ({ kind: "hold" }));
-    const first = sendWebhook(worker, { session: "retry", text: "slow one" }, { id: "msg_retry" });
-    await fake.waitForRequests(1);
-    const retries = Array.from(
-      { length: 5 },
-      () => sendWebhook(worker, { session: "retry", text: "slow one" }, { id: "msg_retry" }),
-    );
-    await until(async () => (await sessionState(worker, "webhook:retry")).running, "turn running");
-    fake.release();
-    for (const res of [await first, ...(await Promise.all(retries))]) {
-      assertEquals(await json(res), { session: "retry", reply: "slow one" });
-    }
-    assertStrictEquals(fake.requests.length, 1);
-    assertStrictEquals((await sessionState(worker, "webhook:retry")).messages.length, 2);
-  });
-});
-
 Deno.test("SessionDO reruns a turn whose executor died, losing and doubling nothing", async () => {
   const dir = await tempPersistDir();
   try {

@@ -1,8 +1,8 @@
 // GET and POST /webhooks/whatsapp end to end: workerd, a fake model and a fake Graph API on loopback; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { signWhatsappPayload } from "../lib/platforms/whatsapp.ts";
-import { json, sessionState, settled, until, untilQueued } from "./_support/clients.ts";
-import { askThenEcho, holdOn, toolRuns } from "./_support/fake_llm_scripts.ts";
+import { json, settled, until } from "./_support/clients.ts";
+import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import type { FakePlatform, PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -13,7 +13,6 @@ const ACCESS_TOKEN = "EAAGwa-access-token-value";
 const PHONE_ID = "106540352242922";
 const CUSTOMER = "16505551234";
 const SESSION = `whatsapp:${PHONE_ID}:${CUSTOMER}`;
-const SEND_PATH = `/${PHONE_ID}/messages`;
 const VARS = {
   WHATSAPP_APP_SECRET: APP_SECRET,
   WHATSAPP_VERIFY_TOKEN: VERIFY_TOKEN,
@@ -81,77 +80,6 @@ Deno.test("GET /webhooks/whatsapp answers the subscription handshake with the ch
   });
 });
 
-Deno.test("POST /webhooks/whatsapp runs one turn and replies through the Graph messages endpoint", async () => {
-  await withPlatform(VARS, async (worker, fake, graph) => {
-    await expectOk(await post(worker, notification("hello bot", { id: "wamid.FIRST" })));
-    await graph.waitForCalls(1);
-    assertEquals(fake.requests.map((r) => r.lastUserText), ["hello bot"]);
-    const [call] = graph.calls;
-    assertStrictEquals(call.path, SEND_PATH);
-    assertStrictEquals(call.headers.get("authorization"), `Bearer ${ACCESS_TOKEN}`);
-    assertEquals(call.body, {
-      messaging_product: "whatsapp",
-      recipient_type: "individual",
-      to: CUSTOMER,
-      type: "text",
-      text: { body: "hello bot", preview_url: false },
-      context: { message_id: "wamid.FIRST" },
-    });
-    await settled(worker, SESSION);
-    assertStrictEquals((await sessionState(worker, SESSION)).messages.length, 2);
-  });
-});
-
-Deno.test("POST /webhooks/whatsapp acknowledges while the model call is still running", async () => {
-  await withPlatform(VARS, async (worker, fake, graph) => {
-    fake.script(() => ({ kind: "hold" }));
-    const res = await post(worker, notification("think hard"));
-    await fake.waitForRequests(1);
-    await expectOk(res);
-    assertStrictEquals(fake.inFlight, 1);
-    assertStrictEquals(graph.calls.length, 0);
-    fake.release();
-    await graph.waitForCalls(1);
-    assertEquals(graph.calls[0].body.text.body, "think hard");
-  });
-});
-
-Deno.test("POST /webhooks/whatsapp runs one turn and one reply for the same message delivered five times", async () => {
-  await withPlatform(VARS, async (worker, fake, graph) => {
-    fake.script(() => ({ kind: "hold" }));
-    const delivery = notification("slow one");
-    await expectOk(await post(worker, delivery));
-    await fake.waitForRequests(1);
-    const retries = await Promise.all(Array.from({ length: 5 }, () => post(worker, delivery)));
-    for (const res of retries) await expectOk(res);
-    fake.release();
-    await graph.waitForCalls(1);
-    await settled(worker, SESSION);
-    await pause(200);
-    assertStrictEquals(fake.requests.length, 1);
-    assertStrictEquals(graph.calls.length, 1);
-  });
-});
-
-Deno.test("POST /webhooks/whatsapp runs two messages of one chat as two turns in order", async () => {
-  await withPlatform(VARS, async (worker, fake, graph) => {
-    fake.script(holdOn("first"));
-    await expectOk(await post(worker, notification("first")));
-    await fake.waitForRequests(1);
-    await expectOk(await post(worker, notification("second")));
-    await untilQueued(worker, SESSION, 1);
-    await graph.waitForCalls(1);
-    fake.release();
-    await graph.waitForCalls(3);
-    assertEquals(fake.requests.map((r) => r.lastUserText), ["first", "second"]);
-    assertEquals(graph.calls.map((c) => c.body.text.body), [
-      "Queued — I'll answer after the current reply.",
-      "first",
-      "second",
-    ]);
-  });
-});
-
 Deno.test("POST /webhooks/whatsapp runs the messages of one notification in order", async () => {
   await withPlatform(VARS, async (worker, fake, graph) => {
     const batch = notification("", {
@@ -169,46 +97,6 @@ Deno.test("POST /webhooks/whatsapp runs the messages of one notification in orde
     await settled(worker, SESSION);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["one", "two"]);
     assert(graph.calls.map((c) => c.body.text.body).join("|").endsWith("one|two"));
-  });
-});
-
-Deno.test("POST /webhooks/whatsapp sends a 9,000-character reply as ordered parts of at most 4,096", async () => {
-  await withPlatform(VARS, async (worker, fake, graph) => {
-    let long = "";
-    for (let i = 0; long.length < 9000; i++) long += `w${i}` + (i % 10 === 9 ? "\n" : " ");
-    long = long.slice(0, 9000);
-    fake.script(() => ({ kind: "text", text: long }));
-    await expectOk(await post(worker, notification("write a lot", { id: "wamid.LONG" })));
-    await settled(worker, SESSION);
-    const parts = graph.calls.map((c) => c.body);
-    assert(parts.length >= 3, `${parts.length} parts`);
-    for (const part of parts) assert(part.text.body.length <= 4096, `${part.text.body.length}`);
-    assertStrictEquals(parts.map((p) => p.text.body).join(""), long);
-    assertEquals(parts[0].context, { message_id: "wamid.LONG" });
-    assert(parts.slice(1).every((p) => p.context === undefined));
-  });
-});
-
-Deno.test("POST /webhooks/whatsapp waits out a 429, then delivers exactly once", async () => {
-  await withPlatform(VARS, async (worker, _fake, graph) => {
-    const at: number[] = [];
-    graph.respond((_, index) => {
-      at.push(Date.now());
-      return index === 0
-        ? {
-          status: 429,
-          headers: { "retry-after": "1" },
-          body: { error: { message: "(#130429) Rate limit hit", code: 130429 } },
-        }
-        : { status: 200, body: { messages: [{ id: "wamid.OUT" }] } };
-    });
-    await expectOk(await post(worker, notification("rate limited")));
-    await graph.waitForCalls(2);
-    await settled(worker, SESSION);
-    await pause(300);
-    assertStrictEquals(graph.calls.length, 2);
-    assert(at[1] - at[0] >= 950, `waited ${at[1] - at[0]} ms`);
-    assertEquals(graph.calls[0].body, graph.calls[1].body);
   });
 });
 
@@ -254,22 +142,6 @@ Deno.test("POST /webhooks/whatsapp acknowledges status callbacks and media with 
         }),
       ),
     );
-    await pause(300);
-    assertStrictEquals(fake.requests.length, 0);
-    assertStrictEquals(graph.calls.length, 0);
-  });
-});
-
-Deno.test("POST /webhooks/whatsapp refuses a bad signature with 401 and no turn", async () => {
-  await withPlatform(VARS, async (worker, fake, graph) => {
-    const payload = notification("intruder");
-    const wrong = await signWhatsappPayload("not-the-secret", JSON.stringify(payload));
-    for (const signature of [wrong, "sha256=" + "0".repeat(64), "", null]) {
-      const res = await post(worker, payload, { signature });
-      const body = await json(res);
-      assertStrictEquals(res.status, 401, JSON.stringify(body));
-      assertEquals(body.error.type, "invalid_signature");
-    }
     await pause(300);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(graph.calls.length, 0);

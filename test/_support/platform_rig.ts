@@ -6,6 +6,30 @@ import { type FakePlatform, startFakePlatform } from "./fake_platform.ts";
 import type { TestWorker } from "./worker.ts";
 
 /**
+ * The settings that point every platform adapter at `platform` (its API roots, Teams' and Google
+ * Chat's key sets and token endpoints), with previews off: a deployment needs only the secrets more.
+ */
+export function apiRoots(platform: FakePlatform): Record<string, string> {
+  return {
+    TELEGRAM_API_ROOT: platform.url,
+    SLACK_API_ROOT: `${platform.url}/api`,
+    DISCORD_API_ROOT: platform.url,
+    GITHUB_API_ROOT: platform.url,
+    WHATSAPP_API_ROOT: platform.url,
+    LINE_API_ROOT: platform.url,
+    TWILIO_API_ROOT: platform.url,
+    // Teams replies go to each activity's serviceUrl: tests name the fake's URL there.
+    TEAMS_OPENID_URL: `${platform.url}/auth/teams/openid`,
+    TEAMS_TOKEN_URL: `${platform.url}/auth/teams/token`,
+    GOOGLE_CHAT_JWKS_URL: `${platform.url}/auth/jwks`,
+    GOOGLE_CHAT_TOKEN_URL: `${platform.url}/auth/google/token`,
+    GOOGLE_CHAT_API_ROOT: `${platform.url}/chat/v1`,
+    // Previews edit Discord's @original before the reply does: off unless a test asks for them.
+    STREAM_REPLIES: "off",
+  };
+}
+
+/**
  * Runs `fn` against baton wired to a fresh fake model and a fresh fake platform API, which
  * stands in for every platform's API root (Telegram, Slack, Discord, GitHub, WhatsApp, LINE,
  * Twilio, Teams, Google Chat — with their key sets and token endpoints), so `vars` need
@@ -20,24 +44,7 @@ export async function withPlatform(
 ): Promise<void> {
   const platform = opts.platform ?? await startFakePlatform();
   try {
-    const all = {
-      TELEGRAM_API_ROOT: platform.url,
-      SLACK_API_ROOT: `${platform.url}/api`,
-      DISCORD_API_ROOT: platform.url,
-      GITHUB_API_ROOT: platform.url,
-      WHATSAPP_API_ROOT: platform.url,
-      LINE_API_ROOT: platform.url,
-      TWILIO_API_ROOT: platform.url,
-      // Teams replies go to each activity's serviceUrl: tests name the fake's URL there.
-      TEAMS_OPENID_URL: `${platform.url}/auth/teams/openid`,
-      TEAMS_TOKEN_URL: `${platform.url}/auth/teams/token`,
-      GOOGLE_CHAT_JWKS_URL: `${platform.url}/auth/jwks`,
-      GOOGLE_CHAT_TOKEN_URL: `${platform.url}/auth/google/token`,
-      GOOGLE_CHAT_API_ROOT: `${platform.url}/chat/v1`,
-      // Previews edit Discord's @original before the reply does: off unless a test asks for them.
-      STREAM_REPLIES: "off",
-      ...vars,
-    };
+    const all = { ...apiRoots(platform), ...vars };
     const set = Object.fromEntries(
       Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined),
     );

@@ -1,0 +1,100 @@
+// Telegram's driver: Bot API updates (typed by @grammyjs/types) with the webhook's secret-token header, sendMessage replies read back; Deno (tests only).
+import type { Message as TgMessage, Update } from "@grammyjs/types";
+import { assertEquals } from "@std/assert";
+import type { PlatformCall } from "../fake_platform.ts";
+import type { Delivery, Driver, Message } from "./mod.ts";
+
+const SECRET = "tg-webhook-secret_42";
+const TOKEN = "123456789:AAH-test_bot_token_value";
+const SEND_PATH = `/bot${TOKEN}/sendMessage`;
+
+let _chats = 0;
+let _updates = 500_000;
+let _messages = 1;
+
+/** Telegram's driver: a private chat per `newChat()`, the sender its only member. */
+export const telegramDriver: Driver = {
+  name: "telegram",
+  path: "/webhooks/telegram",
+  vars: () => ({ TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN }),
+  secretVars: ["TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_BOT_TOKEN"],
+  // A private chat's id is its user's id: positive.
+  newChat: () => String(7_000_000 + ++_chats),
+  session: (chat) => `telegram:${chat}`,
+  turnText: (text) => text,
+  message({ chat, text, id }: Message): Promise<Delivery> {
+    const user = Number(chat);
+    const message: TgMessage.TextMessage & Update.NonChannel = {
+      message_id: id ? Number(id) : _messages++,
+      date: Math.floor(Date.now() / 1000),
+      chat: { id: user, type: "private", first_name: "Alice", username: `alice${user}` },
+      from: { id: user, is_bot: false, first_name: "Alice", username: `alice${user}` },
+      text,
+    };
+    const update: Update = { update_id: _updates++, message };
+    return Promise.resolve({
+      headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET },
+      body: JSON.stringify(update),
+      id: String(message.message_id),
+    });
+  },
+  tamper(delivery) {
+    const { "x-telegram-bot-api-secret-token": _, ...unsigned } = delivery.headers;
+    const forged = (secret: string) => ({
+      ...delivery,
+      headers: { ...unsigned, "x-telegram-bot-api-secret-token": secret },
+    });
+    return Promise.resolve([
+      forged("wrong-secret"),
+      forged(SECRET + "x"),
+      forged(""),
+      { ...delivery, headers: unsigned },
+    ]);
+  },
+  // Telegram resends an update unchanged (same update_id) until it is acknowledged.
+  redeliver: (delivery) => Promise.resolve(delivery),
+  ack: { json: { ok: true } },
+  sent(call: PlatformCall) {
+    if (call.path !== SEND_PATH) return undefined;
+    return { chat: String(call.body.chat_id), text: call.body.text };
+  },
+  partLimit: 4096,
+  rateLimited: () => ({
+    status: 429,
+    body: {
+      ok: false,
+      error_code: 429,
+      description: "Too Many Requests: retry after 1",
+      parameters: { retry_after: 1 },
+    },
+  }),
+  context: ({ chat }, delivery) => ({
+    platform: "telegram",
+    chat_id: chat,
+    thread_id: "",
+    user_id: chat,
+    user_name: `alice${chat}`,
+    session_key: `telegram:${chat}`,
+    message_id: delivery.id,
+    async_delivery: false,
+  }),
+  expectReply(call, delivery) {
+    assertEquals([call.method, call.path], ["POST", SEND_PATH]);
+    const { text: _, ...rest } = call.body;
+    assertEquals(rest, {
+      chat_id: JSON.parse(delivery.body).message.chat.id,
+      reply_parameters: { message_id: Number(delivery.id), allow_sending_without_reply: true },
+    });
+  },
+  expectParts(calls, delivery) {
+    // Only the first part quotes the message; the rest follow it.
+    assertEquals(calls[0].body.reply_parameters, {
+      message_id: Number(delivery.id),
+      allow_sending_without_reply: true,
+    });
+    assertEquals(
+      calls.slice(1).map((c) => c.body.reply_parameters),
+      calls.slice(1).map(() => undefined),
+    );
+  },
+};
