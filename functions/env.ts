@@ -81,6 +81,8 @@ export interface Env {
   TEAMS_TOKEN_URL?: string;
   /** The project number, or the endpoint URL, Google Chat names as the audience of its tokens. */
   GOOGLE_CHAT_AUDIENCE?: string;
+  /** A Workspace add-on app's project number: its tokens come from that project's add-on service agent. */
+  GOOGLE_CHAT_ADDON_PROJECT_NUMBER?: string;
   /** The service account's key JSON (a secret: its private key signs the token assertion). */
   GOOGLE_CHAT_SERVICE_ACCOUNT?: string;
   GOOGLE_CHAT_JWKS_URL?: string;

@@ -206,3 +206,65 @@ Deno.test("POST /webhooks/google-chat: the question carries card buttons; anothe
     assertEquals(replies()[0].body.thread, { name: ROOM_THREAD });
   });
 });
+
+Deno.test("POST /webhooks/google-chat: an app built as a Workspace add-on — its agent's ID token, a chat.messagePayload event — runs one turn, answered {}, the reply posted through the Chat API in the thread", async () => {
+  const endpoint = "https://baton.example.com/webhooks/google-chat";
+  const vars = {
+    GOOGLE_CHAT_AUDIENCE: endpoint,
+    GOOGLE_CHAT_ADDON_PROJECT_NUMBER: "123456789012",
+    GOOGLE_CHAT_SERVICE_ACCOUNT: ACCOUNT.json,
+  };
+  const room = "spaces/AAAAroom05";
+  const thread = `${room}/threads/thr5`;
+  const grace = { name: "users/1111", displayName: "Grace Hopper", type: "HUMAN" };
+  // The add-on event object (googleworkspace/add-ons-samples node/chat/*): the message under
+  // chat.messagePayload, the sender as chat.user, the token also in authorizationEventObject.
+  const token = await signTestJwt(KEY, {
+    issuer: "https://accounts.google.com",
+    audience: endpoint,
+    claims: {
+      email: "service-123456789012@gcp-sa-gsuiteaddons.iam.gserviceaccount.com",
+      email_verified: true,
+    },
+  });
+  const event = {
+    commonEventObject: { hostApp: "CHAT", platform: "WEB" },
+    authorizationEventObject: { systemIdToken: token },
+    chat: {
+      user: grace,
+      eventTime: new Date().toISOString(),
+      messagePayload: {
+        space: { name: room, type: "ROOM", spaceType: "SPACE", displayName: "Team" },
+        message: {
+          name: `${room}/messages/a1.a1`,
+          sender: grace,
+          text: "@baton add-on here?",
+          argumentText: " add-on here?",
+          thread: { name: thread },
+        },
+      },
+    },
+  };
+  await withPlatform(vars, async (worker, fake, chat) => {
+    chat.jwks.keys = [KEY.jwk];
+    const deliver = () =>
+      worker.fetch("/webhooks/google-chat", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify(event),
+      });
+    await expectOk(await deliver(), {});
+    await chat.waitForCalls(1);
+    await settled(worker, `google-chat:${thread}`);
+    // A redelivery of the same message starts nothing more.
+    await expectOk(await deliver(), {});
+    await settled(worker, `google-chat:${thread}`);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["add-on here?"]);
+    assertStrictEquals(chat.calls.length, 1);
+    assertStrictEquals(
+      new URL(chat.calls[0].path, "http://x").pathname,
+      `/chat/v1/${room}/messages`,
+    );
+    assertEquals(chat.calls[0].body, { text: "add-on here?", thread: { name: thread } });
+  });
+});

@@ -1,4 +1,4 @@
-// Google Chat adapter: events in as JWTs from Chat's issuer (or Google ID tokens for a URL audience), card clicks answered privately, Chat API messages out as the service account, idempotent by client message id; runtime-neutral (fetch, Web Crypto, jose).
+// Google Chat adapter: events in (Chat API interaction events, or a Workspace add-on's event objects) as JWTs from Chat's issuer or Google ID tokens for a URL audience, card clicks answered privately, Chat API messages out as the service account, idempotent by client message id; runtime-neutral (fetch, Web Crypto, jose).
 import { importPKCS8, SignJWT } from "jose";
 import { z } from "zod";
 import {
@@ -8,6 +8,7 @@ import {
   type PartSend,
   PayloadError,
   type PlatformAdapter,
+  type PlatformChoice,
   type PlatformEnv,
   type RawRequest,
   type SendResult,
@@ -18,6 +19,7 @@ import { apiRoot, detail, encodeHex, jsonField, retryAfterHeader, sendRequest } 
 import { accessToken, bearerToken, JWT_CLOCK_TOLERANCE_SECONDS, verifyJwt } from "./_jwt.ts";
 import {
   answerGoogleChatChoice,
+  GOOGLE_CHAT_ADD_ON,
   GOOGLE_CHAT_CHOICE,
   googleChatCards,
 } from "./google_chat_cards.ts";
@@ -29,6 +31,16 @@ const _CHAT_JWKS_URL =
 /** Google's OIDC keys: they sign the ID tokens sent when the audience is the endpoint URL. */
 const _GOOGLE_OIDC_JWKS_URL = "https://www.googleapis.com/oauth2/v3/certs";
 const _GOOGLE_ISSUERS = ["https://accounts.google.com", "accounts.google.com"];
+/**
+ * The email of the ID token a Chat app built as a Google Workspace add-on is called with: its
+ * project's add-on service agent, `service-<PROJECT_NUMBER>@gcp-sa-gsuiteaddons.iam.gserviceaccount.com`,
+ * for the endpoint URL as audience ("Verify requests from Google Chat",
+ * https://developers.google.com/workspace/chat/verify-requests-from-chat: the token is also in the
+ * body as `authorizationEventObject.systemIdToken`).
+ */
+export function googleChatAddOnAgent(projectNumber: string): string {
+  return `service-${projectNumber}@gcp-sa-gsuiteaddons.iam.gserviceaccount.com`;
+}
 const _DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";
 const _DEFAULT_API_ROOT = "https://chat.googleapis.com/v1";
 const _SCOPE = "https://www.googleapis.com/auth/chat.bot";
@@ -55,15 +67,18 @@ const _user = z.looseObject({
 });
 const _thread = z.looseObject({ name: z.string().regex(_THREAD) }).nullish();
 
+const _message = z.looseObject({
+  name: z.string().regex(_MESSAGE),
+  text: z.string().max(100_000).optional(),
+  argumentText: z.string().max(100_000).optional(),
+  thread: _thread,
+});
+const _cardMessage = z.looseObject({ name: z.string().regex(_MESSAGE), thread: _thread });
+
 const _event = z.looseObject({
   type: z.literal("MESSAGE"),
   space: _space,
-  message: z.looseObject({
-    name: z.string().regex(_MESSAGE),
-    text: z.string().max(100_000).optional(),
-    argumentText: z.string().max(100_000).optional(),
-    thread: _thread,
-  }),
+  message: _message,
   user: _user,
 });
 
@@ -76,7 +91,7 @@ const _click = z.looseObject({
   type: z.literal("CARD_CLICKED"),
   eventTime: z.string().max(64).optional(),
   space: _space,
-  message: z.looseObject({ name: z.string().regex(_MESSAGE), thread: _thread }),
+  message: _cardMessage,
   user: _user,
   common: z.looseObject({
     invokedFunction: z.string().max(256).optional(),
@@ -86,6 +101,28 @@ const _click = z.looseObject({
     actionMethodName: z.string().max(256).optional(),
     parameters: z.array(z.looseObject({ key: z.string(), value: z.unknown() })).max(64).optional(),
   }).optional(),
+});
+
+/**
+ * A Workspace add-on's event object as an add-on that extends Chat gets it (the add-ons endpoint
+ * interface, https://developers.google.com/workspace/add-ons/reference/callback-contract, and
+ * Google's add-on samples, googleworkspace/add-ons-samples node/chat/*): `commonEventObject`
+ * (for a click, `parameters` — `invokedFunction` is not filled in for Chat add-ons, per
+ * CommonEventObject in @googleapis/chat), `authorizationEventObject.systemIdToken`, and `chat`:
+ * the `user`, the `eventTime` and one payload — `messagePayload` {message, space} for a message
+ * (what a Chat API app gets as `MESSAGE`), `buttonClickedPayload` {message, space} for a card
+ * click (`CARD_CLICKED`), `addedToSpacePayload`, `removedFromSpacePayload`, `appCommandPayload`…
+ */
+const _addOnEvent = z.looseObject({
+  commonEventObject: z.looseObject({
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }).optional(),
+  chat: z.looseObject({
+    user: _user,
+    eventTime: z.string().max(64).optional(),
+    messagePayload: z.looseObject({ space: _space, message: _message }).optional(),
+    buttonClickedPayload: z.looseObject({ space: _space, message: _cardMessage }).optional(),
+  }),
 });
 
 /** Where a Google Chat reply goes: the space, and the thread it continues. */
@@ -144,24 +181,61 @@ async function _verify(
     return "the token lasts longer than a day";
   }
   if (url) {
-    // Any Google account can get an ID token for our URL: only Chat's own is Chat.
+    // Any Google account can get an ID token for our URL: only Chat's own is Chat — Chat's
+    // account for a Chat API app, or, for an app built as a Workspace add-on, the add-on service
+    // agent of the project named in GOOGLE_CHAT_ADDON_PROJECT_NUMBER (any other project's agent
+    // is another app).
     const { email, email_verified: emailVerified } = verified.payload;
-    if (email !== GOOGLE_CHAT_ISSUER || emailVerified !== true) {
+    const agent = _addOnAgent(env);
+    if ((email !== GOOGLE_CHAT_ISSUER && email !== agent) || emailVerified !== true) {
       return "the ID token is not Google Chat's";
     }
   }
   return null;
 }
 
+/**
+ * The add-on service agent whose ID tokens are Chat's, or undefined: only with a URL audience (an
+ * add-on's tokens name the endpoint URL) and a project number of digits.
+ */
+function _addOnAgent(env: PlatformEnv): string | undefined {
+  const project = (env.GOOGLE_CHAT_ADDON_PROJECT_NUMBER ?? "").trim();
+  if (!/^[0-9]{1,20}$/.test(project)) return undefined;
+  return _urlAudience((env.GOOGLE_CHAT_AUDIENCE ?? "").trim())
+    ? googleChatAddOnAgent(project)
+    : undefined;
+}
+
+/**
+ * What a card button invokes: for an app built as a Workspace add-on, its HTTP endpoint (an
+ * add-on's action `function` is the URL Chat calls, as Google's add-on samples set it:
+ * googleworkspace/add-ons-samples node/chat/contact-form-app); else the name a Chat API app
+ * reads back.
+ */
+function _buttonFunction(env: PlatformEnv): string {
+  return _addOnAgent(env) ? (env.GOOGLE_CHAT_AUDIENCE ?? "").trim() : GOOGLE_CHAT_CHOICE.function;
+}
+
 function _parse(body: Uint8Array): Ingress<GoogleChatTarget> {
   const raw = parseJsonBody(body);
   const type = jsonField(raw, "type");
+  // A Workspace add-on's event object has no `type`: its host app's object (`chat`) says what.
+  if (type === undefined && jsonField(raw, "chat") !== undefined) return _parseAddOn(raw);
   if (type === "CARD_CLICKED") return _parseClick(raw);
   // ADDED_TO_SPACE, REMOVED_FROM_SPACE…: acknowledged, no turn.
   if (type !== "MESSAGE") return _IGNORE;
   const parsed = _event.safeParse(raw);
   if (!parsed.success) throw new PayloadError("the MESSAGE event is malformed");
   const { space, message, user } = parsed.data;
+  return _messageIngress(space, message, user);
+}
+
+/** A message to the app (either event shape) as a turn, or ignored (another app's, empty). */
+function _messageIngress(
+  space: z.infer<typeof _space>,
+  message: z.infer<typeof _message>,
+  user: z.infer<typeof _user>,
+): Ingress<GoogleChatTarget> {
   if (user.type === "BOT") return _IGNORE; // another app: never a turn
   // In a space Chat sends only messages that mention the app; argumentText is them without it.
   const text = (message.argumentText ?? message.text ?? "").trim();
@@ -175,6 +249,32 @@ function _parse(body: Uint8Array): Ingress<GoogleChatTarget> {
       text,
     },
   };
+}
+
+/**
+ * A Workspace add-on's event: `chat.messagePayload` is the same message a Chat API app gets in a
+ * `MESSAGE` event (the same session, delivery key and reply), `chat.buttonClickedPayload` with
+ * baton's `choice` parameter the same click as `CARD_CLICKED`; every other payload (added to or
+ * removed from a space, app commands, widget updates) is acknowledged.
+ */
+function _parseAddOn(raw: unknown): Ingress<GoogleChatTarget> {
+  const parsed = _addOnEvent.safeParse(raw);
+  if (!parsed.success) throw new PayloadError("the add-on event is malformed");
+  const { chat, commonEventObject } = parsed.data;
+  if (chat.messagePayload) {
+    return _messageIngress(chat.messagePayload.space, chat.messagePayload.message, chat.user);
+  }
+  if (!chat.buttonClickedPayload) return _IGNORE;
+  const { space, message } = chat.buttonClickedPayload;
+  const choice = _choice(
+    space,
+    message,
+    chat.user,
+    chat.eventTime,
+    commonEventObject?.parameters?.[GOOGLE_CHAT_CHOICE.parameter],
+  );
+  // The click is answered in the add-on's envelope: the handle says so (answerGoogleChatChoice).
+  return choice ? { kind: "choice", choice: { ...choice, handle: GOOGLE_CHAT_ADD_ON } } : _IGNORE;
 }
 
 /**
@@ -227,17 +327,25 @@ function _parseClick(raw: unknown): Ingress<GoogleChatTarget> {
   const fn = common?.invokedFunction ?? action?.actionMethodName;
   const data = common?.parameters?.[GOOGLE_CHAT_CHOICE.parameter] ??
     action?.parameters?.find((p) => p.key === GOOGLE_CHAT_CHOICE.parameter)?.value;
-  if (fn !== GOOGLE_CHAT_CHOICE.function || !isChoiceData(data) || user.type === "BOT") {
-    return _IGNORE;
-  }
+  if (fn !== GOOGLE_CHAT_CHOICE.function) return _IGNORE;
+  const choice = _choice(space, message, user, eventTime, data);
+  return choice ? { kind: "choice", choice } : _IGNORE;
+}
+
+/** A click on a card message as the clicker's choice, or null (not baton's data, an app's click). */
+function _choice(
+  space: z.infer<typeof _space>,
+  message: z.infer<typeof _cardMessage>,
+  user: z.infer<typeof _user>,
+  eventTime: string | undefined,
+  data: unknown,
+): PlatformChoice<GoogleChatTarget> | null {
+  if (!isChoiceData(data) || user.type === "BOT") return null;
   return {
-    kind: "choice",
-    choice: {
-      ..._origin(space, message, user),
-      // Chat gives a click no id of its own: the card, the clicker and the click's time name it.
-      deliveryKey: `google-chat:click:${message.name}:${user.name}:${eventTime ?? ""}`,
-      data,
-    },
+    ..._origin(space, message, user),
+    // Chat gives a click no id of its own: the card, the clicker and the click's time name it.
+    deliveryKey: `google-chat:click:${message.name}:${user.name}:${eventTime ?? ""}`,
+    data,
   };
 }
 
@@ -333,7 +441,9 @@ async function _send(
     headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
     body: JSON.stringify({
       text,
-      ...(part.choices?.length ? { cardsV2: googleChatCards(part.choices) } : {}),
+      ...(part.choices?.length
+        ? { cardsV2: googleChatCards(part.choices, _buttonFunction(env)) }
+        : {}),
       ...(target.thread ? { thread: { name: target.thread } } : {}),
     }),
   }, {
@@ -354,7 +464,8 @@ async function _send(
 
 /**
  * Google Chat as an HTTP app: `MESSAGE` events in (DMs, and mentions in spaces, the mention left
- * out) and `CARD_CLICKED` on baton's buttons, replies out through the Chat API as the service
+ * out) and `CARD_CLICKED` on baton's buttons — or the same as a Workspace add-on's event objects
+ * (`chat.messagePayload`, `chat.buttonClickedPayload`) for an app built as an add-on — replies out through the Chat API as the service
  * account, in the thread they answer (a question with a card of buttons); every part has a client
  * message id and request id drawn from its marker, so a resend is created once. No `typing`: Chat
  * has no API for an app's typing indicator.

@@ -1,11 +1,16 @@
-// Conformance: the Google Chat adapter against google-auth-library's token verification and JWT client, and @googleapis/chat's client and message/card schema; Deno (tests only).
+// Conformance: the Google Chat adapter against google-auth-library's token verification and JWT client, and @googleapis/chat's client and message/card schema, for Chat API apps and apps built as Workspace add-ons; Deno (tests only).
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { auth as googleapisAuth, chat, type chat_v1 } from "@googleapis/chat";
 import { JWT, OAuth2Client } from "google-auth-library";
 import { base64url, decodeJwt, decodeProtectedHeader, exportSPKI, SignJWT } from "jose";
-import type { RawRequest } from "../platform.ts";
+import { PayloadError, type RawRequest } from "../platform.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { GOOGLE_CHAT_ISSUER, googleChatAdapter, type GoogleChatTarget } from "./google_chat.ts";
+import {
+  GOOGLE_CHAT_ISSUER,
+  googleChatAdapter,
+  googleChatAddOnAgent,
+  type GoogleChatTarget,
+} from "./google_chat.ts";
 import { GOOGLE_CHAT_CHOICE } from "./google_chat_cards.ts";
 import { resetJwtCaches } from "./_jwt.ts";
 import {
@@ -132,28 +137,6 @@ function cardClicked(data: string): chat_v1.Schema$DeprecatedEvent {
   };
 }
 
-/**
- * A Google Workspace add-on's event (a Chat app built as an add-on): `commonEventObject`,
- * `authorizationEventObject.systemIdToken` and `chat.messagePayload`. @googleapis/chat declares
- * the parts it shares (`CommonEventObject`, `Message`, `Space`, `User`), not the envelope.
- */
-const ADD_ON_MESSAGE = {
-  commonEventObject: {
-    hostApp: "CHAT",
-    platform: "WEB",
-    userLocale: "en",
-  } satisfies chat_v1.Schema$CommonEventObject,
-  authorizationEventObject: { systemIdToken: "eyJhbGciOiJSUzI1NiJ9.e30.sig" },
-  chat: {
-    user: GRACE,
-    eventTime: "2026-11-23T08:03:00.000000Z",
-    messagePayload: {
-      space: DM_SPACE,
-      message: DM.message satisfies chat_v1.Schema$Message | undefined,
-    },
-  },
-};
-
 // ── tokens, as google-auth-library verifies them ─────────────────────────────────────────────────
 
 /** A token as Chat signs one for a project-number audience. */
@@ -176,9 +159,13 @@ async function googleAcceptsProjectToken(token: string): Promise<boolean> {
 
 /**
  * Google's check for an endpoint-URL audience: `verifyIdToken` (Google's certs, fetched here from a
- * recording transport; its default issuers) and then the sample's email checks.
+ * recording transport; its default issuers) and then the sample's email checks: the email is the
+ * app's (Chat's, or for an add-on the service account email the Chat API configuration shows).
  */
-async function googleAcceptsIdToken(token: string): Promise<boolean> {
+async function googleAcceptsIdToken(
+  token: string,
+  emails: readonly string[] = [GOOGLE_CHAT_ISSUER],
+): Promise<boolean> {
   const client = new OAuth2Client({
     transporterOptions: {
       fetchImplementation: () => Promise.resolve(Response.json(CERTS)),
@@ -187,20 +174,27 @@ async function googleAcceptsIdToken(token: string): Promise<boolean> {
   try {
     const ticket = await client.verifyIdToken({ idToken: token, audience: ENDPOINT });
     const payload = ticket.getPayload();
-    return payload?.email === GOOGLE_CHAT_ISSUER && payload.email_verified === true;
+    return emails.includes(String(payload?.email)) && payload?.email_verified === true;
   } catch {
     return false;
   }
 }
 
-/** Whether baton takes `token` for `audience` (keys from the same key pair, as Chat's JWKS). */
-async function batonAccepts(token: string, audience: string): Promise<boolean> {
+/**
+ * Whether baton takes `token` for `audience` (keys from the same key pair, as Chat's JWKS), with
+ * `more` settings (an add-on's project number).
+ */
+async function batonAccepts(
+  token: string,
+  audience: string,
+  more: Record<string, string> = {},
+): Promise<boolean> {
   let verdict: Awaited<ReturnType<typeof googleChatAdapter.verify>> = null;
   await withFetch(
     (call) =>
       call.url === JWKS ? Response.json({ keys: [KEY.jwk] }) : new Response(null, { status: 404 }),
     async () => {
-      verdict = await googleChatAdapter.verify(raw(DM, token), env(audience));
+      verdict = await googleChatAdapter.verify(raw(DM, token), { ...env(audience), ...more });
     },
   );
   assert(verdict === null || typeof verdict === "string", JSON.stringify(verdict));
@@ -289,8 +283,9 @@ Deno.test("googleChatAdapter.verify() takes and refuses endpoint-URL ID tokens a
       await idToken({ email: GOOGLE_CHAT_ISSUER, email_verified: false }),
       false,
     ],
-    // A Workspace add-on's requests carry the add-on service account's ID token: baton is a Chat
-    // API app and refuses it, as Chat's sample check does.
+    // A Workspace add-on's requests carry the add-on service agent's ID token: without
+    // GOOGLE_CHAT_ADDON_PROJECT_NUMBER baton is a Chat API app and refuses it, as Chat's sample
+    // check does (the "Workspace add-on shape" section below takes it for its project).
     [
       "a Workspace add-on's token",
       await idToken({
@@ -342,11 +337,6 @@ Deno.test("googleChatAdapter.parse() takes a schema-typed CARD_CLICKED on baton'
   const legacy = parse({ ...cardClicked(choice.data), common: undefined });
   assert(legacy.kind === "choice");
   assertStrictEquals(legacy.choice.data, choice.data);
-});
-
-Deno.test("googleChatAdapter.parse() acknowledges a Workspace add-on event ({}), starting no turn: baton is a Chat API app", () => {
-  const ingress = parse(ADD_ON_MESSAGE);
-  assertEquals(ingress, { kind: "respond", status: 200, body: {} });
 });
 
 // ── what baton sends, against @googleapis/chat's client and schema ──────────────────────────────
@@ -704,4 +694,222 @@ Deno.test("googleChatAdapter.send() asks for its token as google-auth-library's 
   assertStrictEquals(ours.sub, SERVICE_ACCOUNT.email);
   assertStrictEquals(decodeProtectedHeader(form.get("assertion")!).alg, "RS256");
   assertStrictEquals(decodeProtectedHeader(official.get("assertion")!).alg, "RS256");
+});
+
+// ── Workspace add-on shape ──────────────────────────────────────────────────────────────────────
+// A Chat app built as a Google Workspace add-on is called with the add-ons event object and an ID
+// token of its project's add-on service agent for the endpoint URL ("Verify requests from Google
+// Chat", https://developers.google.com/workspace/chat/verify-requests-from-chat), and answers in
+// the add-on's envelope (the add-ons endpoint interface,
+// https://developers.google.com/workspace/add-ons/reference/callback-contract; Google's samples in
+// googleworkspace/add-ons-samples node/chat/*).
+
+const AGENT = googleChatAddOnAgent(PROJECT);
+const ADD_ON_ENV = { ...env(ENDPOINT), GOOGLE_CHAT_ADDON_PROJECT_NUMBER: PROJECT };
+
+/**
+ * The add-on event object as far as @googleapis/chat types its parts (`CommonEventObject`,
+ * `Message`, `Space`, `User`): it declares no envelope (no add-ons package is a dependency).
+ */
+interface AddOnEvent {
+  commonEventObject: chat_v1.Schema$CommonEventObject;
+  authorizationEventObject: { systemIdToken: string };
+  chat: {
+    user: chat_v1.Schema$User;
+    eventTime: string;
+    messagePayload?: { space: chat_v1.Schema$Space; message: chat_v1.Schema$Message };
+    buttonClickedPayload?: { space: chat_v1.Schema$Space; message: chat_v1.Schema$Message };
+    addedToSpacePayload?: { space: chat_v1.Schema$Space };
+  };
+}
+
+/** An ID token as Google signs one for the add-on agent `email` (default this project's). */
+function addOnToken(over: Partial<TestClaims> = {}, email = AGENT): Promise<string> {
+  return signTestJwt(KEY, {
+    issuer: "https://accounts.google.com",
+    audience: ENDPOINT,
+    claims: { email, email_verified: true },
+    ...over,
+  });
+}
+
+/**
+ * The add-on event for what a Chat API app gets as `classic` (same space, message, user, time):
+ * a `MESSAGE` as `messagePayload`, a `CARD_CLICKED` as `buttonClickedPayload` with the button's
+ * parameters in `commonEventObject.parameters` (and no `invokedFunction`: not filled in for Chat
+ * add-ons, per CommonEventObject's own doc in @googleapis/chat).
+ */
+function addOnOf(classic: chat_v1.Schema$DeprecatedEvent): AddOnEvent {
+  const payload = { space: classic.space!, message: classic.message! };
+  return {
+    commonEventObject: {
+      hostApp: "CHAT",
+      platform: "WEB",
+      ...(classic.type === "CARD_CLICKED" ? { parameters: classic.common?.parameters ?? {} } : {}),
+    },
+    authorizationEventObject: { systemIdToken: "eyJhbGciOiJSUzI1NiJ9.e30.sig" },
+    chat: {
+      user: classic.user!,
+      eventTime: classic.eventTime!,
+      ...(classic.type === "CARD_CLICKED"
+        ? { buttonClickedPayload: payload }
+        : { messagePayload: payload }),
+    },
+  };
+}
+
+Deno.test("googleChatAdapter.verify() takes an add-on's ID token for its project as google-auth-library's verifyIdToken and the agent email check do, and refuses the rest", async () => {
+  resetJwtCaches();
+  const other = googleChatAddOnAgent("999999999999");
+  const cases: [string, string, boolean][] = [
+    ["the add-on agent's token", await addOnToken(), true],
+    ["issuer without scheme", await addOnToken({ issuer: "accounts.google.com" }), true],
+    // Chat API apps' tokens still pass with the add-on configured.
+    [
+      "Chat's own ID token",
+      await addOnToken({}, GOOGLE_CHAT_ISSUER),
+      true,
+    ],
+    ["another project's add-on agent", await addOnToken({}, other), false],
+    ["another account", await addOnToken({}, "x@gmail.com"), false],
+    ["wrong audience", await addOnToken({ audience: `${ENDPOINT}/other` }), false],
+    ["the project number as audience", await addOnToken({ audience: PROJECT }), false],
+    ["expired", await addOnToken({ lifetime: -600 }), false],
+    ["wrong issuer", await addOnToken({ issuer: "https://evil.example" }), false],
+    [
+      "unverified email",
+      await signTestJwt(KEY, {
+        issuer: "https://accounts.google.com",
+        audience: ENDPOINT,
+        claims: { email: AGENT, email_verified: false },
+      }),
+      false,
+    ],
+    [
+      "another key",
+      await signTestJwt(IMPOSTOR, {
+        issuer: "https://accounts.google.com",
+        audience: ENDPOINT,
+        claims: { email: AGENT, email_verified: true },
+      }),
+      false,
+    ],
+  ];
+  const expected = [AGENT, GOOGLE_CHAT_ISSUER];
+  for (const [name, token, accepted] of cases) {
+    assertStrictEquals(await googleAcceptsIdToken(token, expected), accepted, `google: ${name}`);
+    assertStrictEquals(
+      await batonAccepts(token, ENDPOINT, { GOOGLE_CHAT_ADDON_PROJECT_NUMBER: PROJECT }),
+      accepted,
+      `baton: ${name}`,
+    );
+  }
+  // The agent's token is only taken for the project configured, and only with a URL audience.
+  const agent = await addOnToken();
+  assertStrictEquals(await batonAccepts(agent, ENDPOINT), false, "no project configured");
+  assertStrictEquals(
+    await batonAccepts(agent, ENDPOINT, { GOOGLE_CHAT_ADDON_PROJECT_NUMBER: "999999999999" }),
+    false,
+    "another project configured",
+  );
+  assertStrictEquals(
+    await batonAccepts(agent, ENDPOINT, { GOOGLE_CHAT_ADDON_PROJECT_NUMBER: "not a number" }),
+    false,
+    "a project number that is not one",
+  );
+});
+
+Deno.test("googleChatAdapter.parse() takes an add-on's messagePayload as the same message a MESSAGE event is: DM, and space mention", () => {
+  for (const classic of [DM, MENTION]) {
+    const addOn = parse(addOnOf(classic));
+    assert(addOn.kind === "message", JSON.stringify(addOn));
+    // Same session key (DM / thread in a space), delivery key, text, context, reply and sender.
+    assertEquals(addOn, parse(classic));
+  }
+  // Another app's message is never a turn; an empty one neither.
+  const fromApp = addOnOf(DM);
+  fromApp.chat.user = APP;
+  assertEquals(parse(fromApp), { kind: "respond", status: 200, body: {} });
+  const empty = addOnOf({ ...DM, message: { ...DM.message, text: " ", argumentText: " " } });
+  assertEquals(parse(empty), { kind: "respond", status: 200, body: {} });
+});
+
+Deno.test("googleChatAdapter.parse() takes an add-on's buttonClickedPayload on baton's button as the same choice a CARD_CLICKED is", () => {
+  const [choice] = approvalButtons(7, "call_abc");
+  const classic = parse(cardClicked(choice.data));
+  const addOn = parse(addOnOf(cardClicked(choice.data)));
+  assert(classic.kind === "choice" && addOn.kind === "choice", JSON.stringify(addOn));
+  // The same click (session, delivery key, clicker, data), answered as an add-on (its handle).
+  const { handle, ...rest } = addOn.choice;
+  assertEquals(rest, classic.choice);
+  assertStrictEquals(handle, "add-on");
+  // Another button's parameters, an app's click: acknowledged.
+  const foreign = addOnOf(cardClicked(choice.data));
+  foreign.commonEventObject.parameters = { actionName: "openDialog" };
+  assertEquals(parse(foreign), { kind: "respond", status: 200, body: {} });
+  const byApp = addOnOf(cardClicked(choice.data));
+  byApp.chat.user = APP;
+  assertEquals(parse(byApp), { kind: "respond", status: 200, body: {} });
+});
+
+Deno.test("googleChatAdapter.parse() acknowledges an add-on's other payloads ({}) and refuses a malformed one", () => {
+  const added: AddOnEvent = {
+    commonEventObject: { hostApp: "CHAT" },
+    authorizationEventObject: { systemIdToken: "x" },
+    chat: { user: GRACE, eventTime: "2026-11-23T08:03:00Z", addedToSpacePayload: { space: ROOM } },
+  };
+  assertEquals(parse(added), { kind: "respond", status: 200, body: {} });
+  const broken = addOnOf(DM);
+  broken.chat.messagePayload!.message = { ...DM.message, name: "not/a/message" };
+  let threw = false;
+  try {
+    parse(broken);
+  } catch (e) {
+    threw = e instanceof PayloadError;
+  }
+  assert(threw, "a malformed add-on message is a PayloadError (400)");
+});
+
+Deno.test("googleChatAdapter.answerChoice() answers an add-on's click in the add-on envelope: a schema Message in createMessageAction", async () => {
+  const [choice] = approvalButtons(7, "call_abc");
+  const click = parse(addOnOf(cardClicked(choice.data)));
+  assert(click.kind === "choice");
+  const answer = await googleChatAdapter.answerChoice!(click.choice, "Not yours.", ADD_ON_ENV);
+  assertStrictEquals(answer.status, 200);
+  const body = answer.body as {
+    hostAppDataAction?: { chatDataAction?: { createMessageAction?: { message?: unknown } } };
+  };
+  assertEquals(Object.keys(body), ["hostAppDataAction"]);
+  assertEquals(Object.keys(body.hostAppDataAction!), ["chatDataAction"]);
+  assertEquals(Object.keys(body.hostAppDataAction!.chatDataAction!), ["createMessageAction"]);
+  const message = body.hostAppDataAction!.chatDataAction!.createMessageAction!.message;
+  assertDeclaredKeys<chat_v1.Schema$Message>("add-on answer", message, MESSAGE_KEYS, ["text"]);
+  const typed = message as chat_v1.Schema$Message;
+  assertStrictEquals(typed.text, "Not yours.");
+  // An add-on's message has no actionResponse; in a space only the clicker sees it.
+  assertStrictEquals(typed.actionResponse, undefined);
+  assertDeclaredKeys("privateMessageViewer", typed.privateMessageViewer, USER_KEYS, ["name"]);
+  assertStrictEquals(typed.privateMessageViewer?.name, GRACE.name);
+});
+
+Deno.test("googleChatAdapter.send() gives an add-on's card buttons its endpoint URL as the function, still a schema card", async () => {
+  resetJwtCaches();
+  const choices = approvalButtons(7, "call_abc");
+  const target: GoogleChatTarget = { platform: "google-chat", space: "spaces/AAAAroom01" };
+  const sent: FetchCall[] = [];
+  for (const vars of [{ ...OUT_ENV, ...ADD_ON_ENV }, OUT_ENV]) {
+    await withFetch(google, async (calls) => {
+      const part = { index: 0, count: 1, marker: "m-add-on", choices };
+      assertEquals(await googleChatAdapter.send(target, "Run it?", part, vars), { ok: true });
+      sent.push(...calls.filter((c) => c.url !== TOKEN_URL));
+    });
+  }
+  assertStrictEquals(sent.length, 2);
+  const functions = sent.map((call) => {
+    for (const card of call.body.cardsV2) assertCard(card);
+    const buttons: chat_v1.Schema$GoogleAppsCardV1Button[] =
+      call.body.cardsV2[0].card.sections[0].widgets[0].buttonList.buttons;
+    return [...new Set(buttons.map((b) => b.onClick?.action?.function))];
+  });
+  assertEquals(functions, [[ENDPOINT], [GOOGLE_CHAT_CHOICE.function]]);
 });
