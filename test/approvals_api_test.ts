@@ -3,7 +3,15 @@ import OpenAI from "openai";
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { signGithubPayload } from "../lib/platforms/github.ts";
 import { parseRunId } from "../lib/run_ids.ts";
-import { API_KEY, type Json, json, sessionState, until, withBaton } from "./_support/clients.ts";
+import {
+  API_KEY,
+  type Json,
+  json,
+  sessionState,
+  settled,
+  until,
+  withBaton,
+} from "./_support/clients.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -283,6 +291,7 @@ Deno.test("POST /webhooks/github: a /approve reply comment by the starter approv
     await commentOn(worker, "@batonbot /deny", "boss");
     await until(() => comments().some((t) => /^done: .*denied this call/.test(t)), "denied");
     assertStrictEquals(toolRuns(fake), 1);
-    assertEquals((await sessionState(worker, `github:${REPO}#42`)).running, false);
+    // The turn ends just after its reply is posted: wait for that, rather than race it.
+    await settled(worker, `github:${REPO}#42`);
   });
 });
