@@ -10,7 +10,11 @@ import {
   WEBHOOK_SECRET,
   withBaton,
 } from "./_support/clients.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
+
+// One Worker for the file; the test of missing secrets starts its own.
+const baton = sharedBaton({ vars: { LLM_MODEL: "test-model", LLM_MAX_RETRIES: "0" } });
 
 async function expectError(res: Response, status: number, type?: string): Promise<string> {
   const body = await json(res);
@@ -49,15 +53,14 @@ const post = (
     body,
   });
 
-Deno.test("GET /healthz answers without auth", async () => {
-  await withBaton(async (worker) => {
-    const res = await worker.fetch("/healthz");
-    assertEquals(await json(res), { ok: true });
-  });
+baton.test("GET /healthz answers without auth", async (worker) => {
+  const res = await worker.fetch("/healthz");
+  assertEquals(await json(res), { ok: true });
 });
 
-Deno.test("POST /v1/chat/completions answers in the OpenAI shape and keeps the session's history", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions answers in the OpenAI shape and keeps the session's history",
+  async (worker, fake) => {
     const res = await chat(worker, "hello", { session: "shape" });
     assertStrictEquals(res.headers.get("x-session-id"), "shape");
     const body = await json(res);
@@ -82,11 +85,12 @@ Deno.test("POST /v1/chat/completions answers in the OpenAI shape and keeps the s
       "hello",
       "second",
     ]);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions continues the session whose conversation is exactly the request's history", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions continues the session whose conversation is exactly the request's history",
+  async (worker, fake) => {
     const first = await chat(worker, [{ role: "system", content: "sys" }, {
       role: "user",
       content: "start",
@@ -110,11 +114,12 @@ Deno.test("POST /v1/chat/completions continues the session whose conversation is
     const state = await sessionState(worker, `api:${id}`);
     assertEquals(state.messages.map((m) => m.content), ["start", "start", "more", "more"]);
     assertEquals(fake.requests[0].body.messages[0], { role: "system", content: "sys" });
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions seeds a new session from the request's earlier messages", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions seeds a new session from the request's earlier messages",
+  async (worker, fake) => {
     await chatReply(
       await chat(worker, [
         { role: "user", content: "earlier" },
@@ -128,45 +133,43 @@ Deno.test("POST /v1/chat/completions seeds a new session from the request's earl
       "now",
     ]);
     assertEquals((await sessionState(worker, "api:seeded")).messages.length, 4);
-  });
+  },
+);
+
+baton.test("POST /v1/chat/completions streams chat.completion.chunk events ending with [DONE]", async (worker) => {
+  const res = await chat(worker, "streamed reply", { session: "stream", stream: true });
+  assertStrictEquals(res.status, 200);
+  assertMatch(res.headers.get("content-type") ?? "", /text\/event-stream/);
+  const text = await res.text();
+  const data = text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6));
+  assertStrictEquals(data.at(-1), "[DONE]");
+  const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+  for (const c of chunks) assertEquals(c.object, "chat.completion.chunk");
+  assertEquals(chunks.map((c) => c.choices[0].delta.content ?? "").join(""), "streamed reply");
+  assertEquals(chunks.at(-1).choices[0].finish_reason, "stop");
 });
 
-Deno.test("POST /v1/chat/completions streams chat.completion.chunk events ending with [DONE]", async () => {
-  await withBaton(async (worker) => {
-    const res = await chat(worker, "streamed reply", { session: "stream", stream: true });
-    assertStrictEquals(res.status, 200);
-    assertMatch(res.headers.get("content-type") ?? "", /text\/event-stream/);
-    const text = await res.text();
-    const data = text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6));
-    assertStrictEquals(data.at(-1), "[DONE]");
-    const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
-    for (const c of chunks) assertEquals(c.object, "chat.completion.chunk");
-    assertEquals(chunks.map((c) => c.choices[0].delta.content ?? "").join(""), "streamed reply");
-    assertEquals(chunks.at(-1).choices[0].finish_reason, "stop");
-  });
-});
-
-Deno.test("POST /v1/chat/completions streams a model failure as an error event", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions streams a model failure as an error event",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "status", status: 503 }));
     const text = await (await chat(worker, "x", { session: "stream-fail", stream: true })).text();
     const data = text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6));
     assertEquals(JSON.parse(data.at(-2)!).error.type, "model_error");
     assertStrictEquals(data.at(-1), "[DONE]");
-  }, { vars: { LLM_MAX_RETRIES: "0" } });
+  },
+);
+
+baton.test("GET /v1/models lists the configured model", async (worker) => {
+  const res = await worker.fetch("/v1/models", {
+    headers: { authorization: `Bearer ${API_KEY}` },
+  });
+  assertEquals((await json(res)).data[0].id, "test-model");
 });
 
-Deno.test("GET /v1/models lists the configured model", async () => {
-  await withBaton(async (worker) => {
-    const res = await worker.fetch("/v1/models", {
-      headers: { authorization: `Bearer ${API_KEY}` },
-    });
-    assertEquals((await json(res)).data[0].id, "test-model");
-  }, { vars: { LLM_MODEL: "test-model" } });
-});
-
-Deno.test("baton refuses bad input with a 4xx JSON error and starts no turn", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "baton refuses bad input with a 4xx JSON error and starts no turn",
+  async (worker, fake) => {
     const ok = JSON.stringify({ messages: [{ role: "user", content: "x" }] });
     await expectError(await worker.fetch("/nope"), 404, "not_found");
     await expectError(await worker.fetch("/v1/chat/completions"), 405, "method_not_allowed");
@@ -255,8 +258,8 @@ Deno.test("baton refuses bad input with a 4xx JSON error and starts no turn", as
     assertStrictEquals(fake.requests.length, 0, "no bad request reached the model");
     assertEquals((await sessionState(worker, "webhook:w")).queued, 0);
     assertEquals((await sessionState(worker, "webhook:w")).messages, []);
-  });
-});
+  },
+);
 
 Deno.test("baton refuses the API and the webhook when their secrets are not configured", async () => {
   await withBaton(async (worker, fake) => {
@@ -274,3 +277,5 @@ Deno.test("baton refuses the API and the webhook when their secrets are not conf
     assertStrictEquals(fake.requests.length, 0);
   }, { vars: { GATEWAY_API_KEY: "", WEBHOOK_SECRET: "" } });
 });
+
+baton.done();

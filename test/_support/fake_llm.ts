@@ -63,6 +63,11 @@ export interface FakeLlm {
   release(): void;
   /** Resolves once `requests.length >= n`; rejects after `timeoutMs` (default 10 s). */
   waitForRequests(n: number, timeoutMs?: number): Promise<void>;
+  /**
+   * Back to a fresh fake for the next test on a shared Worker: holds released, the record and the
+   * peaks cleared, the echo responder back — and no release left over to free a later hold.
+   */
+  reset(): void;
   /** Stops the server; pending holds and delays end. */
   close(): Promise<void>;
 }
@@ -145,6 +150,14 @@ class _FakeLlmServer implements FakeLlm {
     const holds = [...this.#holds];
     this.#holds.clear();
     for (const r of holds) r();
+  }
+
+  reset(): void {
+    this.release();
+    this.#releases = 0;
+    this.requests.length = 0;
+    this.maxInFlightBySession.clear();
+    this.#responder = _echo;
   }
 
   waitForRequests(n: number, timeoutMs = 10_000): Promise<void> {

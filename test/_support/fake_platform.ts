@@ -62,6 +62,12 @@ export interface FakePlatform {
   ): void;
   /** Resolves once `calls.length >= n` (10 s at most). */
   waitForCalls(n: number): Promise<void>;
+  /**
+   * Back to a fresh fake for the next test on a shared Worker: the records (`calls`, `signals`,
+   * `auth`) emptied and every responder back to its default. The published keys (`jwks`) stay:
+   * the Worker caches the key sets it fetched.
+   */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -172,6 +178,14 @@ export function startFakePlatform(): Promise<FakePlatform> {
     },
     respondToSignals: (fn) => {
       signalResponder = fn;
+    },
+    reset() {
+      calls.length = 0;
+      signals.length = 0;
+      auth.length = 0;
+      responder = _default;
+      signalResponder = _default;
+      authResponder = _defaultAuth;
     },
     async waitForCalls(n) {
       const deadline = Date.now() + 10_000;
