@@ -11,13 +11,15 @@ import { startNewPlatformFakes } from "./_chaos_new_fakes.ts";
 import type { PublishedKeys } from "./_chaos_new_ways.ts";
 import { RESEND_NOTE } from "../lib/platform.ts";
 import { SLACK_PREVIEW_MARK } from "../lib/platforms/slack_preview.ts";
+import { DISCORD_APP_ID } from "../test/_support/drivers/discord.ts";
 
 /** Bot credentials the fakes check (a wrong one is refused, as the real APIs do). */
 export const CHAOS_CREDENTIALS = {
   telegramToken: "424242:chaos-bot-token",
   slackToken: "xoxb-chaos-bot-token",
   githubToken: "ghp_chaos_token",
-  discordApp: "1100000000000000042",
+  /** The application the Discord driver shapes every interaction for. */
+  discordApp: DISCORD_APP_ID,
 } as const;
 
 /** One text a chat shows, in the order the platform stored them. */

@@ -1,4 +1,7 @@
 // The chaos run's WhatsApp, LINE, Twilio, Teams and Google Chat sessions: their credentials, bad kinds, and who a session and a message are on each platform; Deno.
+import { TEAMS_APP_ID } from "../test/_support/drivers/teams.ts";
+import { TWILIO_ACCOUNT_SID, TWILIO_NUMBER } from "../test/_support/drivers/twilio.ts";
+import { WHATSAPP_PHONE_ID } from "../test/_support/drivers/whatsapp.ts";
 import type { ChaosMessage, ChaosSession } from "./_chaos_plan.ts";
 
 /** The five platforms that joined the run after the first four, in table order. */
@@ -12,21 +15,24 @@ export function isNewPlatformWay(way: string): way is NewPlatformWay {
   return (NEW_PLATFORM_WAYS as readonly string[]).includes(way);
 }
 
-/** Credentials of the five shared by baton's vars, the senders and the fakes (fixed: none is real). */
+/**
+ * Credentials of the five shared by baton's vars, the senders and the fakes (fixed: none is real);
+ * the ids the drivers' shapes name (business number, account, bot number, app) are theirs.
+ */
 export const NEW_CREDENTIALS = {
   whatsappSecret: "chaos-whatsapp-app-secret",
   whatsappToken: "EAAchaos-whatsapp-access-token",
   /** The business number every WhatsApp session writes to (its customer: the session's chat id). */
-  whatsappPhoneId: "106540352242922",
+  whatsappPhoneId: WHATSAPP_PHONE_ID,
   lineSecret: "chaos-line-channel-secret",
   lineToken: "chaos-line-channel-access-token",
-  twilioSid: "AC" + "c4a05c4a05c4a05c".repeat(2),
+  twilioSid: TWILIO_ACCOUNT_SID,
   twilioToken: "chaos-twilio-auth-token",
   /** The Twilio number every Twilio session texts. */
-  twilioNumber: "+15005550006",
+  twilioNumber: TWILIO_NUMBER,
   /** The origin Twilio is told to call: it signs this URL, not the loopback one. */
   publicUrl: "https://chaos.baton.example",
-  teamsAppId: "c4a05000-0000-4000-8000-00000000c4a0",
+  teamsAppId: TEAMS_APP_ID,
   teamsPassword: "chaos-teams-app-password",
   /** GOOGLE_CHAT_AUDIENCE: a project number. */
   googleAudience: "424242424242",

@@ -1,16 +1,13 @@
-// The chaos run's WhatsApp, LINE, Twilio, Teams and Google Chat deliveries: signed as each platform signs, good and bad, redeliveries in the platform's shape; Deno.
+// The chaos run's WhatsApp, LINE, Twilio, Teams and Google Chat deliveries: shaped and signed by the platforms' drivers with the run's credentials, good and bad, redeliveries in the platform's shape; Deno.
+import type { webhook } from "@line/bot-sdk";
 import type { JWK } from "jose";
-import { GOOGLE_CHAT_ISSUER } from "../lib/platforms/google_chat.ts";
-import { signLinePayload } from "../lib/platforms/line.ts";
-import { TEAMS_ISSUER } from "../lib/platforms/teams.ts";
-import { signTwilioRequest } from "../lib/platforms/twilio.ts";
-import { signWhatsappPayload } from "../lib/platforms/whatsapp.ts";
-import {
-  signTestJwt,
-  type TestClaims,
-  type TestSigningKey,
-  testSigningKey,
-} from "../lib/platforms/_jwt_fixtures.ts";
+import { type TestSigningKey, testSigningKey } from "../lib/platforms/_jwt_fixtures.ts";
+import { googleChatDriver } from "../test/_support/drivers/google_chat.ts";
+import { lineDriver, lineRedelivery } from "../test/_support/drivers/line.ts";
+import { type Driver, encode, type Post, type SignOptions } from "../test/_support/drivers/mod.ts";
+import { type TeamsCredentials, teamsDriver } from "../test/_support/drivers/teams.ts";
+import { twilioDriver } from "../test/_support/drivers/twilio.ts";
+import { whatsappDriver } from "../test/_support/drivers/whatsapp.ts";
 import type { ChaosMessage } from "./_chaos_plan.ts";
 import {
   NEW_CREDENTIALS,
@@ -70,9 +67,91 @@ function _inboundVars(): Record<string, string> {
   };
 }
 
+/** The headers that vouch for a body: a signature, a secret token, a bearer token. */
+const _VOUCHING = new Set([
+  "x-telegram-bot-api-secret-token",
+  "x-slack-signature",
+  "x-signature-ed25519",
+  "x-hub-signature-256",
+  "webhook-signature",
+  "x-line-signature",
+  "x-twilio-signature",
+  "authorization",
+]);
+
+/**
+ * A POST of `body` to `driver`'s route at `url`, signed by the driver with `credentials` (null:
+ * unsigned, the platform's other headers kept); `sent` is what goes on the wire when it is not
+ * what was signed (a body cut short after signing).
+ */
+export async function signedRequest<C>(
+  url: string,
+  driver: Driver<C>,
+  body: string,
+  credentials: C | null,
+  options: SignOptions = {},
+  sent = body,
+): Promise<Request> {
+  const signed = await driver.sign(body, credentials ?? driver.stranger, options);
+  const headers = credentials === null
+    ? Object.fromEntries(Object.entries(signed).filter(([k]) => !_VOUCHING.has(k)))
+    : signed;
+  return new Request(`${url}${driver.path}`, { method: "POST", headers, body: sent });
+}
+
+/** A driver's shape as plain JSON objects, for the bad deliveries that take it apart. */
+// deno-lint-ignore no-explicit-any
+export function plain(shape: object): Record<string, any> {
+  return JSON.parse(JSON.stringify(shape));
+}
+
 const _now = () => Math.floor(Date.now() / 1000);
-const _json = { "content-type": "application/json" };
 const _OTHER = "not-the-secret-of-this-platform!";
+
+/** Who sends `m` and where, as the drivers' shapes take it. */
+function _post(m: ChaosMessage, secrets: NewPlatformSecrets): Post {
+  const { session } = m;
+  const chat = newPlatformChat(session);
+  const id = platformMessageId(m);
+  switch (session.way) {
+    case "whatsapp":
+      return { chat, text: m.text, id, from: { id: chat, name: "Chaos" } };
+    case "line":
+      // The message id apart from the webhook event id, which every redelivery keeps.
+      return { chat, text: m.text, id: String(m.updateId), event: id };
+    case "twilio":
+      return { chat, text: m.text, id };
+    case "teams":
+      return {
+        chat,
+        text: m.text,
+        id,
+        from: { id: `29:1chaos-${session.chatId}`, name: "Chaos" },
+        serviceUrl: secrets.teamsServiceUrl,
+      };
+    default:
+      return {
+        chat,
+        text: m.text,
+        id,
+        from: { id: `users/${session.chatId}`, name: "Chaos" },
+        thread: replyLinkOf(m),
+      };
+  }
+}
+
+function _teams(secrets: NewPlatformSecrets): TeamsCredentials {
+  return {
+    key: secrets.teams,
+    audience: NEW_CREDENTIALS.teamsAppId,
+    serviceUrl: secrets.teamsServiceUrl,
+  };
+}
+
+const _google = (secrets: NewPlatformSecrets) => ({
+  key: secrets.google,
+  audience: NEW_CREDENTIALS.googleAudience,
+});
 
 /**
  * The signed delivery of a message on one of the five (built again for every attempt): a good one,
@@ -87,18 +166,40 @@ export async function newPlatformRequest(
   how: { redelivery: boolean } | { bad: string },
 ): Promise<Request> {
   if ("bad" in how) return await _badRequest(url, secrets, m, how.bad);
+  const post = _post(m, secrets);
+  const C = NEW_CREDENTIALS;
   switch (m.session.way) {
     case "whatsapp":
-      return await _hmac(url, "whatsapp", JSON.stringify(_whatsapp(m)));
-    case "line":
-      return await _hmac(url, "line", JSON.stringify(_line(m, how.redelivery)));
+      return await signedRequest(url, whatsappDriver, _body(whatsappDriver, post), {
+        secret: C.whatsappSecret,
+      });
+    case "line": {
+      const callback = lineDriver.shape(post) as webhook.CallbackRequest;
+      const body = JSON.stringify(how.redelivery ? lineRedelivery(callback) : callback);
+      return await signedRequest(url, lineDriver, body, { secret: C.lineSecret });
+    }
     case "twilio":
-      return await _twilio(url, _sms(m));
+      return await signedRequest(
+        url,
+        twilioDriver,
+        encode(twilioDriver, twilioDriver.shape(post)),
+        { token: C.twilioToken, url: `${C.publicUrl}/webhooks/twilio` },
+      );
     case "teams":
-      return await _jwt(url, "teams", secrets.teams, _teamsClaims(secrets), _activity(m, secrets));
+      return await signedRequest(url, teamsDriver, _body(teamsDriver, post), _teams(secrets));
     default:
-      return await _jwt(url, "google-chat", secrets.google, _googleClaims(), _chatEvent(m));
+      return await signedRequest(
+        url,
+        googleChatDriver,
+        _body(googleChatDriver, post),
+        _google(secrets),
+      );
   }
+}
+
+/** The JSON body of `post` in `driver`'s shape. */
+function _body(driver: { shape(post: Post): object }, post: Post): string {
+  return JSON.stringify(driver.shape(post));
 }
 
 async function _badRequest(
@@ -108,11 +209,13 @@ async function _badRequest(
   what: string,
 ): Promise<Request> {
   const way = m.session.way;
+  const post = _post(m, secrets);
+  const C = NEW_CREDENTIALS;
   const truncate = (s: string) => s.slice(0, Math.floor(s.length / 2));
   const broken = (s: string) => s.replace(/}$/, "");
   if (way === "whatsapp" || way === "line") {
-    const payload = way === "whatsapp" ? _whatsapp(m) : _line(m, false);
-    let body = JSON.stringify(payload);
+    const driver = way === "whatsapp" ? whatsappDriver : lineDriver;
+    let body = _body(driver, post);
     if (what === "malformed JSON") body = broken(body);
     if (what === "wrong types") {
       body = JSON.stringify(
@@ -122,25 +225,45 @@ async function _badRequest(
       );
     }
     if (what === "another number") {
-      body = body.replace(`"${NEW_CREDENTIALS.whatsappPhoneId}"`, '"106540352240000"');
+      body = body.replace(`"${C.whatsappPhoneId}"`, '"106540352240000"');
     }
-    const secret = what === "unsigned" ? null : what === "bad signature" ? _OTHER : undefined;
-    return await _hmac(url, way, body, {
+    const secret = what === "unsigned" ? null : {
+      secret: what === "bad signature"
+        ? _OTHER
+        : way === "whatsapp"
+        ? C.whatsappSecret
+        : C.lineSecret,
+    };
+    return await signedRequest(
+      url,
+      driver,
+      body,
       secret,
-      sent: what === "truncated body" ? truncate(body) : body,
-    });
+      {},
+      what === "truncated body" ? truncate(body) : body,
+    );
   }
   if (way === "twilio") {
-    const params = _sms(m);
-    if (what === "another account") params.set("AccountSid", "AC" + "0".repeat(32));
-    return await _twilio(url, params, {
-      token: what === "bad signature" ? _OTHER : what === "unsigned" ? null : undefined,
-      signedUrl: what === "wrong URL signed" ? `${url}/webhooks/twilio` : undefined,
-      sent: what === "truncated body" ? truncate(params.toString()) : undefined,
-    });
+    const form = plain(twilioDriver.shape(post));
+    if (what === "another account") form.AccountSid = "AC" + "0".repeat(32);
+    const body = encode(twilioDriver, form);
+    const token = what === "unsigned" ? null : {
+      token: what === "bad signature" ? _OTHER : C.twilioToken,
+      url: what === "wrong URL signed"
+        ? `${url}/webhooks/twilio`
+        : `${C.publicUrl}/webhooks/twilio`,
+    };
+    return await signedRequest(
+      url,
+      twilioDriver,
+      body,
+      token,
+      {},
+      what === "truncated body" ? truncate(body) : body,
+    );
   }
   const teams = way === "teams";
-  const payload = teams ? _activity(m, secrets) : _chatEvent(m);
+  const payload = plain((teams ? teamsDriver : googleChatDriver).shape(post));
   let body = JSON.stringify(payload);
   if (what === "malformed JSON") body = broken(body);
   if (what === "wrong types") {
@@ -150,195 +273,20 @@ async function _badRequest(
         : { type: "MESSAGE", space: 7, message: { text: m.marker } },
     );
   }
-  const claims = teams ? _teamsClaims(secrets) : _googleClaims();
-  if (what === "wrong audience") claims.audience = "someone-else";
-  if (what === "wrong issuer") claims.issuer = "mallory@example.iam.gserviceaccount.com";
-  if (what === "expired token") Object.assign(claims, { now: _now() - 7_200, lifetime: 600 });
-  if (what === "wrong serviceUrl") claims.claims = { serviceurl: "https://evil.example/teams/" };
-  if (what === "unknown key") claims.kid = "chaos-never-published";
-  const key = what === "bad signature"
-    ? (teams ? secrets.strangerTeams : secrets.strangerGoogle)
-    : teams
-    ? secrets.teams
-    : secrets.google;
-  return await _jwt(
-    url,
-    teams ? "teams" : "google-chat",
-    what === "unsigned" ? null : key,
-    claims,
-    body,
-  );
-}
-
-function _whatsapp(m: ChaosMessage) {
-  const customer = String(m.session.chatId);
-  return {
-    object: "whatsapp_business_account",
-    entry: [{
-      id: "102290129340398",
-      changes: [{
-        field: "messages",
-        value: {
-          messaging_product: "whatsapp",
-          metadata: {
-            display_phone_number: "15550783881",
-            phone_number_id: NEW_CREDENTIALS.whatsappPhoneId,
-          },
-          contacts: [{ profile: { name: "Chaos" }, wa_id: customer }],
-          messages: [{
-            from: customer,
-            id: platformMessageId(m),
-            timestamp: String(_now()),
-            type: "text",
-            text: { body: m.text },
-          }],
-        },
-      }],
-    }],
+  const base = teams ? _teams(secrets) : _google(secrets);
+  const credentials = {
+    ...base,
+    ...(what === "bad signature"
+      ? { key: teams ? secrets.strangerTeams : secrets.strangerGoogle }
+      : {}),
+    ...(what === "wrong audience" ? { audience: "someone-else" } : {}),
+    ...(what === "wrong issuer" ? { issuer: "mallory@example.iam.gserviceaccount.com" } : {}),
+    ...(what === "wrong serviceUrl" ? { serviceUrl: "https://evil.example/teams/" } : {}),
+    ...(what === "unknown key" ? { kid: "chaos-never-published" } : {}),
   };
-}
-
-function _line(m: ChaosMessage, redelivery: boolean) {
-  return {
-    destination: "Ubotchaos",
-    events: [{
-      type: "message",
-      mode: "active",
-      timestamp: Date.now(),
-      webhookEventId: platformMessageId(m),
-      deliveryContext: { isRedelivery: redelivery },
-      source: { type: "user", userId: newPlatformChat(m.session) },
-      replyToken: "chaos-reply-token",
-      message: { type: "text", id: String(m.updateId), quoteToken: "q", text: m.text },
-    }],
-  };
-}
-
-function _sms(m: ChaosMessage): URLSearchParams {
-  const sid = platformMessageId(m);
-  return new URLSearchParams({
-    ToCountry: "US",
-    SmsMessageSid: sid,
-    NumMedia: "0",
-    SmsSid: sid,
-    SmsStatus: "received",
-    Body: m.text,
-    To: NEW_CREDENTIALS.twilioNumber,
-    NumSegments: "1",
-    MessageSid: sid,
-    AccountSid: NEW_CREDENTIALS.twilioSid,
-    From: newPlatformChat(m.session),
-    ApiVersion: "2010-04-01",
-  });
-}
-
-function _activity(m: ChaosMessage, secrets: NewPlatformSecrets) {
-  return {
-    type: "message",
-    id: platformMessageId(m),
-    timestamp: new Date().toISOString(),
-    serviceUrl: secrets.teamsServiceUrl,
-    channelId: "msteams",
-    from: {
-      id: `29:1chaos-${m.session.chatId}`,
-      name: "Chaos",
-      aadObjectId: `aad-${m.session.chatId}`,
-    },
-    conversation: { id: newPlatformChat(m.session), conversationType: "personal", tenantId: "t1" },
-    recipient: { id: `28:${NEW_CREDENTIALS.teamsAppId}`, name: "baton" },
-    text: m.text,
-    textFormat: "plain",
-  };
-}
-
-function _chatEvent(m: ChaosMessage) {
-  const space = newPlatformChat(m.session);
-  const user = { name: `users/${m.session.chatId}`, displayName: "Chaos", type: "HUMAN" };
-  return {
-    type: "MESSAGE",
-    eventTime: new Date().toISOString(),
-    space: { name: space, type: "DM", spaceType: "DIRECT_MESSAGE", singleUserBotDm: true },
-    message: {
-      name: platformMessageId(m),
-      sender: user,
-      text: m.text,
-      argumentText: m.text,
-      thread: { name: replyLinkOf(m) },
-    },
-    user,
-  };
-}
-
-function _teamsClaims(secrets: NewPlatformSecrets): TestClaims {
-  return {
-    issuer: TEAMS_ISSUER,
-    audience: NEW_CREDENTIALS.teamsAppId,
-    claims: { serviceurl: secrets.teamsServiceUrl },
-  };
-}
-
-function _googleClaims(): TestClaims {
-  return { issuer: GOOGLE_CHAT_ISSUER, audience: NEW_CREDENTIALS.googleAudience };
-}
-
-/** A WhatsApp or LINE delivery, signed over `body` with the app or channel secret (or `secret`). */
-async function _hmac(
-  url: string,
-  way: "whatsapp" | "line",
-  body: string,
-  opts: { secret?: string | null; sent?: string } = {},
-): Promise<Request> {
-  const secret = opts.secret === undefined
-    ? (way === "whatsapp" ? NEW_CREDENTIALS.whatsappSecret : NEW_CREDENTIALS.lineSecret)
-    : opts.secret;
-  const headers: Record<string, string> = { ..._json };
-  if (secret !== null && way === "whatsapp") {
-    headers["x-hub-signature-256"] = await signWhatsappPayload(secret, body);
-  }
-  if (secret !== null && way === "line") {
-    headers["x-line-signature"] = await signLinePayload(secret, body);
-  }
-  return new Request(`${url}/webhooks/${way}`, {
-    method: "POST",
-    headers,
-    body: opts.sent ?? body,
-  });
-}
-
-/** A Twilio form, signed over the public URL (or `signedUrl`) with the auth token (or `token`). */
-async function _twilio(
-  url: string,
-  params: URLSearchParams,
-  opts: { token?: string | null; signedUrl?: string; sent?: string } = {},
-): Promise<Request> {
-  const token = opts.token === undefined ? NEW_CREDENTIALS.twilioToken : opts.token;
-  const signed = opts.signedUrl ?? `${NEW_CREDENTIALS.publicUrl}/webhooks/twilio`;
-  const headers: Record<string, string> = {
-    "content-type": "application/x-www-form-urlencoded",
-  };
-  if (token !== null) {
-    headers["x-twilio-signature"] = await signTwilioRequest(token, signed, params);
-  }
-  return new Request(`${url}/webhooks/twilio`, {
-    method: "POST",
-    headers,
-    body: opts.sent ?? params.toString(),
-  });
-}
-
-/** A Teams or Google Chat delivery with a bearer JWT signed by `key` (null: no header). */
-async function _jwt(
-  url: string,
-  way: "teams" | "google-chat",
-  key: TestSigningKey | null,
-  claims: TestClaims,
-  payload: unknown,
-): Promise<Request> {
-  const headers: Record<string, string> = { ..._json };
-  if (key) headers.authorization = `Bearer ${await signTestJwt(key, claims)}`;
-  return new Request(`${url}/webhooks/${way}`, {
-    method: "POST",
-    headers,
-    body: typeof payload === "string" ? payload : JSON.stringify(payload),
-  });
+  const options = what === "expired token" ? { at: _now() - 7_200 } : {};
+  const signed = what === "unsigned" ? null : credentials;
+  return teams
+    ? await signedRequest(url, teamsDriver, body, signed, options)
+    : await signedRequest(url, googleChatDriver, body, signed, options);
 }

@@ -1,4 +1,6 @@
 // The chaos run's plan: sessions over every way in, their messages, copies and bad deliveries, from one seed; Deno.
+import { GITHUB_REPO } from "../test/_support/drivers/github.ts";
+import { SLACK_TEAM } from "../test/_support/drivers/slack.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { NEW_BAD_KINDS, NEW_PLATFORM_WAYS, newPlatformKey } from "./_chaos_new_platforms.ts";
 
@@ -302,11 +304,11 @@ export function discordInteractionId(message: ChaosMessage): string {
   return String(1_200_000_000_000_000_000n + BigInt(message.updateId));
 }
 
-/** The GitHub repository every GitHub session's issue lives in. */
-export const GITHUB_REPO = "chaos-org/chaos-repo";
-
-/** The Slack workspace of every Slack session. */
-export const SLACK_TEAM = "T0CHAOS";
+/**
+ * The GitHub repository every GitHub session's issue lives in, the Slack workspace of every Slack
+ * session: the ones the drivers' shapes name.
+ */
+export { GITHUB_REPO, SLACK_TEAM };
 
 function _sessionKey(s: ChaosSession): string {
   switch (s.way) {

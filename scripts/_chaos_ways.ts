@@ -1,27 +1,28 @@
-// The chaos run's inbound deliveries: signed Telegram, Slack, Discord, GitHub and generic-webhook requests (the other five platforms' in _chaos_new_ways.ts), and bad ones for every way; Deno.
-import { signGithubPayload } from "../lib/platforms/github.ts";
-import { signSlackRequest } from "../lib/platforms/slack.ts";
-import { signStandardWebhook } from "../lib/standard_webhooks.ts";
+// The chaos run's inbound deliveries: Telegram, Slack, Discord, GitHub and generic-webhook requests shaped and signed by the platforms' drivers with the run's credentials (the other five platforms' in _chaos_new_ways.ts), and bad ones for every way; Deno.
 import {
-  type DiscordTestKeys,
-  discordTestKeys,
-  signDiscordRequest,
-} from "../test/_support/discord_signer.ts";
-import { CHAOS_CREDENTIALS } from "./_chaos_fakes.ts";
+  type DiscordCredentials,
+  discordDriver,
+  discordInteractionToken,
+  discordKeyPair,
+} from "../test/_support/drivers/discord.ts";
+import { genericDriver } from "../test/_support/drivers/generic.ts";
+import { githubDriver } from "../test/_support/drivers/github.ts";
+import type { Post } from "../test/_support/drivers/mod.ts";
+import { slackDriver } from "../test/_support/drivers/slack.ts";
+import { telegramDriver } from "../test/_support/drivers/telegram.ts";
 import { isNewPlatformWay } from "./_chaos_new_platforms.ts";
 import {
   newPlatformRequest,
   type NewPlatformSecrets,
   newPlatformSecrets,
+  plain,
   type PublishedKeys,
+  signedRequest,
 } from "./_chaos_new_ways.ts";
 import {
   type ChaosBadDelivery,
   type ChaosMessage,
-  type ChaosSession,
   discordInteractionId,
-  GITHUB_REPO,
-  SLACK_TEAM,
   slackTs,
 } from "./_chaos_plan.ts";
 
@@ -32,7 +33,7 @@ export interface ChaosSecrets {
   telegram: string;
   slack: string;
   github: string;
-  discord: DiscordTestKeys;
+  discord: DiscordCredentials & { publicKeyHex: string };
   /** WhatsApp, LINE, Twilio, Teams and Google Chat. */
   more: NewPlatformSecrets;
 }
@@ -45,7 +46,7 @@ export async function chaosSecrets(keys: PublishedKeys): Promise<ChaosSecrets> {
     telegram: "chaos-telegram-secret",
     slack: "chaos-slack-signing-secret-0123456789",
     github: "chaos-github-webhook-secret",
-    discord: await discordTestKeys(),
+    discord: await discordKeyPair(),
     more: await newPlatformSecrets(keys),
   };
 }
@@ -78,17 +79,27 @@ export async function inboundRequest(
   if (isNewPlatformWay(session.way)) {
     return await newPlatformRequest(url, secrets.more, message, { redelivery });
   }
+  const post = _post(message);
   switch (session.way) {
     case "telegram":
-      return _telegram(url, secrets.telegram, JSON.stringify(_telegramUpdate(message)));
+      return await signedRequest(url, telegramDriver, _body(telegramDriver, post), {
+        secret: secrets.telegram,
+      });
     case "slack":
-      return await _slack(url, secrets.slack, JSON.stringify(_slackCallback(message)));
+      return await signedRequest(url, slackDriver, _body(slackDriver, post), {
+        secret: secrets.slack,
+      });
     case "discord":
-      return await _discord(url, secrets, JSON.stringify(_interaction(message)));
+      return await signedRequest(url, discordDriver, _body(discordDriver, post), secrets.discord);
     case "github":
-      return await _github(url, secrets.github, JSON.stringify(_comment(message)), message.marker);
+      // GitHub keeps a delivery's GUID when it is redelivered.
+      return await signedRequest(url, githubDriver, _body(githubDriver, post), {
+        secret: secrets.github,
+      }, { id: `chaos-${message.marker}` });
     case "webhook":
-      return await _webhook(url, secrets.webhook, _webhookBody(session, message.text), message);
+      return await signedRequest(url, genericDriver, _body(genericDriver, post), {
+        secret: secrets.webhook,
+      }, { id: _webhookId(message) });
     default:
       throw new Error(`no inbound delivery for ${session.way}`);
   }
@@ -96,178 +107,59 @@ export async function inboundRequest(
 
 /** The Discord interaction token of a message (its reply's webhook path names it). */
 export function discordToken(message: ChaosMessage): string {
-  return `chaos-token-${discordInteractionId(message)}`;
+  return discordInteractionToken(message.session.channel!, discordInteractionId(message));
 }
 
-function _telegramUpdate(m: ChaosMessage) {
-  return {
-    update_id: m.updateId,
-    message: {
-      message_id: m.k + 1,
-      date: _now(),
-      chat: { id: m.session.chatId, type: "private", first_name: "Chaos" },
-      from: { id: m.session.chatId, is_bot: false, first_name: "Chaos" },
-      text: m.text,
-    },
-  };
-}
-
-function _slackCallback(m: ChaosMessage) {
+/** Who sends `m` and where, as the drivers' shapes take it (the text already holds any mention). */
+function _post(m: ChaosMessage): Post {
   const { session } = m;
-  const ts = slackTs(m);
-  const user = `U${session.chatId}`;
-  const event = session.slackKind === "dm"
-    ? { type: "message", user, text: m.text, ts, channel: session.channel, channel_type: "im" }
-    : {
-      type: "app_mention",
-      user,
-      text: m.text,
-      ts,
-      event_ts: ts,
-      channel: session.channel,
-      ...(session.threadTs && session.threadTs !== ts ? { thread_ts: session.threadTs } : {}),
-    };
-  return {
-    token: "legacy",
-    team_id: SLACK_TEAM,
-    api_app_id: "A0CHAOS",
-    type: "event_callback",
-    event_id: `Ev${m.updateId}`,
-    event_time: _now(),
-    authorizations: [{ team_id: SLACK_TEAM, user_id: "UBATON", is_bot: true }],
-    event,
-  };
-}
-
-function _interaction(m: ChaosMessage) {
-  const id = discordInteractionId(m);
-  return {
-    id,
-    type: 2,
-    application_id: CHAOS_CREDENTIALS.discordApp,
-    token: discordToken(m),
-    channel_id: m.session.channel,
-    channel: { id: m.session.channel, name: "chaos", type: 0 },
-    guild_id: "1400000000000000042",
-    member: {
-      user: { id: String(1_500_000_000 + m.session.chatId), username: "chaos" },
-      roles: [],
-    },
-    data: {
-      id: "1600000000000000042",
-      name: "ask",
-      type: 1,
-      options: [{ name: "prompt", type: 3, value: m.text }],
-    },
-  };
-}
-
-function _comment(m: ChaosMessage) {
-  return {
-    action: "created",
-    issue: { number: m.session.chatId, title: "Chaos" },
-    comment: {
-      id: 100_000 + m.updateId,
-      body: m.text,
-      user: { login: `chaos-${m.session.index}`, id: m.session.chatId, type: "User" },
-      author_association: "OWNER",
-    },
-    repository: {
-      id: 1,
-      name: "chaos-repo",
-      full_name: GITHUB_REPO,
-      owner: { login: "chaos-org" },
-    },
-    sender: { login: `chaos-${m.session.index}`, id: m.session.chatId },
-  };
-}
-
-function _webhookBody(session: ChaosSession, text: string): string {
-  return JSON.stringify({ session: session.name, text, user: `u${session.index}` });
-}
-
-function _telegram(url: string, secret: string | null, body: string): Request {
-  const headers: Record<string, string> = { ..._json };
-  if (secret !== null) headers["x-telegram-bot-api-secret-token"] = secret;
-  return new Request(`${url}/webhooks/telegram`, { method: "POST", headers, body });
-}
-
-async function _slack(
-  url: string,
-  secret: string | null,
-  body: string,
-  opts: { timestamp?: number; sent?: string } = {},
-): Promise<Request> {
-  const timestamp = opts.timestamp ?? _now();
-  const headers: Record<string, string> = {
-    ..._json,
-    "x-slack-request-timestamp": String(timestamp),
-  };
-  if (secret !== null) {
-    headers["x-slack-signature"] = await signSlackRequest({ secret, timestamp, body });
+  const name = `chaos-${session.index}`;
+  switch (session.way) {
+    case "telegram":
+      return {
+        chat: String(session.chatId),
+        text: m.text,
+        id: String(m.k + 1),
+        event: String(m.updateId),
+        from: { id: String(session.chatId), name },
+      };
+    case "slack":
+      return {
+        chat: session.channel!,
+        text: m.text,
+        id: slackTs(m),
+        event: `Ev${m.updateId}`,
+        from: { id: `U${session.chatId}`, name },
+        group: session.slackKind !== "dm",
+        ...(session.threadTs ? { thread: session.threadTs } : {}),
+      };
+    case "discord":
+      return {
+        chat: session.channel!,
+        text: m.text,
+        id: discordInteractionId(m),
+        from: { id: String(1_500_000_000 + session.chatId), name },
+      };
+    case "github":
+      return {
+        chat: String(session.chatId),
+        text: m.text,
+        id: String(100_000 + m.updateId),
+        from: { id: String(session.chatId), name },
+      };
+    default:
+      return { chat: session.name, text: m.text, id: "", from: { id: `u${session.index}`, name } };
   }
-  return new Request(`${url}/webhooks/slack`, { method: "POST", headers, body: opts.sent ?? body });
 }
 
-async function _discord(
-  url: string,
-  secrets: ChaosSecrets,
-  body: string,
-  opts: { timestamp?: number; key?: CryptoKey | null; sent?: string } = {},
-): Promise<Request> {
-  const timestamp = String(opts.timestamp ?? _now());
-  const headers: Record<string, string> = { ..._json, "x-signature-timestamp": timestamp };
-  const key = opts.key === undefined ? secrets.discord.privateKey : opts.key;
-  if (key) {
-    headers["x-signature-ed25519"] = await signDiscordRequest({ privateKey: key, timestamp, body });
-  }
-  return new Request(`${url}/webhooks/discord`, {
-    method: "POST",
-    headers,
-    body: opts.sent ?? body,
-  });
+/** The JSON body of `post` in `driver`'s shape. */
+function _body(driver: { shape(post: Post): object }, post: Post): string {
+  return JSON.stringify(driver.shape(post));
 }
 
-async function _github(
-  url: string,
-  secret: string | null,
-  body: string,
-  delivery: string,
-  sent?: string,
-): Promise<Request> {
-  const headers: Record<string, string> = {
-    ..._json,
-    "user-agent": "GitHub-Hookshot/chaos",
-    "x-github-event": "issue_comment",
-    // GitHub keeps a delivery's GUID when it is redelivered.
-    "x-github-delivery": `chaos-${delivery}`,
-  };
-  if (secret !== null) headers["x-hub-signature-256"] = await signGithubPayload(secret, body);
-  return new Request(`${url}/webhooks/github`, { method: "POST", headers, body: sent ?? body });
-}
-
-async function _webhook(
-  url: string,
-  secret: string | null,
-  body: string,
-  m: { marker: string; session: ChaosSession },
-  opts: { timestamp?: number; sent?: string } = {},
-): Promise<Request> {
-  const id = `msg_${m.session.name}_${m.marker}`;
-  const timestamp = opts.timestamp ?? _now();
-  const headers: Record<string, string> = {
-    ..._json,
-    "webhook-id": id,
-    "webhook-timestamp": String(timestamp),
-  };
-  if (secret !== null) {
-    headers["webhook-signature"] = await signStandardWebhook({ secret, id, timestamp, body });
-  }
-  return new Request(`${url}/webhooks/generic`, {
-    method: "POST",
-    headers,
-    body: opts.sent ?? body,
-  });
+/** The webhook-id of a generic delivery (the same on every retry of it). */
+function _webhookId(m: { marker: string; session: { name: string } }): string {
+  return `msg_${m.session.name}_${m.marker}`;
 }
 
 /** A bad delivery of `bad.what` for its session's way; it must be refused with a 4xx, never run. */
@@ -295,79 +187,80 @@ export async function badRequest(
   }
   switch (session.way) {
     case "telegram": {
-      const update = _telegramUpdate(fake);
+      const update = plain(telegramDriver.shape(_post(fake)));
       let body = JSON.stringify(update);
       if (what === "malformed JSON") body = body.replace(/}$/, "");
       if (what === "wrong types") {
         body = JSON.stringify({ ...update, message: { ...update.message, chat: marker, text: 5 } });
       }
       if (what === "truncated body") body = truncate(body);
-      const secret = what === "no secret"
-        ? null
-        : what === "wrong secret"
-        ? other
-        : secrets.telegram;
-      return _telegram(url, secret, body);
+      const secret = what === "no secret" ? null : {
+        secret: what === "wrong secret" ? other : secrets.telegram,
+      };
+      return await signedRequest(url, telegramDriver, body, secret);
     }
     case "slack": {
-      const callback = _slackCallback(fake);
+      const callback = plain(slackDriver.shape(_post(fake)));
       let body = JSON.stringify(callback);
       if (what === "malformed JSON") body = body.replace(/}$/, "");
       if (what === "wrong types") {
         body = JSON.stringify({ ...callback, event: { ...callback.event, text: 5, channel: [1] } });
       }
-      const secret = what === "unsigned" ? null : what === "bad signature" ? other : secrets.slack;
-      const timestamp = what === "stale timestamp" ? stale : undefined;
-      return await _slack(url, secret, body, {
-        timestamp,
-        sent: what === "truncated body" ? truncate(body) : body,
-      });
+      const secret = what === "unsigned" ? null : {
+        secret: what === "bad signature" ? other : secrets.slack,
+      };
+      return await signedRequest(url, slackDriver, body, secret, {
+        at: what === "stale timestamp" ? stale : undefined,
+      }, what === "truncated body" ? truncate(body) : body);
     }
     case "discord": {
-      const interaction = _interaction(fake);
+      const interaction = plain(discordDriver.shape(_post(fake)));
       let body = JSON.stringify(interaction);
       if (what === "malformed JSON") body = body.replace(/}$/, "");
       if (what === "wrong types") {
         body = JSON.stringify({ ...interaction, type: "2", data: { options: 7 } });
       }
-      const wrongKey = what === "bad signature" ? (await discordTestKeys()).privateKey : undefined;
-      const key = what === "unsigned" ? null : wrongKey;
-      return await _discord(url, secrets, body, {
-        timestamp: what === "stale timestamp" ? stale : undefined,
-        key,
+      const key = what === "unsigned"
+        ? null
+        : what === "bad signature"
+        ? await discordKeyPair()
+        : secrets.discord;
+      return await signedRequest(url, discordDriver, body, key, {
+        at: what === "stale timestamp" ? stale : undefined,
       });
     }
     case "github": {
-      const comment = _comment(fake);
+      const comment = plain(githubDriver.shape(_post(fake)));
       let body = JSON.stringify(comment);
       if (what === "malformed JSON") body = body.replace(/}$/, "");
       if (what === "wrong types") {
         body = JSON.stringify({ ...comment, issue: { number: "x" }, comment: { body: 5 } });
       }
-      const secret = what === "unsigned" ? null : what === "bad signature" ? other : secrets.github;
-      return await _github(
+      const secret = what === "unsigned" ? null : {
+        secret: what === "bad signature" ? other : secrets.github,
+      };
+      return await signedRequest(
         url,
-        secret,
+        githubDriver,
         body,
-        marker,
+        secret,
+        { id: `chaos-${marker}` },
         what === "truncated body" ? truncate(body) : body,
       );
     }
     case "webhook": {
-      let body = _webhookBody(session, text);
+      let body = _body(genericDriver, _post(fake));
       if (what === "malformed JSON") body = `{"session": "${session.name}", "text": "${marker}`;
       if (what === "wrong types") {
         body = JSON.stringify({ session: [session.name], text: 7, marker });
       }
-      const secret = what === "unsigned"
-        ? null
-        : what === "bad signature"
-        ? "whsec_" + btoa(other)
-        : secrets.webhook;
-      return await _webhook(url, secret, body, bad, {
-        timestamp: what === "stale timestamp" ? stale : undefined,
-        sent: what === "truncated body" ? truncate(body) : body,
-      });
+      const secret = what === "unsigned" ? null : {
+        secret: what === "bad signature" ? "whsec_" + btoa(other) : secrets.webhook,
+      };
+      return await signedRequest(url, genericDriver, body, secret, {
+        id: _webhookId(bad),
+        at: what === "stale timestamp" ? stale : undefined,
+      }, what === "truncated body" ? truncate(body) : body);
     }
     case "chat": {
       const headers: Record<string, string> = {

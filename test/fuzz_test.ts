@@ -2,19 +2,13 @@
 import fc from "fast-check";
 import { assert } from "@std/assert";
 import type { FakeLlm } from "./_support/fake_llm.ts";
-import type { FakePlatform } from "./_support/fake_platform.ts";
+import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
 import { withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
 import { ACCESS_ROUTES } from "./_support/_fuzz_access.ts";
 import { API_ROUTES, MCP_ROUTE, RANDOM_ROUTE } from "./_support/_fuzz_api.ts";
 import { type Built, MAX_BODY, type RouteFuzz } from "./_support/_fuzz_gen.ts";
-import {
-  MORE_WEBHOOKS,
-  useFuzzPlatform,
-  WEBHOOK_VARS,
-  webhookFuzz,
-  WEBHOOKS,
-} from "./_support/_fuzz_webhooks.ts";
+import { MORE_WEBHOOKS, webhookFuzz, WEBHOOKS, webhookVars } from "./_support/_fuzz_webhooks.ts";
 
 /** Cases per route (FUZZ_RUNS overrides), the fixed seed (FUZZ_SEED overrides), requests in flight at once. */
 const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 2000);
@@ -236,43 +230,48 @@ async function quiet(fake: FakeLlm, platform: FakePlatform): Promise<void> {
 
 Deno.test("every route: fuzzed requests answer 2xx/4xx JSON and rejected ones start no turn", async (t) => {
   console.log(`fuzz: seed=${SEED} runs=${RUNS} batch=${BATCH} (FUZZ_SEED, FUZZ_RUNS, FUZZ_BATCH)`);
-  await withPlatform(WEBHOOK_VARS, async (worker, fake, platform) => {
-    useFuzzPlatform(platform);
-    // The order fixes each route's seed (SEED + index): keep it.
-    const routes: RouteFuzz<never>[] = [
-      ...API_ROUTES,
-      ...(WEBHOOKS.map(webhookFuzz) as unknown as RouteFuzz<never>[]),
-      RANDOM_ROUTE,
-      ...ACCESS_ROUTES,
-      // Added later, so appended: the routes above keep their seeds.
-      ...(MORE_WEBHOOKS.map(webhookFuzz) as unknown as RouteFuzz<never>[]),
-      MCP_ROUTE,
-    ];
-    for (const [i, route] of routes.entries()) {
-      await t.step(`${route.name}: answers 2xx/4xx with JSON for fuzzed input`, async () => {
-        await fuzzRoute(worker, route, SEED + i);
-      });
-    }
-    await t.step("fake model: no request text came from a rejected request", async () => {
-      await quiet(fake, platform);
-      const leaked: string[] = [];
-      let accepted = 0;
-      for (const req of fake.requests) {
-        for (const m of JSON.stringify(req.body).matchAll(/FUZZ-([0-9]+)\./g)) {
-          const status = markerStatus.get(Number(m[1]));
-          if (status === undefined || status >= 400) leaked.push(`${m[0]} (status ${status})`);
-          else accepted++;
-        }
+  // The platform first: the drivers point at it (Teams' serviceUrl, the published keys).
+  const platform = await startFakePlatform();
+  try {
+    await withPlatform(webhookVars(platform), async (worker, fake) => {
+      // The order fixes each route's seed (SEED + index): keep it.
+      const routes: RouteFuzz<never>[] = [
+        ...API_ROUTES,
+        ...(WEBHOOKS.map(webhookFuzz) as unknown as RouteFuzz<never>[]),
+        RANDOM_ROUTE,
+        ...ACCESS_ROUTES,
+        // Added later, so appended: the routes above keep their seeds.
+        ...(MORE_WEBHOOKS.map(webhookFuzz) as unknown as RouteFuzz<never>[]),
+        MCP_ROUTE,
+      ];
+      for (const [i, route] of routes.entries()) {
+        await t.step(`${route.name}: answers 2xx/4xx with JSON for fuzzed input`, async () => {
+          await fuzzRoute(worker, route, SEED + i);
+        });
       }
-      console.log(
-        `fake model: ${fake.requests.length} requests, ${accepted} accepted markers, ${leaked.length} from rejected requests`,
-      );
-      assert(
-        leaked.length === 0,
-        `turns started by rejected requests: ${leaked.slice(0, 20).join(", ")}`,
-      );
-    });
-  });
+      await t.step("fake model: no request text came from a rejected request", async () => {
+        await quiet(fake, platform);
+        const leaked: string[] = [];
+        let accepted = 0;
+        for (const req of fake.requests) {
+          for (const m of JSON.stringify(req.body).matchAll(/FUZZ-([0-9]+)\./g)) {
+            const status = markerStatus.get(Number(m[1]));
+            if (status === undefined || status >= 400) leaked.push(`${m[0]} (status ${status})`);
+            else accepted++;
+          }
+        }
+        console.log(
+          `fake model: ${fake.requests.length} requests, ${accepted} accepted markers, ${leaked.length} from rejected requests`,
+        );
+        assert(
+          leaked.length === 0,
+          `turns started by rejected requests: ${leaked.slice(0, 20).join(", ")}`,
+        );
+      });
+    }, { platform });
+  } finally {
+    await platform.close();
+  }
 });
 
 /** Whether an answer is one of the console's static files: a 200 to GET or HEAD as page, script or style. */

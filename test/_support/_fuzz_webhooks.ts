@@ -1,21 +1,18 @@
-// The fuzzer's signed webhook routes as one table (path, valid payload, headers, signing), driven by one builder; Deno.
+// The fuzzer's signed webhook routes as one table over the platforms' drivers (their shapes, their signers), driven by one builder; Deno.
+import type { webhook } from "@line/bot-sdk";
 import fc from "fast-check";
-import { signGithubPayload } from "../../lib/platforms/github.ts";
-import { signLinePayload } from "../../lib/platforms/line.ts";
-import { signSlackRequest } from "../../lib/platforms/slack.ts";
-import { GOOGLE_CHAT_ISSUER } from "../../lib/platforms/google_chat.ts";
-import { TEAMS_ISSUER } from "../../lib/platforms/teams.ts";
-import { signTwilioRequest } from "../../lib/platforms/twilio.ts";
-import {
-  signTestJwt,
-  testServiceAccount,
-  testSigningKey,
-} from "../../lib/platforms/_jwt_fixtures.ts";
-import { signWhatsappPayload } from "../../lib/platforms/whatsapp.ts";
-import { signStandardWebhook } from "../../lib/standard_webhooks.ts";
-import { WEBHOOK_SECRET } from "./clients.ts";
 import type { FakePlatform } from "./fake_platform.ts";
-import { discordTestKeys, signDiscordRequest } from "./discord_signer.ts";
+import { DISCORD_APP_ID, discordDriver } from "./drivers/discord.ts";
+import { genericDriver } from "./drivers/generic.ts";
+import { githubDriver } from "./drivers/github.ts";
+import { googleChatDriver } from "./drivers/google_chat.ts";
+import { lineDriver, lineRedelivery } from "./drivers/line.ts";
+import { type Driver, DRIVERS, type Post } from "./drivers/mod.ts";
+import { slackDriver } from "./drivers/slack.ts";
+import { teamsDriver } from "./drivers/teams.ts";
+import { telegramDriver } from "./drivers/telegram.ts";
+import { twilioDriver } from "./drivers/twilio.ts";
+import { whatsappDriver } from "./drivers/whatsapp.ts";
 import {
   bodyArb,
   type BodySpec,
@@ -23,70 +20,21 @@ import {
   extraHeaders,
   headerValue,
   MARK,
-  NOW,
   renderBody,
   type RouteFuzz,
   sigArb,
   type SigSpec,
 } from "./_fuzz_gen.ts";
 
-const TG_SECRET = "tg-fuzz-secret_42";
-const SLACK_SECRET = "slack-fuzz-signing-secret-0123456789";
-const DISCORD_APP = "1100000000000000001";
-const GH_SECRET = "github-fuzz-webhook-secret";
-const GH_BOT = "batonbot";
-const WA_SECRET = "wa-fuzz-app-secret";
-const WA_PHONE = "106540352242922";
-const LINE_SECRET = "line-fuzz-channel-secret";
-const TWILIO_SID = "AC" + "f0".repeat(16);
-const TWILIO_TOKEN = "twilio-fuzz-auth-token";
-const FUZZ_PUBLIC_URL = "https://fuzz.baton.test";
-const TEAMS_APP = "f1a2b3c4-0000-4000-8000-00000000f022";
-const GCHAT_PROJECT = "314159265358";
-const OTHER_WEBHOOK_SECRET = "whsec_" + btoa("some-other-secret-of-32-bytes!!!");
-
 const encoder = new TextEncoder();
-const discordKeys = await discordTestKeys();
-const otherDiscordKeys = await discordTestKeys();
-// The JWT platforms' signing keys: the fake platform publishes `jwtKey`, never `otherJwtKey`.
-const jwtKey = await testSigningKey("fuzz-key-1", { endorsements: ["msteams"] });
-const otherJwtKey = await testSigningKey("fuzz-key-1", { endorsements: ["msteams"] });
-const gchatAccount = await testServiceAccount();
-/** The fake platform's origin once the run has started (Teams activities name it as serviceUrl). */
-let _platformUrl = "http://127.0.0.1:9";
 
-/** Points the JWT routes at the running fake platform: its key set, and Teams' serviceUrl. */
-export function useFuzzPlatform(platform: FakePlatform): void {
-  platform.jwks.keys = [jwtKey.jwk];
-  _platformUrl = platform.url;
+/**
+ * The settings that configure every platform's webhook for the fuzz run, from the drivers (which
+ * it points at `platform`: Teams' serviceUrl, the JWT platforms' published keys).
+ */
+export function webhookVars(platform: FakePlatform): Record<string, string> {
+  return Object.assign({}, ...DRIVERS.map((d) => d.vars(platform)));
 }
-
-/** Settings that configure every platform's webhook for the fuzz run (withPlatform adds the API roots). */
-export const WEBHOOK_VARS: Record<string, string> = {
-  TELEGRAM_WEBHOOK_SECRET: TG_SECRET,
-  TELEGRAM_BOT_TOKEN: "123456789:AAH-fuzz_bot_token",
-  SLACK_SIGNING_SECRET: SLACK_SECRET,
-  SLACK_BOT_TOKEN: "xoxb-fuzz",
-  DISCORD_PUBLIC_KEY: discordKeys.publicKeyHex,
-  DISCORD_APPLICATION_ID: DISCORD_APP,
-  GITHUB_WEBHOOK_SECRET: GH_SECRET,
-  GITHUB_TOKEN: "ghp_fuzz",
-  GITHUB_BOT_LOGIN: GH_BOT,
-  WHATSAPP_APP_SECRET: WA_SECRET,
-  WHATSAPP_VERIFY_TOKEN: "wa-fuzz-verify-token",
-  WHATSAPP_ACCESS_TOKEN: "EAAG-wa-fuzz-access-token",
-  WHATSAPP_PHONE_NUMBER_ID: WA_PHONE,
-  LINE_CHANNEL_SECRET: LINE_SECRET,
-  LINE_CHANNEL_ACCESS_TOKEN: "line-fuzz-access-token",
-  TWILIO_ACCOUNT_SID: TWILIO_SID,
-  TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
-  // Twilio signs the URL it calls: the fuzzer signs this one, whatever port workerd listens on.
-  PUBLIC_URL: FUZZ_PUBLIC_URL,
-  TEAMS_APP_ID: TEAMS_APP,
-  TEAMS_APP_PASSWORD: "teams-fuzz-app-password",
-  GOOGLE_CHAT_AUDIENCE: GCHAT_PROJECT,
-  GOOGLE_CHAT_SERVICE_ACCOUNT: gchatAccount.json,
-};
 
 /** One generated webhook case: body, signature spec, content type, extra headers, route extras. */
 export interface WebhookCase {
@@ -97,10 +45,11 @@ export interface WebhookCase {
   [more: string]: unknown;
 }
 
-/** One signed webhook route of the table. */
-export interface WebhookRoute {
-  path: string;
-  /** A valid payload; its text fields carry MARK. */
+/** One signed webhook route of the table: a platform's driver and how the fuzzer varies it. */
+export interface WebhookRoute<C = unknown> {
+  /** The platform's driver: its route, shapes and signer. */
+  driver: Driver<C>;
+  /** A valid payload, from the driver's shape; its text fields carry MARK. */
   payload: fc.Arbitrary<unknown>;
   /** Non-JSON bodies the route really meets (form posts), tried now and then. */
   raws?: string[];
@@ -114,32 +63,39 @@ export interface WebhookRoute {
   /** The signature header, its scheme prefix, a junk signature of that scheme, the separator of
    * several signatures in one header. */
   signature: { header: string; scheme: string; junk: string; sep: string };
-  /** A valid signature over `over` at `ts`, with another key when `c.sig` asks for "wrongKey". */
-  sign(over: Uint8Array, ts: string, c: WebhookCase): Promise<string> | string;
   /**
-   * Form-encoded (Twilio): a JSON object body is sent as a form of its fields, JSON content types
-   * become the form type, and a 2xx may answer with this content type instead of JSON.
+   * The credentials a case signs with where the scheme has nearer wrong ones than a stranger's
+   * (a token's audience, a shared secret's near misses); by default the driver's own, or its
+   * stranger's for a "wrongKey" spec.
    */
-  form?: { answerType: string };
+  credentials?(c: WebhookCase): C;
 }
 
-const wrongKey = (c: WebhookCase) => c.sig.k === "wrongKey";
-/** A timestamp header value as the number a signer takes (now when it is not one). */
-const tsNumber = (ts: string) => /^[0-9]{1,15}$/.test(ts) ? Number(ts) : nowLive();
-const nowLive = () => Math.floor(Date.now() / 1000);
+/** A route of the table, typed by its driver's credentials. */
+function _route<C>(route: WebhookRoute<C>): WebhookRoute {
+  return route as unknown as WebhookRoute;
+}
+
+/** The driver's shape of `post` as plain JSON (what the mutations work on: no Dates). */
+function _shaped(driver: Driver<unknown>, post: Post): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(driver.shape(post)));
+}
 
 /** The signed webhook routes, in the order (and so with the seeds) the fuzzer has always used. */
 export const WEBHOOKS: WebhookRoute[] = [
-  {
-    path: "/webhooks/generic",
+  _route({
+    driver: genericDriver,
     payload: fc.record({
       session: fc.stringMatching(/^fz[A-Za-z0-9._:-]{1,20}$/),
       user: fc.option(fc.string({ maxLength: 10 }), { nil: undefined }),
-    }).map((r) => ({
-      session: r.session,
-      text: MARK,
-      ...(r.user === undefined ? {} : { user: r.user }),
-    })),
+    }).map((r) =>
+      _shaped(genericDriver, {
+        chat: r.session,
+        text: MARK,
+        id: "",
+        ...(r.user === undefined ? {} : { from: { id: r.user, name: r.user } }),
+      })
+    ),
     // Mostly a fresh id; sometimes a random one (repeats replay the first outcome).
     more: {
       id: fc.option(headerValue, { freq: 8 }).map((id) => id ?? `msg_${crypto.randomUUID()}`),
@@ -152,55 +108,47 @@ export const WEBHOOKS: WebhookRoute[] = [
       junk: "v1,AAAAAAAAAAAAAAAAAAAAAA==",
       sep: " ",
     },
-    sign: (over, ts, c) =>
-      signStandardWebhook({
-        secret: wrongKey(c) ? OTHER_WEBHOOK_SECRET : WEBHOOK_SECRET,
-        id: c.id as string,
-        timestamp: tsNumber(ts),
-        body: over,
-      }),
-  },
-  {
-    path: "/webhooks/telegram",
+  }),
+  _route({
+    driver: telegramDriver,
     payload: fc.record({
       update: fc.nat(),
       message: fc.nat(),
       chat: fc.integer({ min: 1, max: 2 ** 40 }),
       caption: fc.boolean(),
-    }).map((r) => ({
-      update_id: r.update,
-      message: {
-        message_id: r.message,
-        date: NOW,
-        chat: { id: r.chat, type: "private", first_name: "Fuzz" },
-        from: { id: r.chat, is_bot: false, first_name: "Fuzz", username: "fuzz" },
-        [r.caption ? "caption" : "text"]: MARK,
-      },
-    })),
+    }).map((r) => {
+      const update = _shaped(telegramDriver, {
+        chat: String(r.chat),
+        text: MARK,
+        id: String(r.message),
+        event: String(r.update),
+      });
+      if (!r.caption) return update;
+      // A photo's caption carries the text instead.
+      const { text: _, ...message } = update.message as Record<string, unknown>;
+      return { ...update, message: { ...message, caption: MARK } };
+    }),
     signature: { header: "x-telegram-bot-api-secret-token", scheme: "", junk: "nope", sep: ", " },
     // A shared secret, not a signature: a wrong body or timestamp becomes a near-miss secret.
-    sign: (_over, _ts, { sig }) => {
-      if (sig.k === "otherBody") return TG_SECRET + sig.extra;
-      if (sig.k === "stale" || sig.k === "badTs") return ` ${TG_SECRET.slice(1)}`;
-      return sig.k === "wrongKey" ? "tg-other-secret" : TG_SECRET;
+    credentials: ({ sig }) => {
+      const { secret } = telegramDriver.credentials;
+      if (sig.k === "otherBody") return { secret: secret + sig.extra };
+      if (sig.k === "stale" || sig.k === "badTs") return { secret: ` ${secret.slice(1)}` };
+      return sig.k === "wrongKey" ? telegramDriver.stranger : telegramDriver.credentials;
     },
-  },
-  {
-    path: "/webhooks/slack",
+  }),
+  _route({
+    driver: slackDriver,
     payload: fc.oneof(
-      fc.record({ ts: fc.nat(), channel: fc.constantFrom("C0FUZZ", "D0FUZZ") }).map((r) => ({
-        type: "event_callback",
-        team_id: "T0FUZZ",
-        authorizations: [{ user_id: "UBATON" }],
-        event: {
-          type: r.channel.startsWith("D") ? "message" : "app_mention",
-          channel: r.channel,
-          ts: `1700000000.${r.ts}`,
-          user: "U0FUZZ",
-          text: `<@UBATON> ${MARK}`,
-          ...(r.channel.startsWith("D") ? { channel_type: "im" } : {}),
-        },
-      })),
+      fc.record({ ts: fc.nat(), channel: fc.constantFrom("C0FUZZ", "D0FUZZ") }).map((r) =>
+        _shaped(slackDriver, {
+          chat: r.channel,
+          text: MARK,
+          id: `1700000000.${r.ts}`,
+          group: r.channel.startsWith("C"),
+          mention: true,
+        })
+      ),
       fc.constant({ type: "url_verification", challenge: MARK }),
     ),
     raws: ["ssl_check=1&token=x", "ssl_check=0", `text=${MARK}`],
@@ -211,61 +159,28 @@ export const WEBHOOKS: WebhookRoute[] = [
       junk: "v0=" + "ab".repeat(32),
       sep: ",",
     },
-    sign: (over, ts, c) =>
-      signSlackRequest({
-        secret: wrongKey(c) ? "another-slack-secret" : SLACK_SECRET,
-        timestamp: tsNumber(ts),
-        body: over,
-      }),
-  },
-  {
-    path: "/webhooks/discord",
+  }),
+  _route({
+    driver: discordDriver,
     payload: fc.oneof(
       { weight: 5, arbitrary: fc.nat() },
       { weight: 1, arbitrary: fc.constant(-1) },
     ).map((n) =>
-      n < 0 ? { id: "1", type: 1, application_id: DISCORD_APP } : {
+      // Discord's PING, or a slash command.
+      n < 0 ? { id: "1", type: 1, application_id: DISCORD_APP_ID } : _shaped(discordDriver, {
+        chat: "1300000000000000001",
+        text: MARK,
         id: `12${String(n).padStart(17, "0")}`,
-        type: 2,
-        application_id: DISCORD_APP,
-        token: `token-${n}`,
-        channel_id: "1300000000000000001",
-        channel: { id: "1300000000000000001", name: "general", type: 0 },
-        guild_id: "1400000000000000001",
-        member: {
-          user: { id: "1500000000000000001", username: "ada", global_name: "Ada" },
-          roles: [],
-        },
-        data: {
-          id: "1600000000000000001",
-          name: "ask",
-          type: 1,
-          options: [{ name: "prompt", type: 3, value: MARK }],
-        },
-      }
+      })
     ),
     timestamp: "x-signature-timestamp",
     signature: { header: "x-signature-ed25519", scheme: "", junk: "00".repeat(64), sep: "," },
-    sign: (over, ts, c) =>
-      signDiscordRequest({
-        privateKey: wrongKey(c) ? otherDiscordKeys.privateKey : discordKeys.privateKey,
-        timestamp: ts,
-        body: over,
-      }),
-  },
-  {
-    path: "/webhooks/github",
-    payload: fc.record({ id: fc.nat(), issue: fc.integer({ min: 1 }) }).map((r) => ({
-      action: "created",
-      issue: { number: r.issue, title: "Fuzz" },
-      comment: {
-        id: r.id,
-        body: `@${GH_BOT} ${MARK}`,
-        user: { login: "octocat", id: 1, type: "User" },
-      },
-      repository: { full_name: "octo-org/fuzz" },
-      sender: { login: "octocat", id: 1 },
-    })),
+  }),
+  _route({
+    driver: githubDriver,
+    payload: fc.record({ id: fc.nat(), issue: fc.integer({ min: 1 }) }).map((r) =>
+      _shaped(githubDriver, { chat: String(r.issue), text: MARK, id: String(r.id), mention: true })
+    ),
     raws: [`payload=${encodeURIComponent(`{"zen":"${MARK}"}`)}`, "payload="],
     more: {
       event: fc.oneof(
@@ -284,15 +199,13 @@ export const WEBHOOKS: WebhookRoute[] = [
       junk: "sha256=" + "0".repeat(64),
       sep: ", ",
     },
-    sign: (over, _ts, c) =>
-      signGithubPayload(wrongKey(c) ? "another-github-secret" : GH_SECRET, over),
-  },
+  }),
 ];
 
 /** The fuzz route of a table entry: generate a case, render its body, sign, shape the signature. */
 export function webhookFuzz(route: WebhookRoute): RouteFuzz<WebhookCase> {
   return {
-    name: `POST ${route.path}`,
+    name: `POST ${route.driver.path}`,
     arb: fc.record({
       body: bodyArb(route.payload, route.raws),
       sig: sigArb,
@@ -301,17 +214,22 @@ export function webhookFuzz(route: WebhookRoute): RouteFuzz<WebhookCase> {
       ...route.more,
     }) as fc.Arbitrary<WebhookCase>,
     build: async (c, marker) => {
-      const body = route.form ? _formBody(c.body, marker) : renderBody(c.body, marker);
-      const type = route.form && c.type.startsWith("application/json")
+      const { driver } = route;
+      const body = driver.form ? _formBody(c.body, marker) : renderBody(c.body, marker);
+      const type = driver.form && c.type.startsWith("application/json")
         ? "application/x-www-form-urlencoded"
         : c.type;
       const ts = _tsFor(c.sig);
-      const good = await route.sign(_signedOver(c.sig, body, !!route.timestamp), ts, c);
       const { header, scheme, junk, sep } = route.signature;
+      const good = (await driver.sign(
+        _signedOver(c.sig, body, !!route.timestamp),
+        route.credentials?.(c) ?? (c.sig.k === "wrongKey" ? driver.stranger : driver.credentials),
+        { at: route.timestamp ? ts : _untimedAt(c.sig), id: c.id as string | undefined },
+      ))[header];
       const sig = _shapeSignature(c.sig, good, scheme, junk, sep);
       return {
         method: "POST",
-        path: route.path,
+        path: driver.path,
         headers: [
           ["content-type", type],
           ...(route.headers?.(c) ?? []),
@@ -320,7 +238,9 @@ export function webhookFuzz(route: WebhookRoute): RouteFuzz<WebhookCase> {
           ...c.extra,
         ],
         body,
-        ...(route.form ? { textAnswer: route.form.answerType } : {}),
+        ...(driver.form && typeof driver.ack === "object" && "contentType" in driver.ack
+          ? { textAnswer: driver.ack.contentType }
+          : {}),
       };
     },
   };
@@ -332,6 +252,16 @@ function _tsFor(sig: SigSpec): string {
   if (sig.k === "badTs") return sig.ts;
   return String(nowLive());
 }
+
+/**
+ * The signing time of a scheme without a timestamp header: a stale or bad timestamp spec becomes
+ * two hours ago, which only a token carries (an expired one); now otherwise.
+ */
+function _untimedAt(sig: SigSpec): number | undefined {
+  return sig.k === "stale" || sig.k === "badTs" ? nowLive() - 7_200 : undefined;
+}
+
+const nowLive = () => Math.floor(Date.now() / 1000);
 
 /** The bytes a signature is computed over: the body, or another one for a wrong-body spec. */
 function _signedOver(sig: SigSpec, body: Uint8Array, timestamped: boolean): Uint8Array {
@@ -390,148 +320,105 @@ function _formBody(spec: BodySpec, marker: string): Uint8Array {
   return encoder.encode(new URLSearchParams(fields).toString());
 }
 
-/** The form fields of a body as Twilio's signer takes them (undecodable bytes become U+FFFD). */
-function _formParams(over: Uint8Array): URLSearchParams {
-  return new URLSearchParams(new TextDecoder().decode(over));
-}
-
 /**
- * Routes added after the table above (WhatsApp, LINE, Twilio, then Teams and Google Chat, which
- * need `useFuzzPlatform`): run after every older route, so
- * that each older one keeps its seed.
+ * Routes added after the table above (WhatsApp, LINE, Twilio, Teams, Google Chat): run after every
+ * older route, so that each older one keeps its seed.
  */
 export const MORE_WEBHOOKS: WebhookRoute[] = [
-  {
-    path: "/webhooks/whatsapp",
+  _route({
+    driver: whatsappDriver,
     payload: fc.record({
       id: fc.nat(),
       from: fc.stringMatching(/^[1-9][0-9]{7,14}$/),
       statuses: fc.boolean(),
-    }).map((r) => ({
-      object: "whatsapp_business_account",
-      entry: [{
-        id: "102290129340398",
-        changes: [{
-          field: "messages",
-          value: {
-            messaging_product: "whatsapp",
-            metadata: { display_phone_number: "15550783881", phone_number_id: WA_PHONE },
-            contacts: [{ profile: { name: "Fuzz" }, wa_id: r.from }],
-            ...(r.statuses
-              ? { statuses: [{ id: `wamid.S${r.id}`, status: "delivered", recipient_id: r.from }] }
-              : {
-                messages: [{
-                  from: r.from,
-                  id: `wamid.FUZZ${r.id}`,
-                  timestamp: String(NOW),
-                  type: "text",
-                  text: { body: MARK },
-                }],
-              }),
-          },
-        }],
-      }],
-    })),
+    }).map((r) => {
+      const note = _shaped(whatsappDriver, { chat: r.from, text: MARK, id: `wamid.FUZZ${r.id}` });
+      if (!r.statuses) return note;
+      // A delivery receipt in place of the message: the same notification, `statuses` inside.
+      const value = (note.entry as { changes: { value: Record<string, unknown> }[] }[])[0]
+        .changes[0].value;
+      delete value.messages;
+      value.statuses = [{ id: `wamid.S${r.id}`, status: "delivered", recipient_id: r.from }];
+      return note;
+    }),
     signature: {
       header: "x-hub-signature-256",
       scheme: "sha256=",
       junk: "sha256=" + "0".repeat(64),
       sep: ", ",
     },
-    sign: (over, _ts, c) =>
-      signWhatsappPayload(wrongKey(c) ? "another-wa-secret" : WA_SECRET, over),
-  },
-  {
-    path: "/webhooks/line",
+  }),
+  _route({
+    driver: lineDriver,
     payload: fc.record({
       id: fc.stringMatching(/^[0-9A-Z]{26}$/),
       user: fc.stringMatching(/^U[0-9a-f]{32}$/),
       group: fc.boolean(),
       redelivery: fc.boolean(),
-    }).map((r) => ({
-      destination: "Ufuzzbot",
-      events: [{
-        type: "message",
-        mode: "active",
-        timestamp: NOW * 1000,
-        webhookEventId: r.id,
-        deliveryContext: { isRedelivery: r.redelivery },
-        source: r.group
-          ? { type: "group", groupId: "Cfuzzgroup", userId: r.user }
-          : { type: "user", userId: r.user },
-        replyToken: "fuzz",
-        message: {
-          type: "text",
-          id: "1",
-          text: r.group ? `@bot ${MARK}` : MARK,
-          ...(r.group
-            ? { mention: { mentionees: [{ index: 0, length: 4, type: "user", isSelf: true }] } }
-            : {}),
-        },
-      }],
-    })),
+    }).map((r) => {
+      const callback = lineDriver.shape({
+        chat: r.group ? "Cfuzzgroup" : r.user,
+        from: { id: r.user, name: r.user },
+        text: MARK,
+        id: "1",
+        event: r.id,
+        group: r.group,
+        mention: r.group,
+      });
+      return JSON.parse(
+        JSON.stringify(
+          r.redelivery ? lineRedelivery(callback as webhook.CallbackRequest) : callback,
+        ),
+      );
+    }),
     signature: { header: "x-line-signature", scheme: "", junk: "A".repeat(43) + "=", sep: "," },
-    sign: (over, _ts, c) =>
-      signLinePayload(wrongKey(c) ? "another-line-secret" : LINE_SECRET, over),
-  },
-  {
-    path: "/webhooks/twilio",
+  }),
+  _route({
+    driver: twilioDriver,
     payload: fc.record({
       sid: fc.stringMatching(/^[0-9a-f]{32}$/),
       from: fc.stringMatching(/^\+1[0-9]{10}$/),
       whatsapp: fc.boolean(),
       status: fc.boolean(),
-    }).map((r) => ({
-      MessageSid: `SM${r.sid}`,
-      AccountSid: TWILIO_SID,
-      From: r.whatsapp ? `whatsapp:${r.from}` : r.from,
-      To: r.whatsapp ? "whatsapp:+15005550006" : "+15005550006",
-      ...(r.status ? { MessageStatus: "delivered" } : { Body: MARK, NumMedia: "0" }),
-    })),
+    }).map((r) => {
+      const form = _shaped(twilioDriver, { chat: r.from, text: MARK, id: `SM${r.sid}` });
+      // Twilio's WhatsApp sender prefixes both numbers; a status callback carries no Body.
+      if (r.whatsapp) {
+        Object.assign(form, { From: `whatsapp:${form.From}`, To: `whatsapp:${form.To}` });
+      }
+      if (r.status) {
+        delete form.Body;
+        delete form.NumMedia;
+        form.MessageStatus = "delivered";
+      }
+      return form;
+    }),
     raws: [`Body=${MARK}&From=%2B1&To=%2B1`, "MessageStatus=sent", "a=1&a=2&b"],
     signature: { header: "x-twilio-signature", scheme: "", junk: "A".repeat(27) + "=", sep: "," },
-    sign: (over, _ts, c) =>
-      signTwilioRequest(
-        wrongKey(c) ? "another-twilio-token" : TWILIO_TOKEN,
-        `${FUZZ_PUBLIC_URL}/webhooks/twilio`,
-        _formParams(over),
-      ),
-    form: { answerType: "text/xml" },
-  },
-  {
-    path: "/webhooks/teams",
+  }),
+  _route({
+    driver: teamsDriver,
     payload: fc.record({
       id: fc.stringMatching(/^[0-9]{13}$/),
       user: fc.stringMatching(/^[0-9a-f]{8}$/),
       channel: fc.boolean(),
       update: fc.boolean(),
-    }).map((r) => ({
-      type: r.update ? "conversationUpdate" : "message",
-      id: r.id,
-      serviceUrl: `${_platformUrl}/teams/`,
-      channelId: "msteams",
-      from: { id: `29:${r.user}`, name: "Fuzz", aadObjectId: `aad-${r.user}` },
-      conversation: r.channel
-        ? { id: "19:fuzz@thread.tacv2;messageid=1", conversationType: "channel", isGroup: true }
-        : { id: `a:fuzz-${r.user}`, conversationType: "personal" },
-      recipient: { id: `28:${TEAMS_APP}`, name: "baton" },
-      text: r.channel ? `<at>baton</at> ${MARK}` : MARK,
-      ...(r.channel
-        ? {
-          entities: [{
-            type: "mention",
-            text: "<at>baton</at>",
-            mentioned: { id: `28:${TEAMS_APP}` },
-          }],
-        }
-        : {}),
-    })),
+    }).map((r) => {
+      const activity = _shaped(teamsDriver, {
+        chat: r.channel ? "19:fuzz@thread.tacv2;messageid=1" : `a:fuzz-${r.user}`,
+        from: { id: `29:${r.user}`, name: "Fuzz" },
+        text: MARK,
+        id: r.id,
+        group: r.channel,
+        mention: r.channel,
+      });
+      return r.update ? { ...activity, type: "conversationUpdate" } : activity;
+    }),
     signature: { header: "authorization", scheme: "Bearer ", junk: "Bearer a.b.c", sep: ", " },
-    sign: (_over, _ts, c) =>
-      _jwtFor(c, TEAMS_ISSUER, TEAMS_APP, { serviceurl: `${_platformUrl}/teams/` }),
-  },
-  {
-    path: "/webhooks/google-chat",
+    credentials: (c) => _jwtCredentials(teamsDriver, c),
+  }),
+  _route({
+    driver: googleChatDriver,
     payload: fc.record({
       id: fc.stringMatching(/^[A-Za-z0-9]{11}\.[A-Za-z0-9]{11}$/),
       user: fc.stringMatching(/^[0-9]{6,21}$/),
@@ -539,41 +426,31 @@ export const MORE_WEBHOOKS: WebhookRoute[] = [
       added: fc.boolean(),
     }).map((r) => {
       const space = r.room ? "spaces/AAAAfuzzroom" : `spaces/DM${r.user}`;
-      return {
-        type: r.added ? "ADDED_TO_SPACE" : "MESSAGE",
-        space: r.room ? { name: space, type: "ROOM" } : { name: space, type: "DM" },
-        message: {
-          name: `${space}/messages/${r.id}`,
-          text: r.room ? `@baton ${MARK}` : MARK,
-          argumentText: r.room ? ` ${MARK}` : MARK,
-          thread: { name: `${space}/threads/${r.id.slice(0, 11)}` },
-        },
-        user: { name: `users/${r.user}`, displayName: "Fuzz", type: "HUMAN" },
-      };
+      const event = _shaped(googleChatDriver, {
+        chat: space,
+        from: { id: `users/${r.user}`, name: "Fuzz" },
+        text: MARK,
+        id: `${space}/messages/${r.id}`,
+        thread: `${space}/threads/${r.id.slice(0, 11)}`,
+        group: r.room,
+        mention: r.room,
+      });
+      return r.added ? { ...event, type: "ADDED_TO_SPACE" } : event;
     }),
     signature: { header: "authorization", scheme: "Bearer ", junk: "Bearer a.b.c", sep: ", " },
-    sign: (_over, _ts, c) => _jwtFor(c, GOOGLE_CHAT_ISSUER, GCHAT_PROJECT, {}),
-  },
+    credentials: (c) => _jwtCredentials(googleChatDriver, c),
+  }),
 ];
 
 /**
- * A bearer JWT for a JWT-verified route: a token covers no body or timestamp, so the fuzzer's
- * wrong-body and stale specs become the nearest wrong things it has — another audience, an
- * expired token; a wrong key is a key the platform does not publish.
+ * A JWT platform's credentials for a case: a token covers no body, so the fuzzer's wrong-body spec
+ * becomes the nearest wrong thing it has, another audience (a stale one is an expired token: see
+ * `_untimedAt`); a wrong key is one the platform does not publish.
  */
-async function _jwtFor(
-  c: WebhookCase,
-  issuer: string,
-  audience: string,
-  claims: Record<string, unknown>,
-): Promise<string> {
-  const { k } = c.sig;
-  const key = k === "wrongKey" ? otherJwtKey : jwtKey;
-  const token = await signTestJwt(key, {
-    issuer,
-    audience: k === "otherBody" ? `${audience}0` : audience,
-    ...(k === "stale" || k === "badTs" ? { lifetime: -600 } : {}),
-    claims,
-  });
-  return `Bearer ${token}`;
+function _jwtCredentials<C extends { audience: string }>(driver: Driver<C>, c: WebhookCase): C {
+  if (c.sig.k === "wrongKey") return driver.stranger;
+  if (c.sig.k === "otherBody") {
+    return { ...driver.credentials, audience: `${driver.credentials.audience}0` };
+  }
+  return driver.credentials;
 }

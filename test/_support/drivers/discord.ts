@@ -1,4 +1,4 @@
-// Discord's driver: slash-command interactions (typed by discord-api-types) signed with Ed25519 over timestamp + body, deferred-reply edits read back; Deno (tests only, Web Crypto).
+// Discord's driver: slash-command interactions (typed by discord-api-types) signed with Ed25519 over timestamp + body, deferred-reply edits read back; Deno (workerd tests, fuzzer, chaos run; Web Crypto).
 import { assertEquals } from "@std/assert";
 import {
   type APIChatInputApplicationCommandGuildInteraction,
@@ -9,9 +9,12 @@ import {
   InteractionType,
   Locale,
 } from "discord-api-types/v10";
-import type { Delivery, Driver, Message } from "./mod.ts";
+import type { Delivery, Driver, Message, Post } from "./mod.ts";
+import { seconds } from "./wire.ts";
 
-const APP_ID = "1100000000000000001";
+/** The application every interaction is for (its reply webhooks name it). */
+export const DISCORD_APP_ID = "1100000000000000001";
+const APP_ID = DISCORD_APP_ID;
 const GUILD = "1400000000000000001";
 const USER = "1500000000000000001";
 
@@ -19,57 +22,68 @@ function _hex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** What Discord signs an interaction with: the application's Ed25519 private key. */
+export interface DiscordCredentials {
+  privateKey: CryptoKey;
+}
+
+/** A fresh application key pair: the public half hex-encoded as DISCORD_PUBLIC_KEY takes it. */
+export async function discordKeyPair(): Promise<DiscordCredentials & { publicKeyHex: string }> {
+  const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
+    "sign",
+    "verify",
+  ]) as CryptoKeyPair;
+  const raw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+  return { privateKey: pair.privateKey, publicKeyHex: _hex(raw) };
+}
+
 // The application's key pair: Discord signs with the private half, baton holds the public one.
-const _pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
-  "sign",
-  "verify",
-]) as CryptoKeyPair;
-const _publicKeyHex = _hex(new Uint8Array(await crypto.subtle.exportKey("raw", _pair.publicKey)));
+const _pair = await discordKeyPair();
+const _stranger = await discordKeyPair();
 
 /**
  * Hex Ed25519 signature of the timestamp header's value followed by the raw body: Discord's
  * scheme (discord-interactions only verifies, so the driver signs as Discord documents it).
  */
-async function _sign(timestamp: string, body: string): Promise<string> {
-  const bytes = new TextEncoder().encode(timestamp + body);
-  return _hex(new Uint8Array(await crypto.subtle.sign("Ed25519", _pair.privateKey, bytes)));
-}
-
-async function _signed(body: string): Promise<Record<string, string>> {
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  return {
-    "content-type": "application/json",
-    "x-signature-ed25519": await _sign(timestamp, body),
-    "x-signature-timestamp": timestamp,
-  };
+async function _sign(
+  key: CryptoKey,
+  timestamp: string,
+  body: string | Uint8Array,
+): Promise<string> {
+  const encoder = new TextEncoder();
+  const bytes = typeof body === "string" ? encoder.encode(timestamp + body) : new Uint8Array([
+    ...encoder.encode(timestamp),
+    ...body,
+  ]);
+  return _hex(new Uint8Array(await crypto.subtle.sign("Ed25519", key, bytes)));
 }
 
 let _chats = 0;
 let _ids = 0;
 
 /** The interaction token names its channel, so a reply (addressed by token) can be told apart. */
-function _token(channel: string, id: string): string {
+export function discordInteractionToken(channel: string, id: string): string {
   return `drv.${channel}.${id}`;
 }
 
 const _REPLY = new RegExp(`^/webhooks/${APP_ID}/drv\\.([0-9]+)\\.[0-9]+(/messages/@original)?$`);
 
 /** Discord's driver: a guild text channel per `newChat()`, `/ask prompt:<text>` by Ada. */
-export const discordDriver: Driver = {
+export const discordDriver: Driver<DiscordCredentials> = {
   name: "discord",
   path: "/webhooks/discord",
-  vars: () => ({ DISCORD_PUBLIC_KEY: _publicKeyHex, DISCORD_APPLICATION_ID: APP_ID }),
+  vars: () => ({ DISCORD_PUBLIC_KEY: _pair.publicKeyHex, DISCORD_APPLICATION_ID: APP_ID }),
   secretVars: ["DISCORD_PUBLIC_KEY"],
   newChat: () => `13000000000${String(++_chats).padStart(8, "0")}`,
   session: (chat) => `discord:${chat}`,
   turnText: (text) => text,
-  async message({ chat, text, id }: Message): Promise<Delivery> {
-    const interactionId = id ?? `12000000000${String(++_ids).padStart(8, "0")}`;
-    const interaction: APIChatInputApplicationCommandGuildInteraction = {
-      id: interactionId,
+  // `/ask prompt:<text>` in a guild text channel; the sender a member.
+  shape({ chat, text, id, from }: Post): APIChatInputApplicationCommandGuildInteraction {
+    return {
+      id,
       type: InteractionType.ApplicationCommand,
       application_id: APP_ID,
-      token: _token(chat, interactionId),
+      token: discordInteractionToken(chat, id),
       version: 1,
       channel_id: chat,
       channel: { id: chat, name: "general", type: ChannelType.GuildText },
@@ -83,9 +97,9 @@ export const discordDriver: Driver = {
       attachment_size_limit: 8_388_608,
       member: {
         user: {
-          id: USER,
+          id: from?.id ?? USER,
           username: "ada",
-          global_name: "Ada L.",
+          global_name: from?.name ?? "Ada L.",
           discriminator: "0",
           avatar: null,
         },
@@ -103,8 +117,25 @@ export const discordDriver: Driver = {
         options: [{ name: "prompt", type: ApplicationCommandOptionType.String, value: text }],
       },
     };
-    const body = JSON.stringify(interaction);
-    return { headers: await _signed(body), body, id: interactionId };
+  },
+  credentials: { privateKey: _pair.privateKey },
+  stranger: { privateKey: _stranger.privateKey },
+  async sign(body, { privateKey }, options = {}) {
+    const timestamp = String(options.at ?? seconds(undefined));
+    return {
+      "content-type": "application/json",
+      "x-signature-ed25519": await _sign(privateKey, timestamp, body),
+      "x-signature-timestamp": timestamp,
+    };
+  },
+  async message({ chat, text, id }: Message): Promise<Delivery> {
+    const interactionId = id ?? `12000000000${String(++_ids).padStart(8, "0")}`;
+    const body = JSON.stringify(discordDriver.shape({ chat, text, id: interactionId }));
+    return {
+      headers: await discordDriver.sign(body, discordDriver.credentials),
+      body,
+      id: interactionId,
+    };
   },
   async tamper(delivery) {
     const timestamp = delivery.headers["x-signature-timestamp"];
@@ -114,7 +145,7 @@ export const discordDriver: Driver = {
       headers: { ...delivery.headers, "x-signature-ed25519": signature },
     });
     return [
-      forged(await _sign(timestamp, delivery.body + " ")),
+      forged(await _sign(_pair.privateKey, timestamp, delivery.body + " ")),
       forged("00".repeat(64)),
       forged("not-hex"),
       forged(good.slice(0, 126)),
@@ -122,7 +153,10 @@ export const discordDriver: Driver = {
     ];
   },
   // Discord does not resend an interaction; a replay is the same request, signed anew.
-  redeliver: async (delivery) => ({ ...delivery, headers: await _signed(delivery.body) }),
+  redeliver: async (delivery) => ({
+    ...delivery,
+    headers: await discordDriver.sign(delivery.body, discordDriver.credentials),
+  }),
   // A deferred channel message: the reply edits it later.
   ack: { json: { type: 5 } },
   sent(call) {

@@ -1,24 +1,31 @@
-// The generic webhook's driver: `{session, text}` deliveries signed by the standardwebhooks package, answered with the reply itself; Deno (tests only).
+// The generic webhook's driver: `{session, text}` deliveries signed by the standardwebhooks package, answered with the reply itself; Deno (workerd tests, fuzzer, chaos run).
+import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { WEBHOOK_SECRET } from "../clients.ts";
-import type { Delivery, Driver, Message } from "./mod.ts";
+import type { Delivery, Driver, Message, Post } from "./mod.ts";
+import { seconds, utf8 } from "./wire.ts";
 
-const _OTHER_SECRET = "whsec_" + btoa("some-other-secret-of-32-bytes!!!");
+/** What a Standard Webhooks sender signs with: the `whsec_` secret. */
+export interface GenericCredentials {
+  secret: string;
+}
 
-function _headers(id: string, body: string, secret = WEBHOOK_SECRET): Record<string, string> {
-  const at = new Date();
-  return {
-    "content-type": "application/json",
-    "webhook-id": id,
-    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-    "webhook-signature": new Webhook(secret).sign(id, at, body),
-  };
+/**
+ * `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`: the standardwebhooks package's `sign` for
+ * text; for bytes that are not UTF-8 (it only takes strings) the same scheme computed directly,
+ * so the fuzzer's raw bytes still reach baton's parser under a valid signature.
+ */
+function _sign(secret: string, id: string, at: number, body: string | Uint8Array): string {
+  const text = utf8(body);
+  if (text !== undefined) return new Webhook(secret).sign(id, new Date(at * 1000), text);
+  const key = Uint8Array.from(atob(secret.replace(/^whsec_/, "")), (c) => c.charCodeAt(0));
+  return "v1," + createHmac("sha256", key).update(`${id}.${at}.`).update(body).digest("base64");
 }
 
 let _chats = 0;
 
 /** The generic webhook's driver: a session name per `newChat()`; no platform API to reply to. */
-export const genericDriver: Driver = {
+export const genericDriver: Driver<GenericCredentials> = {
   name: "generic",
   path: "/webhooks/generic",
   vars: () => ({ WEBHOOK_SECRET }),
@@ -26,29 +33,53 @@ export const genericDriver: Driver = {
   newChat: () => `driver-${++_chats}`,
   session: (chat) => `webhook:${chat}`,
   turnText: (text) => text,
-  message({ chat, text, id }: Message): Promise<Delivery> {
-    const msgId = id ?? `msg_${crypto.randomUUID()}`;
-    const body = JSON.stringify({ session: chat, text });
-    return Promise.resolve({ headers: _headers(msgId, body), body, id: msgId });
+  // `{session, text}`, and the sender's name when `from` gives one.
+  shape: ({ chat, text, from }: Post) => ({
+    session: chat,
+    text,
+    ...(from ? { user: from.id } : {}),
+  }),
+  credentials: { secret: WEBHOOK_SECRET },
+  stranger: { secret: "whsec_" + btoa("some-other-secret-of-32-bytes!!!") },
+  // The webhook-id is signed: `options.id` keeps a retry's.
+  sign(body, { secret }, options = {}) {
+    const id = options.id ?? `msg_${crypto.randomUUID()}`;
+    const at = seconds(options.at);
+    return Promise.resolve({
+      "content-type": "application/json",
+      "webhook-id": id,
+      "webhook-timestamp": String(options.at ?? at),
+      "webhook-signature": _sign(secret, id, at, body),
+    });
   },
-  tamper(delivery) {
+  async message({ chat, text, id }: Message): Promise<Delivery> {
+    const msgId = id ?? `msg_${crypto.randomUUID()}`;
+    const body = JSON.stringify(genericDriver.shape({ chat, text, id: msgId }));
+    const headers = await genericDriver.sign(body, genericDriver.credentials, { id: msgId });
+    return { headers, body, id: msgId };
+  },
+  async tamper(delivery) {
     const id = delivery.headers["webhook-id"];
     const forged = (signature: string) => ({
       ...delivery,
       headers: { ...delivery.headers, "webhook-signature": signature },
     });
-    return Promise.resolve([
-      { ...delivery, headers: _headers(id, delivery.body, _OTHER_SECRET) },
+    return [
+      {
+        ...delivery,
+        headers: await genericDriver.sign(delivery.body, genericDriver.stranger, { id }),
+      },
       forged("v1,AAAA"),
       forged(""),
-    ]);
+    ];
   },
   // A sender retries under the same webhook-id, signed anew.
-  redeliver: (delivery) =>
-    Promise.resolve({
-      ...delivery,
-      headers: _headers(delivery.headers["webhook-id"], delivery.body),
+  redeliver: async (delivery) => ({
+    ...delivery,
+    headers: await genericDriver.sign(delivery.body, genericDriver.credentials, {
+      id: delivery.headers["webhook-id"],
     }),
+  }),
   ack: "reply",
   // Nothing goes to a platform: the reply is the webhook's answer.
   sent: () => undefined,

@@ -1,14 +1,23 @@
-// GitHub's driver: issue_comment deliveries built on @octokit/webhooks-examples' published sample, signed by @octokit/webhooks-methods, issue comments read back; Deno (tests only).
+// GitHub's driver: issue_comment deliveries built on @octokit/webhooks-examples' published sample, signed by @octokit/webhooks-methods, issue comments read back; Deno (workerd tests, fuzzer, chaos run).
 import { sign } from "@octokit/webhooks-methods";
 import type { IssueCommentCreatedEvent } from "@octokit/webhooks-types";
 import { assertEquals, assertMatch } from "@std/assert";
+import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { PlatformAnswer } from "../fake_platform.ts";
-import type { Delivery, Driver, Message } from "./mod.ts";
+import type { Delivery, Driver, Message, Post } from "./mod.ts";
+import { utf8 } from "./wire.ts";
 
 const SECRET = "github-test-webhook-secret";
 const TOKEN = "ghp_github_test_token";
-const BOT = "batonbot";
+/** The bot's login: a comment that @mentions it is a turn. */
+export const GITHUB_BOT = "batonbot";
+const BOT = GITHUB_BOT;
+
+/** What GitHub signs a delivery with: the webhook's secret. */
+export interface GithubCredentials {
+  secret: string;
+}
 
 /** The first `issue_comment` `created` example github.com's package publishes. */
 function _sample(): IssueCommentCreatedEvent {
@@ -21,7 +30,9 @@ function _sample(): IssueCommentCreatedEvent {
 }
 
 const SAMPLE = _sample();
-const REPO = SAMPLE.repository.full_name;
+/** The repository of every delivery: the published sample's. */
+export const GITHUB_REPO = SAMPLE.repository.full_name;
+const REPO = GITHUB_REPO;
 const _COMMENTS = new RegExp(`^/repos/${REPO}/issues/([0-9]+)/comments$`);
 
 /** A comment's text as people see it: without the invisible part marker baton appends. */
@@ -29,22 +40,22 @@ function _visible(body: string): string {
   return body.replace(/\n\n<!-- baton:part=[A-Za-z0-9_-]+ -->$/, "");
 }
 
-async function _headers(body: string, delivery: string, secret = SECRET) {
-  return {
-    "content-type": "application/json",
-    "user-agent": "GitHub-Hookshot/044aadd",
-    "x-github-event": "issue_comment",
-    "x-github-delivery": delivery,
-    "x-github-hook-id": "292430182",
-    "x-hub-signature-256": await sign(secret, body),
-  };
+/**
+ * `sha256=` + hex HMAC-SHA256 of the body: @octokit/webhooks-methods' `sign` for text; for bytes
+ * that are not UTF-8 (which it cannot take, and GitHub never sends, but a fuzzer does) the same
+ * scheme computed directly, so baton's parser still meets them under a valid signature.
+ */
+async function _sign(secret: string, body: string | Uint8Array): Promise<string> {
+  const text = utf8(body);
+  if (text !== undefined && text !== "") return await sign(secret, text);
+  return "sha256=" + createHmac("sha256", secret).update(body).digest("hex");
 }
 
 let _issues = 1000;
 let _comments = 2_000_000_000;
 
 /** GitHub's driver: an issue of the sample's repository per `newChat()`, commented by its user. */
-export const githubDriver: Driver = {
+export const githubDriver: Driver<GithubCredentials> = {
   name: "github",
   path: "/webhooks/github",
   vars: () => ({ GITHUB_WEBHOOK_SECRET: SECRET, GITHUB_TOKEN: TOKEN, GITHUB_BOT_LOGIN: BOT }),
@@ -53,15 +64,44 @@ export const githubDriver: Driver = {
   session: (chat) => `github:${REPO}#${chat}`,
   // Only a comment that mentions the bot is a turn, and the model reads it whole.
   turnText: (text) => `@${BOT} ${text}`,
-  async message({ chat, text, id }: Message): Promise<Delivery> {
-    const commentId = id ? Number(id) : ++_comments;
-    const payload: IssueCommentCreatedEvent = {
+  // The published sample's comment, on issue `chat`, by `from` (its login and id) when given.
+  shape({ chat, text, id, from, mention }: Post): IssueCommentCreatedEvent {
+    const user = from
+      ? { ...SAMPLE.comment.user, login: from.name, id: Number(from.id) }
+      : SAMPLE.comment.user;
+    return {
       ...SAMPLE,
       issue: { ...SAMPLE.issue, number: Number(chat) },
-      comment: { ...SAMPLE.comment, id: commentId, body: `@${BOT} ${text}` },
+      comment: {
+        ...SAMPLE.comment,
+        id: Number(id),
+        user,
+        body: mention ? `@${BOT} ${text}` : text,
+      },
+      sender: from ? { ...SAMPLE.sender, login: from.name, id: Number(from.id) } : SAMPLE.sender,
     };
-    const body = JSON.stringify(payload);
-    return { headers: await _headers(body, crypto.randomUUID()), body, id: String(commentId) };
+  },
+  credentials: { secret: SECRET },
+  stranger: { secret: "wrong-secret" },
+  // A redelivery keeps its X-GitHub-Delivery: `options.id` names it.
+  async sign(body, { secret }, options = {}) {
+    return {
+      "content-type": "application/json",
+      "user-agent": "GitHub-Hookshot/044aadd",
+      "x-github-event": "issue_comment",
+      "x-github-delivery": options.id ?? crypto.randomUUID(),
+      "x-github-hook-id": "292430182",
+      "x-hub-signature-256": await _sign(secret, body),
+    };
+  },
+  async message({ chat, text, id }: Message): Promise<Delivery> {
+    const commentId = id ?? String(++_comments);
+    const body = JSON.stringify(githubDriver.shape({ chat, text, id: commentId, mention: true }));
+    return {
+      headers: await githubDriver.sign(body, githubDriver.credentials),
+      body,
+      id: commentId,
+    };
   },
   async tamper(delivery) {
     const id = delivery.headers["x-github-delivery"];
@@ -74,8 +114,11 @@ export const githubDriver: Driver = {
       };
     };
     return [
-      { ...delivery, headers: await _headers(delivery.body, id, "wrong-secret") },
-      forged(await sign(SECRET, delivery.body + " ")),
+      {
+        ...delivery,
+        headers: await githubDriver.sign(delivery.body, githubDriver.stranger, { id }),
+      },
+      forged(await _sign(SECRET, delivery.body + " ")),
       forged(good.slice("sha256=".length)),
       forged(good.slice(0, -4)),
       forged("sha256=not-hex"),

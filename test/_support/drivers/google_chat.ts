@@ -1,14 +1,16 @@
-// Google Chat's driver: HTTP-app MESSAGE events (typed by @googleapis/chat) under Chat's own bearer JWT, Chat API replies read back; Deno (tests only).
+// Google Chat's driver: HTTP-app MESSAGE events (typed by @googleapis/chat) under Chat's own bearer JWT, Chat API replies read back; Deno (workerd tests, fuzzer, chaos run).
 import type { chat_v1 } from "@googleapis/chat";
 import { assertEquals, assertMatch } from "@std/assert";
 import { decodeJwt } from "jose";
 import {
   signTestJwt,
   testServiceAccount,
+  type TestSigningKey,
   testSigningKey,
 } from "../../../lib/platforms/_jwt_fixtures.ts";
 import type { FakePlatform } from "../fake_platform.ts";
-import type { Delivery, Driver, Message } from "./mod.ts";
+import type { Delivery, Driver, Message, Post } from "./mod.ts";
+import { seconds } from "./wire.ts";
 
 const PROJECT = "123456789012";
 /** The issuer of the tokens Chat sends an HTTP app that verifies with its project number. */
@@ -18,15 +20,28 @@ const KEY = await testSigningKey("chat-key-1");
 const STRANGER_KEY = await testSigningKey("chat-key-1");
 const GRACE = { name: "users/1111", displayName: "Grace Hopper", type: "HUMAN" };
 
-function _token(
-  opts: { key?: typeof KEY; audience?: string; lifetime?: number; issuer?: string } = {},
-) {
-  return signTestJwt(opts.key ?? KEY, {
-    issuer: opts.issuer ?? ISSUER,
-    audience: opts.audience ?? PROJECT,
+/**
+ * What Chat signs a token with and what it says: the signing key, the audience (the project
+ * number), the issuer (Chat's own when left out), a `kid` other than the key's.
+ */
+export interface GoogleChatCredentials {
+  key: TestSigningKey;
+  audience: string;
+  issuer?: string;
+  kid?: string;
+}
+
+function _token(c: GoogleChatCredentials, opts: { lifetime?: number; at?: number } = {}) {
+  return signTestJwt(c.key, {
+    issuer: c.issuer ?? ISSUER,
+    audience: c.audience,
+    ...(opts.at === undefined ? {} : { now: opts.at }),
     ...(opts.lifetime === undefined ? {} : { lifetime: opts.lifetime }),
+    ...(c.kid === undefined ? {} : { kid: c.kid }),
   });
 }
+
+const _CREDENTIALS: GoogleChatCredentials = { key: KEY, audience: PROJECT };
 
 function _headers(token: string | null): Record<string, string> {
   return {
@@ -41,7 +56,7 @@ let _chats = 0;
 let _ids = 0;
 
 /** Google Chat's driver: a direct-message space with Grace per `newChat()`. */
-export const googleChatDriver: Driver = {
+export const googleChatDriver: Driver<GoogleChatCredentials> = {
   name: "google-chat",
   path: "/webhooks/google-chat",
   vars(platform: FakePlatform) {
@@ -52,36 +67,49 @@ export const googleChatDriver: Driver = {
   newChat: () => `spaces/AAAAdrv${String(++_chats).padStart(4, "0")}`,
   session: (chat) => `google-chat:${chat}`,
   turnText: (text) => text,
-  async message({ chat, text, id }: Message): Promise<Delivery> {
-    const name = `${chat}/messages/${id ?? `d${++_ids}.d${_ids}`}`;
-    const event: chat_v1.Schema$DeprecatedEvent = {
+  // A MESSAGE event in DM space `chat`; in a room (`group`) too, the app @mentioned.
+  shape({ chat, text, id, from, group, mention, thread }: Post): chat_v1.Schema$DeprecatedEvent {
+    const sender = from ? { name: from.id, displayName: from.name, type: "HUMAN" } : GRACE;
+    return {
       type: "MESSAGE",
       eventTime: new Date().toISOString(),
-      space: { name: chat, type: "DM", spaceType: "DIRECT_MESSAGE", singleUserBotDm: true },
+      space: group
+        ? { name: chat, type: "ROOM", spaceType: "SPACE" }
+        : { name: chat, type: "DM", spaceType: "DIRECT_MESSAGE", singleUserBotDm: true },
       message: {
-        name,
-        sender: GRACE,
-        text,
-        argumentText: text,
-        thread: { name: `${chat}/threads/t1` },
+        name: id,
+        sender,
+        text: mention ? `@baton ${text}` : text,
+        argumentText: mention ? ` ${text}` : text,
+        thread: { name: thread ?? `${chat}/threads/t1` },
       },
-      user: GRACE,
+      user: sender,
     };
-    return { headers: _headers(await _token()), body: JSON.stringify(event), id: name };
+  },
+  credentials: _CREDENTIALS,
+  stranger: { key: STRANGER_KEY, audience: PROJECT },
+  async sign(_body, credentials, options = {}) {
+    const at = options.at === undefined ? undefined : seconds(options.at);
+    return _headers(await _token(credentials, { at }));
+  },
+  async message({ chat, text, id }: Message): Promise<Delivery> {
+    const name = `${chat}/messages/${id ?? `d${++_ids}.d${_ids}`}`;
+    const body = JSON.stringify(googleChatDriver.shape({ chat, text, id: name }));
+    return { headers: await googleChatDriver.sign(body, _CREDENTIALS), body, id: name };
   },
   async tamper(delivery) {
     const forged = (token: string | null) => ({ ...delivery, headers: _headers(token) });
     return [
-      forged(await _token({ key: STRANGER_KEY })),
-      forged(await _token({ audience: "999999999999" })),
-      forged(await _token({ lifetime: -600 })),
-      forged(await _token({ issuer: "someone@example.iam.gserviceaccount.com" })),
+      forged(await _token(googleChatDriver.stranger)),
+      forged(await _token({ ..._CREDENTIALS, audience: "999999999999" })),
+      forged(await _token(_CREDENTIALS, { lifetime: -600 })),
+      forged(await _token({ ..._CREDENTIALS, issuer: "someone@example.iam.gserviceaccount.com" })),
       forged("not-a-jwt"),
       forged(null),
     ];
   },
   // Chat resends the same event under a fresh token.
-  redeliver: async (delivery) => ({ ...delivery, headers: _headers(await _token()) }),
+  redeliver: async (delivery) => ({ ...delivery, headers: _headers(await _token(_CREDENTIALS)) }),
   // An empty body: the reply comes later through the Chat API.
   ack: { json: {} },
   sent(call) {

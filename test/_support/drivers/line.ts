@@ -1,8 +1,13 @@
-// LINE's driver: webhook callbacks (typed by @line/bot-sdk's webhook model) signed per LINE's base64 HMAC scheme, push replies read back; Deno (tests only).
+// LINE's driver: webhook callbacks (typed by @line/bot-sdk's webhook model) signed per LINE's base64 HMAC scheme, push replies read back; Deno (workerd tests, fuzzer, chaos run).
 import type { webhook } from "@line/bot-sdk";
 import { assert, assertEquals } from "@std/assert";
 import { createHmac } from "node:crypto";
-import type { Delivery, Driver, Message } from "./mod.ts";
+import type { Delivery, Driver, Message, Post } from "./mod.ts";
+
+/** What LINE signs a callback with: the channel secret. */
+export interface LineCredentials {
+  secret: string;
+}
 
 const SECRET = "line-channel-secret-0123456789ab";
 const TOKEN = "line-channel-access-token-value";
@@ -12,22 +17,24 @@ const PUSH_PATH = "/v2/bot/message/push";
  * Base64 HMAC-SHA256 of the body with the channel secret: LINE's X-Line-Signature (the SDK's
  * `validateSignature` only checks one, so the driver computes it as LINE documents it).
  */
-function _sign(body: string, secret = SECRET): string {
+function _sign(body: string | Uint8Array, secret: string): string {
   return createHmac("sha256", secret).update(body).digest("base64");
 }
 
-function _signed(
-  callback: webhook.CallbackRequest,
-): { headers: Record<string, string>; body: string } {
-  const body = JSON.stringify(callback);
-  return { headers: { "content-type": "application/json", "x-line-signature": _sign(body) }, body };
+/** `callback` as LINE sends it again: each event marked a redelivery, its reply token gone. */
+export function lineRedelivery(callback: webhook.CallbackRequest): webhook.CallbackRequest {
+  const events = callback.events.map((e) => {
+    const { replyToken: _, ...rest } = e as webhook.MessageEvent;
+    return { ...rest, deliveryContext: { isRedelivery: true } } as webhook.Event;
+  });
+  return { ...callback, events };
 }
 
 let _chats = 0;
 let _events = 0;
 
 /** LINE's driver: a 1:1 chat with a user `U…` per `newChat()`. */
-export const lineDriver: Driver = {
+export const lineDriver: Driver<LineCredentials> = {
   name: "line",
   path: "/webhooks/line",
   vars: () => ({ LINE_CHANNEL_SECRET: SECRET, LINE_CHANNEL_ACCESS_TOKEN: TOKEN }),
@@ -35,23 +42,44 @@ export const lineDriver: Driver = {
   newChat: () => `U${String(++_chats).padStart(32, "d")}`,
   session: (chat) => `line:user:${chat}`,
   turnText: (text) => text,
-  message({ chat, text, id }: Message): Promise<Delivery> {
+  // A text message from user `chat`; in a group (`group`: `chat` is the group id) from `from`.
+  shape({ chat, text, id, from, group, mention, event }: Post): webhook.CallbackRequest {
     const n = ++_events;
-    const messageId = id ?? `46878957789${String(n).padStart(6, "0")}`;
-    const event: webhook.MessageEvent = {
+    const user = from?.id ?? chat;
+    const message: webhook.TextMessageContent = {
+      type: "text",
+      id,
+      quoteToken: `q${n}`,
+      text: mention ? `@bot ${text}` : text,
+      ...(mention
+        ? { mention: { mentionees: [{ index: 0, length: 4, type: "user", isSelf: true }] } }
+        : {}),
+    };
+    const messageEvent: webhook.MessageEvent = {
       type: "message",
       mode: "active",
       timestamp: Date.now(),
-      webhookEventId: `01HDRIVER${String(n).padStart(17, "0")}`,
+      webhookEventId: event ?? `01HDRIVER${String(n).padStart(17, "0")}`,
       deliveryContext: { isRedelivery: false },
-      source: { type: "user", userId: chat },
+      source: group
+        ? { type: "group", groupId: chat, userId: user }
+        : { type: "user", userId: user },
       replyToken: crypto.randomUUID().replaceAll("-", ""),
-      message: { type: "text", id: messageId, quoteToken: `q${n}`, text },
+      message,
     };
-    return Promise.resolve({
-      ..._signed({ destination: "Ubot0000000000", events: [event] }),
-      id: messageId,
-    });
+    return { destination: "Ubot0000000000", events: [messageEvent] };
+  },
+  credentials: { secret: SECRET },
+  stranger: { secret: "not-the-secret" },
+  sign: (body, { secret }) =>
+    Promise.resolve({
+      "content-type": "application/json",
+      "x-line-signature": _sign(body, secret),
+    }),
+  async message({ chat, text, id }: Message): Promise<Delivery> {
+    const messageId = id ?? `46878957789${String(_events + 1).padStart(6, "0")}`;
+    const body = JSON.stringify(lineDriver.shape({ chat, text, id: messageId }));
+    return { headers: await lineDriver.sign(body, lineDriver.credentials), body, id: messageId };
   },
   tamper(delivery) {
     const forged = (signature: string | null) => {
@@ -62,20 +90,16 @@ export const lineDriver: Driver = {
       };
     };
     return Promise.resolve([
-      forged(_sign(delivery.body, "not-the-secret")),
+      forged(_sign(delivery.body, lineDriver.stranger.secret)),
       forged("AAAA"),
       forged(""),
       forged(null),
     ]);
   },
   // LINE marks a redelivery in the event and drops its reply token; the event id stays.
-  redeliver(delivery) {
-    const callback: webhook.CallbackRequest = JSON.parse(delivery.body);
-    const events = callback.events.map((e) => {
-      const { replyToken: _, ...rest } = e as webhook.MessageEvent;
-      return { ...rest, deliveryContext: { isRedelivery: true } } as webhook.Event;
-    });
-    return Promise.resolve({ ..._signed({ ...callback, events }), id: delivery.id });
+  async redeliver(delivery) {
+    const body = JSON.stringify(lineRedelivery(JSON.parse(delivery.body)));
+    return { headers: await lineDriver.sign(body, lineDriver.credentials), body, id: delivery.id };
   },
   ack: { json: { ok: true } },
   sent(call) {

@@ -1,4 +1,4 @@
-// One driver per chat platform (sign a delivery in the platform's shape, read what the fake platform received) and their table; Deno (tests, fuzzer, chaos run).
+// One driver per chat platform (shape a delivery as the platform does, sign it as the platform does, read what the fake platform received) and their table; Deno (workerd tests, fuzzer, chaos run).
 import type { FakePlatform, PlatformAnswer, PlatformCall } from "../fake_platform.ts";
 import { discordDriver } from "./discord.ts";
 import { genericDriver } from "./generic.ts";
@@ -10,6 +10,9 @@ import { teamsDriver } from "./teams.ts";
 import { telegramDriver } from "./telegram.ts";
 import { twilioDriver } from "./twilio.ts";
 import { whatsappDriver } from "./whatsapp.ts";
+
+// The drivers' shared wire helpers live apart, so a driver imported first meets no import cycle.
+export { encode, seconds, utf8 } from "./wire.ts";
 
 /** One webhook request as the platform would send it: its headers and its raw body. */
 export interface Delivery {
@@ -24,6 +27,42 @@ export interface Message {
   chat: string;
   text: string;
   /** The platform's message id; a fresh one when left out. */
+  id?: string;
+}
+
+/**
+ * One message as a driver's `shape` takes it: every field a caller may choose. The workerd tests
+ * give chat, text and id; the fuzzer and the chaos run also choose who sends it and where.
+ */
+export interface Post {
+  /** Where it is sent, in the platform's id format (a driver's `newChat()` is one). */
+  chat: string;
+  /** Its text, verbatim (a mention is added only when `mention` asks for one). */
+  text: string;
+  /** The platform's message id. */
+  id: string;
+  /** Who sends it: the platform's user id and display name; the driver's own person when left out. */
+  from?: { id: string; name: string };
+  /** Sent in a group conversation (a channel, group chat, room) rather than a direct one. */
+  group?: boolean;
+  /** The text starts with an @mention of the bot in the platform's syntax (and its metadata). */
+  mention?: boolean;
+  /** The thread it is in, where the platform threads (Slack's thread_ts, a Chat thread's name). */
+  thread?: string;
+  /** The platform's id of the delivery where it has one apart from the message's. */
+  event?: string;
+  /** Teams only: the Bot Connector the conversation lives on; the fake platform's when left out. */
+  serviceUrl?: string;
+}
+
+/** What a signer is told besides the body and the credentials. */
+export interface SignOptions {
+  /**
+   * When the platform signs (unix seconds, or any string a timestamp header may carry): the
+   * timestamp a signature covers, a token's issue time. Now when left out.
+   */
+  at?: number | string;
+  /** The delivery's id where the scheme signs or sends one (Standard Webhooks, GitHub). */
   id?: string;
 }
 
@@ -45,11 +84,13 @@ export type Ack =
   | "reply";
 
 /**
- * How a test talks to one platform: sign and shape its deliveries, and read baton's replies back
+ * How a test talks to one platform: shape and sign its deliveries, and read baton's replies back
  * from the fake platform. Drivers keep no state but counters and the fake platform they were
- * pointed at (`vars`).
+ * pointed at (`vars`). `C` is what the platform signs with (a secret, a key pair, a token key):
+ * the driver's own test credentials serve the workerd tests and the fuzzer, the chaos run passes
+ * its per-run ones.
  */
-export interface Driver {
+export interface Driver<C = unknown> {
   /** The adapter's name, as in `/webhooks/<name>` and test names. */
   name: string;
   /** The webhook route. */
@@ -67,6 +108,26 @@ export interface Driver {
   session(chat: string): string;
   /** What the model reads of a message whose text is `text` (GitHub keeps the @mention). */
   turnText(text: string): string;
+  /**
+   * The platform's payload of `post`, typed with the platform's own types: the one place this
+   * platform's message shape is written. Synchronous, so fast-check generators can call it.
+   */
+  shape(post: Post): object;
+  /** The payload is sent as a form of its fields (Twilio), not as JSON. */
+  form?: true;
+  /** The credentials the driver's `vars` configure baton with. */
+  credentials: C;
+  /** Credentials of the same kind that baton does not know: what a forger signs with. */
+  stranger: C;
+  /**
+   * The headers the platform sends `body` with, signed with `credentials` by the platform's own
+   * package or its documented scheme: content type, signature, timestamp, ids.
+   */
+  sign(
+    body: string | Uint8Array,
+    credentials: C,
+    options?: SignOptions,
+  ): Promise<Record<string, string>>;
   /** `message` signed and shaped as the platform sends it. */
   message(message: Message): Promise<Delivery>;
   /** Every way a forger gets `delivery` wrong: another key, a malformed or missing signature… */

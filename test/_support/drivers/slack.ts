@@ -1,13 +1,23 @@
-// Slack's driver: Events API envelopes of direct messages (typed by @slack/types) signed per Slack's v0 HMAC scheme, chat.postMessage replies read back; Deno (tests only).
-import type { GenericMessageEvent } from "@slack/types";
+// Slack's driver: Events API envelopes of direct messages and channel app_mentions (typed by @slack/types and Bolt's envelope) signed per Slack's v0 HMAC scheme, chat.postMessage replies read back; Deno (workerd tests, fuzzer, chaos run).
+import type { EnvelopedEvent } from "@slack/bolt";
+import type { AppMentionEvent, GenericMessageEvent } from "@slack/types";
 import { assertEquals, assertMatch } from "@std/assert";
 import { createHmac } from "node:crypto";
-import type { Delivery, Driver, Message } from "./mod.ts";
+import type { Delivery, Driver, Message, Post } from "./mod.ts";
+import { seconds } from "./wire.ts";
 
 const SECRET = "slack-test-signing-secret-0123456789";
 const TOKEN = "xoxb-test-bot-token";
+/** The bot's user id: what an app_mention mentions. */
 const BOT = "UBATON";
-const TEAM = "T0TEST";
+/** The workspace every delivery comes from (session keys name it). */
+export const SLACK_TEAM = "T0TEST";
+const TEAM = SLACK_TEAM;
+
+/** What Slack signs a request with: the app's signing secret. */
+export interface SlackCredentials {
+  secret: string;
+}
 
 let _chats = 0;
 let _ts = 0;
@@ -16,21 +26,13 @@ let _ts = 0;
  * `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<body>` with the signing secret: Slack's scheme
  * (@slack/bolt only verifies, so the driver computes it as Slack documents it).
  */
-function _sign(secret: string, timestamp: string, body: string): string {
-  return "v0=" + createHmac("sha256", secret).update(`v0:${timestamp}:${body}`).digest("hex");
-}
-
-function _signed(body: string, secret = SECRET): Record<string, string> {
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  return {
-    "content-type": "application/json",
-    "x-slack-request-timestamp": timestamp,
-    "x-slack-signature": _sign(secret, timestamp, body),
-  };
+function _sign(secret: string, timestamp: string, body: string | Uint8Array): string {
+  return "v0=" + createHmac("sha256", secret)
+    .update(`v0:${timestamp}:`).update(body).digest("hex");
 }
 
 /** Slack's driver: a direct message (an `im` channel `D…`) per `newChat()`, its user `U…`. */
-export const slackDriver: Driver = {
+export const slackDriver: Driver<SlackCredentials> = {
   name: "slack",
   path: "/webhooks/slack",
   vars: () => ({ SLACK_SIGNING_SECRET: SECRET, SLACK_BOT_TOKEN: TOKEN }),
@@ -38,54 +40,85 @@ export const slackDriver: Driver = {
   newChat: () => `D0DRV${String(++_chats).padStart(5, "0")}`,
   session: (chat) => `slack:${TEAM}:${chat}`,
   turnText: (text) => text,
-  message({ chat, text, id }: Message): Promise<Delivery> {
-    const ts = id ?? `1700000000.${String(++_ts).padStart(6, "0")}`;
-    const event: GenericMessageEvent = {
-      type: "message",
-      subtype: undefined,
-      user: `U${chat.slice(1)}`,
-      text,
-      ts,
-      event_ts: ts,
-      channel: chat,
-      channel_type: "im",
-      team: TEAM,
-    };
-    const envelope = {
+  // A direct message in an `im`; in a channel (`group`) an app_mention, threaded when `thread` is.
+  shape({ chat, text, id, from, group, mention, thread, event }: Post) {
+    const user = from?.id ?? `U${chat.slice(1)}`;
+    const said = mention ? `<@${BOT}> ${text}` : text;
+    const inner: GenericMessageEvent | AppMentionEvent = group
+      ? {
+        type: "app_mention",
+        user,
+        text: said,
+        ts: id,
+        event_ts: id,
+        channel: chat,
+        ...(thread && thread !== id ? { thread_ts: thread } : {}),
+      }
+      : {
+        type: "message",
+        subtype: undefined,
+        user,
+        text: said,
+        ts: id,
+        event_ts: id,
+        channel: chat,
+        channel_type: "im",
+        team: TEAM,
+      };
+    const envelope: EnvelopedEvent<GenericMessageEvent | AppMentionEvent> = {
       token: "legacy",
       team_id: TEAM,
       api_app_id: "A0TEST",
       type: "event_callback",
-      event_id: `Ev${crypto.randomUUID().replaceAll("-", "").slice(0, 10).toUpperCase()}`,
+      event_id: event ?? `Ev${crypto.randomUUID().replaceAll("-", "").slice(0, 10).toUpperCase()}`,
       event_time: Math.floor(Date.now() / 1000),
-      authorizations: [{ team_id: TEAM, user_id: BOT, is_bot: true, is_enterprise_install: false }],
-      event,
+      authorizations: [{
+        enterprise_id: null,
+        team_id: TEAM,
+        user_id: BOT,
+        is_bot: true,
+        is_enterprise_install: false,
+      }],
+      event: inner,
     };
-    const body = JSON.stringify(envelope);
-    return Promise.resolve({ headers: _signed(body), body, id: ts });
+    return envelope;
   },
-  tamper(delivery) {
+  credentials: { secret: SECRET },
+  stranger: { secret: "not-the-secret" },
+  sign(body, { secret }, options = {}) {
+    const timestamp = String(options.at ?? seconds(undefined));
+    return Promise.resolve({
+      "content-type": "application/json",
+      "x-slack-request-timestamp": timestamp,
+      "x-slack-signature": _sign(secret, timestamp, body),
+    });
+  },
+  async message({ chat, text, id }: Message): Promise<Delivery> {
+    const ts = id ?? `1700000000.${String(++_ts).padStart(6, "0")}`;
+    const body = JSON.stringify(slackDriver.shape({ chat, text, id: ts }));
+    return { headers: await slackDriver.sign(body, slackDriver.credentials), body, id: ts };
+  },
+  async tamper(delivery) {
     const forged = (signature: string) => ({
       ...delivery,
       headers: { ...delivery.headers, "x-slack-signature": signature },
     });
-    return Promise.resolve([
-      { ...delivery, headers: _signed(delivery.body, "not-the-secret") },
+    return [
+      { ...delivery, headers: await slackDriver.sign(delivery.body, slackDriver.stranger) },
       forged("v0=" + "00".repeat(32)),
       forged("v0=not-hex"),
       forged(""),
-    ]);
+    ];
   },
   // Slack retries the same event (same body) with X-Slack-Retry-Num, re-signed at its new time.
-  redeliver: (delivery) =>
-    Promise.resolve({
-      ...delivery,
-      headers: {
-        ..._signed(delivery.body),
-        "x-slack-retry-num": "1",
-        "x-slack-retry-reason": "http_timeout",
-      },
-    }),
+  redeliver: async (delivery) => ({
+    ...delivery,
+    headers: {
+      ...await slackDriver.sign(delivery.body, slackDriver.credentials),
+      "x-slack-retry-num": "1",
+      "x-slack-retry-reason": "http_timeout",
+    },
+  }),
   ack: { json: { ok: true } },
   sent(call) {
     if (call.path !== "/api/chat.postMessage") return undefined;

@@ -1,11 +1,18 @@
-// Teams' driver: Bot Framework message activities (typed by botframework-schema) under a Bot Connector-shaped JWT (lowercase `serviceurl` claim, msteams endorsement), Bot Connector replies read back; Deno (tests only).
+// Teams' driver: Bot Framework message activities (typed by botframework-schema) under a Bot Connector-shaped JWT (lowercase `serviceurl` claim, msteams endorsement), Bot Connector replies read back; Deno (workerd tests, fuzzer, chaos run).
 import { assertEquals, assertMatch } from "@std/assert";
 import type { Activity } from "botframework-schema";
-import { signTestJwt, testSigningKey } from "../../../lib/platforms/_jwt_fixtures.ts";
+import {
+  signTestJwt,
+  type TestSigningKey,
+  testSigningKey,
+} from "../../../lib/platforms/_jwt_fixtures.ts";
 import type { FakePlatform } from "../fake_platform.ts";
-import type { Delivery, Driver, Message } from "./mod.ts";
+import type { Delivery, Driver, Message, Post } from "./mod.ts";
+import { seconds } from "./wire.ts";
 
-const APP_ID = "8e2f1d6a-3b1c-4f0e-9a7d-5c6b4a3f2e1d";
+/** The bot's app id: the tokens' audience and every activity's recipient. */
+export const TEAMS_APP_ID = "8e2f1d6a-3b1c-4f0e-9a7d-5c6b4a3f2e1d";
+const APP_ID = TEAMS_APP_ID;
 const PASSWORD = "teams-app-password-0123456789";
 /** The Bot Connector's token issuer (botframework-connector's AuthenticationConstants). */
 const ISSUER = "https://api.botframework.com";
@@ -18,17 +25,30 @@ const ADA = { id: "29:1ada", name: "Ada Lovelace", aadObjectId: "aad-ada-0001" }
 let _origin = "http://127.0.0.1:9";
 const _serviceUrl = () => `${_origin}/teams/`;
 
-/** A Bot Connector token for this bot; `serviceurl` is the claim's name as the Connector signs it. */
-function _token(
-  opts: { key?: typeof KEY; audience?: string; lifetime?: number; serviceUrl?: string } = {},
-) {
-  return signTestJwt(opts.key ?? KEY, {
+/**
+ * What the Bot Connector signs a token with, and what it says: the signing key, the bot's app id
+ * as audience, the service URL (the fake platform's when left out), a `kid` other than the key's.
+ */
+export interface TeamsCredentials {
+  key: TestSigningKey;
+  audience: string;
+  serviceUrl?: string;
+  kid?: string;
+}
+
+/** A Bot Connector token; `serviceurl` is the claim's name as the Connector signs it. */
+function _token(c: TeamsCredentials, opts: { lifetime?: number; at?: number } = {}) {
+  return signTestJwt(c.key, {
     issuer: ISSUER,
-    audience: opts.audience ?? APP_ID,
+    audience: c.audience,
+    ...(opts.at === undefined ? {} : { now: opts.at }),
     ...(opts.lifetime === undefined ? {} : { lifetime: opts.lifetime }),
-    claims: { serviceurl: opts.serviceUrl ?? _serviceUrl() },
+    ...(c.kid === undefined ? {} : { kid: c.kid }),
+    claims: { serviceurl: c.serviceUrl ?? _serviceUrl() },
   });
 }
+
+const _CREDENTIALS: TeamsCredentials = { key: KEY, audience: APP_ID };
 
 function _headers(token: string | null): Record<string, string> {
   return {
@@ -43,7 +63,7 @@ let _chats = 0;
 let _ids = 0;
 
 /** Teams' driver: a personal chat with Ada per `newChat()`. */
-export const teamsDriver: Driver = {
+export const teamsDriver: Driver<TeamsCredentials> = {
   name: "teams",
   path: "/webhooks/teams",
   vars(platform: FakePlatform) {
@@ -55,29 +75,49 @@ export const teamsDriver: Driver = {
   newChat: () => `a:1personal-driver-${++_chats}`,
   session: (chat) => `teams:${chat}`,
   turnText: (text) => text,
-  async message({ chat, text, id }: Message): Promise<Delivery> {
-    const activityId = id ?? `17000000${String(++_ids).padStart(6, "0")}`;
+  // A personal chat's message from `from`; in a channel (`group`) too, the bot @mentioned.
+  shape({ chat, text, id, from, group, mention, serviceUrl }: Post) {
+    const person = from ? { id: from.id, name: from.name, aadObjectId: `aad-${from.id}` } : ADA;
     const activity: Partial<Activity> = {
       type: "message",
-      id: activityId,
+      id,
       timestamp: new Date(),
-      serviceUrl: _serviceUrl(),
+      serviceUrl: serviceUrl ?? _serviceUrl(),
       channelId: "msteams",
-      from: ADA,
+      from: person,
       conversation: {
         id: chat,
-        conversationType: "personal",
+        conversationType: group ? "channel" : "personal",
         tenantId: "tenant-1",
-        isGroup: false,
+        isGroup: !!group,
         name: "",
       },
       recipient: { id: `28:${APP_ID}`, name: "baton" },
-      text,
+      text: mention ? `<at>baton</at> ${text}` : text,
       textFormat: "plain",
+      ...(mention
+        ? {
+          entities: [{
+            type: "mention",
+            text: "<at>baton</at>",
+            mentioned: { id: `28:${APP_ID}`, name: "baton" },
+          }],
+        }
+        : {}),
     };
     const { name: _, ...conversation } = activity.conversation!;
-    const body = JSON.stringify({ ...activity, conversation });
-    return { headers: _headers(await _token()), body, id: activityId };
+    return { ...activity, conversation };
+  },
+  credentials: _CREDENTIALS,
+  stranger: { key: STRANGER_KEY, audience: APP_ID },
+  async sign(_body, credentials, options = {}) {
+    const at = options.at === undefined ? undefined : seconds(options.at);
+    return _headers(await _token(credentials, { at }));
+  },
+  async message({ chat, text, id }: Message): Promise<Delivery> {
+    const activityId = id ?? `17000000${String(++_ids).padStart(6, "0")}`;
+    const body = JSON.stringify(teamsDriver.shape({ chat, text, id: activityId }));
+    return { headers: await teamsDriver.sign(body, _CREDENTIALS), body, id: activityId };
   },
   async tamper(delivery) {
     const forged = (token: string | null) => ({ ...delivery, headers: _headers(token) });
@@ -87,17 +127,17 @@ export const teamsDriver: Driver = {
       serviceUrl: "https://evil.example/",
     });
     return [
-      forged(await _token({ key: STRANGER_KEY })),
-      forged(await _token({ audience: "another-bot" })),
-      forged(await _token({ lifetime: -600 })),
-      forged(await _token({ serviceUrl: "https://evil.example/" })),
+      forged(await _token(teamsDriver.stranger)),
+      forged(await _token({ ..._CREDENTIALS, audience: "another-bot" })),
+      forged(await _token(_CREDENTIALS, { lifetime: -600 })),
+      forged(await _token({ ..._CREDENTIALS, serviceUrl: "https://evil.example/" })),
       forged("not-a-jwt"),
       forged(null),
-      { ...delivery, body: elsewhere, headers: _headers(await _token()) },
+      { ...delivery, body: elsewhere, headers: _headers(await _token(_CREDENTIALS)) },
     ];
   },
   // The Bot Connector resends the same activity (same id) under a fresh token.
-  redeliver: async (delivery) => ({ ...delivery, headers: _headers(await _token()) }),
+  redeliver: async (delivery) => ({ ...delivery, headers: _headers(await _token(_CREDENTIALS)) }),
   ack: { json: { ok: true } },
   sent(call) {
     const match = _ACTIVITIES.exec(call.path);

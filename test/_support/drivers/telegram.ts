@@ -1,8 +1,13 @@
-// Telegram's driver: Bot API updates (typed by @grammyjs/types) with the webhook's secret-token header, sendMessage replies read back; Deno (tests only).
+// Telegram's driver: Bot API updates (typed by @grammyjs/types) with the webhook's secret-token header, sendMessage replies read back; Deno (workerd tests, fuzzer, chaos run).
 import type { Message as TgMessage, Update } from "@grammyjs/types";
 import { assertEquals } from "@std/assert";
 import type { PlatformCall } from "../fake_platform.ts";
-import type { Delivery, Driver, Message } from "./mod.ts";
+import type { Delivery, Driver, Message, Post } from "./mod.ts";
+
+/** What Telegram vouches for a delivery with: the webhook's secret token, sent as is. */
+export interface TelegramCredentials {
+  secret: string;
+}
 
 const SECRET = "tg-webhook-secret_42";
 const TOKEN = "123456789:AAH-test_bot_token_value";
@@ -13,7 +18,7 @@ let _updates = 500_000;
 let _messages = 1;
 
 /** Telegram's driver: a private chat per `newChat()`, the sender its only member. */
-export const telegramDriver: Driver = {
+export const telegramDriver: Driver<TelegramCredentials> = {
   name: "telegram",
   path: "/webhooks/telegram",
   vars: () => ({ TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN }),
@@ -22,21 +27,36 @@ export const telegramDriver: Driver = {
   newChat: () => String(7_000_000 + ++_chats),
   session: (chat) => `telegram:${chat}`,
   turnText: (text) => text,
-  message({ chat, text, id }: Message): Promise<Delivery> {
-    const user = Number(chat);
+  // A private chat (its id is the sender's); a group when `group` asks (the sender then a member).
+  shape({ chat, text, id, from, group, event }: Post): Update {
+    const user = from ? Number(from.id) : Number(chat);
+    const name = from?.name ?? "Alice";
     const message: TgMessage.TextMessage & Update.NonChannel = {
-      message_id: id ? Number(id) : _messages++,
+      message_id: Number(id),
       date: Math.floor(Date.now() / 1000),
-      chat: { id: user, type: "private", first_name: "Alice", username: `alice${user}` },
-      from: { id: user, is_bot: false, first_name: "Alice", username: `alice${user}` },
+      chat: group
+        ? { id: Number(chat), type: "group", title: "Group" }
+        : { id: Number(chat), type: "private", first_name: name, username: `alice${user}` },
+      from: { id: user, is_bot: false, first_name: name, username: `alice${user}` },
       text,
     };
-    const update: Update = { update_id: _updates++, message };
-    return Promise.resolve({
-      headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET },
-      body: JSON.stringify(update),
-      id: String(message.message_id),
-    });
+    return { update_id: event ? Number(event) : _updates++, message };
+  },
+  credentials: { secret: SECRET },
+  stranger: { secret: "wrong-secret" },
+  sign: (_body, { secret }) =>
+    Promise.resolve({
+      "content-type": "application/json",
+      "x-telegram-bot-api-secret-token": secret,
+    }),
+  async message({ chat, text, id }: Message): Promise<Delivery> {
+    const messageId = id ?? String(_messages++);
+    const body = JSON.stringify(telegramDriver.shape({ chat, text, id: messageId }));
+    return {
+      headers: await telegramDriver.sign(body, telegramDriver.credentials),
+      body,
+      id: messageId,
+    };
   },
   tamper(delivery) {
     const { "x-telegram-bot-api-secret-token": _, ...unsigned } = delivery.headers;
@@ -45,7 +65,7 @@ export const telegramDriver: Driver = {
       headers: { ...unsigned, "x-telegram-bot-api-secret-token": secret },
     });
     return Promise.resolve([
-      forged("wrong-secret"),
+      forged(telegramDriver.stranger.secret),
       forged(SECRET + "x"),
       forged(""),
       { ...delivery, headers: unsigned },

@@ -1,16 +1,23 @@
-// WhatsApp's driver: Cloud API `messages` notifications in the shape of Meta's published samples, signed per Meta's X-Hub-Signature-256 HMAC scheme, Graph replies read back; Deno (tests only).
+// WhatsApp's driver: Cloud API `messages` notifications in the shape of Meta's published samples, signed per Meta's X-Hub-Signature-256 HMAC scheme, Graph replies read back; Deno (workerd tests, fuzzer, chaos run).
 import { assertEquals } from "@std/assert";
 import { createHmac } from "node:crypto";
-import type { Delivery, Driver, Message } from "./mod.ts";
+import type { Delivery, Driver, Message, Post } from "./mod.ts";
 
 const APP_SECRET = "wa-app-secret-0123456789abcdef";
 const VERIFY_TOKEN = "wa-verify-token_42";
 const ACCESS_TOKEN = "EAAGwa-access-token-value";
-const PHONE_ID = "106540352242922";
+/** The business number's id every notification is for (baton checks it against its own). */
+export const WHATSAPP_PHONE_ID = "106540352242922";
+const PHONE_ID = WHATSAPP_PHONE_ID;
+
+/** What Meta signs a notification with: the app secret. */
+export interface WhatsappCredentials {
+  secret: string;
+}
 const SEND_PATH = `/${PHONE_ID}/messages`;
 
 /** `sha256=` + hex HMAC-SHA256 of the body with the app secret (Meta ships no signer). */
-function _sign(body: string, secret = APP_SECRET): string {
+function _sign(body: string | Uint8Array, secret: string): string {
   return "sha256=" + createHmac("sha256", secret).update(body).digest("hex");
 }
 
@@ -18,7 +25,7 @@ let _chats = 0;
 let _messages = 0;
 
 /** WhatsApp's driver: a customer's number per `newChat()`, writing to the business number. */
-export const whatsappDriver: Driver = {
+export const whatsappDriver: Driver<WhatsappCredentials> = {
   name: "whatsapp",
   path: "/webhooks/whatsapp",
   vars: () => ({
@@ -36,10 +43,9 @@ export const whatsappDriver: Driver = {
   newChat: () => `1650555${String(++_chats).padStart(4, "0")}`,
   session: (chat) => `whatsapp:${PHONE_ID}:${chat}`,
   turnText: (text) => text,
-  message({ chat, text, id }: Message): Promise<Delivery> {
-    const wamid = id ?? `wamid.DRIVER${++_messages}`;
-    // Meta's sample text-message notification, addressed to the configured phone number id.
-    const notification = {
+  // Meta's sample text-message notification from customer `chat`, to the configured number.
+  shape({ chat, text, id, from }: Post) {
+    return {
       object: "whatsapp_business_account",
       entry: [{
         id: "102290129340398",
@@ -48,10 +54,10 @@ export const whatsappDriver: Driver = {
           value: {
             messaging_product: "whatsapp",
             metadata: { display_phone_number: "15550783881", phone_number_id: PHONE_ID },
-            contacts: [{ profile: { name: "Sheena Nelson" }, wa_id: chat }],
+            contacts: [{ profile: { name: from?.name ?? "Sheena Nelson" }, wa_id: chat }],
             messages: [{
               from: chat,
-              id: wamid,
+              id,
               timestamp: String(Math.floor(Date.now() / 1000)),
               type: "text",
               text: { body: text },
@@ -60,12 +66,22 @@ export const whatsappDriver: Driver = {
         }],
       }],
     };
-    const body = JSON.stringify(notification);
-    return Promise.resolve({
-      headers: { "content-type": "application/json", "x-hub-signature-256": _sign(body) },
+  },
+  credentials: { secret: APP_SECRET },
+  stranger: { secret: "not-the-secret" },
+  sign: (body, { secret }) =>
+    Promise.resolve({
+      "content-type": "application/json",
+      "x-hub-signature-256": _sign(body, secret),
+    }),
+  async message({ chat, text, id }: Message): Promise<Delivery> {
+    const wamid = id ?? `wamid.DRIVER${++_messages}`;
+    const body = JSON.stringify(whatsappDriver.shape({ chat, text, id: wamid }));
+    return {
+      headers: await whatsappDriver.sign(body, whatsappDriver.credentials),
       body,
       id: wamid,
-    });
+    };
   },
   tamper(delivery) {
     const forged = (signature: string | null): Delivery => ({
@@ -75,7 +91,7 @@ export const whatsappDriver: Driver = {
         : { "content-type": "application/json", "x-hub-signature-256": signature },
     });
     return Promise.resolve([
-      forged(_sign(delivery.body, "not-the-secret")),
+      forged(_sign(delivery.body, whatsappDriver.stranger.secret)),
       forged("sha256=" + "0".repeat(64)),
       forged(""),
       forged(null),
