@@ -1,11 +1,12 @@
-// POST /webhooks/github end to end: signed issue comments in, issue comments out via a fake GitHub REST API; Deno + Miniflare.
+// POST /webhooks/github end to end: signed issue comments in, issue comments out via a fake GitHub REST API, one workerd for the file; Deno + Miniflare.
 import { signGithubPayload } from "../lib/platforms/github.ts";
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { json, sessionState } from "./_support/clients.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
 import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
-import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { expectOk, pause } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 /** A comment's text as people see it: without the invisible part marker baton appends. */
@@ -16,15 +17,18 @@ function visible(body: string): string {
 const SECRET = "github-test-webhook-secret";
 const TOKEN = "ghp_github_test_token";
 const BOT = "batonbot";
-const REPO = "octo-org/hello-world";
-const SESSION = `github:${REPO}#42`;
+
+/** A repository of one test's own (the chat of its sessions): names no other test of the file uses. */
+const repoOf = (n: number) => `octo-org/hello-world-${n}`;
 
 const sign = (body: string, secret = SECRET) => signGithubPayload(secret, body);
 
 let _commentIds = 1000;
 
+/** An issue_comment delivery's payload: a comment on issue 42 (or `opts.issue`) of `repo`. */
 function comment(
   body: string,
+  repo: string,
   opts: { action?: string; login?: string; type?: string; issue?: number; pr?: boolean } = {},
 ) {
   return {
@@ -39,7 +43,12 @@ function comment(
       body,
       user: { login: opts.login ?? "octocat", id: 583231, type: opts.type ?? "User" },
     },
-    repository: { id: 1296269, name: "hello-world", full_name: REPO, owner: { login: "octo-org" } },
+    repository: {
+      id: 1296269,
+      name: repo.split("/")[1],
+      full_name: repo,
+      owner: { login: repo.split("/")[0] },
+    },
     sender: { login: opts.login ?? "octocat", id: 583231 },
   };
 }
@@ -68,19 +77,31 @@ async function deliver(
 
 const VARS = { GITHUB_WEBHOOK_SECRET: SECRET, GITHUB_TOKEN: TOKEN, GITHUB_BOT_LOGIN: BOT };
 
-/** withPlatform with GitHub's answer to a created comment (201) as the fake's default. */
-function withGithub(
-  vars: Record<string, string | undefined>,
+// One Worker for the file: each test comments in a repository of its own (see repoOf).
+const baton = sharedBaton({ vars: VARS });
+
+/**
+ * Registers a test on the file's Worker with GitHub's answer to a created comment (201) as the
+ * fake's default (the fake is reset to its own default before each test).
+ */
+function githubTest(
+  name: string,
   fn: (worker: TestWorker, fake: FakeLlm, github: FakePlatform) => Promise<void>,
-): Promise<void> {
-  return withPlatform(vars, (worker, fake, github) => {
+): void {
+  baton.test(name, (worker, fake, github) => {
     github.respond(() => ({ status: 201, body: { id: 1 } }));
     return fn(worker, fake, github);
   });
 }
 
-async function assertNoTurn(worker: TestWorker, fake: FakeLlm, github: FakePlatform) {
-  const state = await sessionState(worker, SESSION);
+/** Asserts no turn ran: none in `session`, none asked of the model, nothing posted to GitHub. */
+async function assertNoTurn(
+  worker: TestWorker,
+  fake: FakeLlm,
+  github: FakePlatform,
+  session: string,
+) {
+  const state = await sessionState(worker, session);
   assertEquals({ queued: state.queued, running: state.running, messages: state.messages }, {
     queued: 0,
     running: false,
@@ -92,8 +113,10 @@ async function assertNoTurn(worker: TestWorker, fake: FakeLlm, github: FakePlatf
 
 // Stale timestamp: does not apply; GitHub sends no timestamp (X-GitHub-Delivery dedup is the replay defence).
 
-Deno.test("POST /webhooks/github answers a signed ping with its zen and refuses an unsigned one", async () => {
-  await withGithub(VARS, async (worker, fake, github) => {
+githubTest(
+  "POST /webhooks/github answers a signed ping with its zen and refuses an unsigned one",
+  async (worker, fake, github) => {
+    const repo = repoOf(1);
     const ping = { zen: "Design for failure.", hook_id: 292430182, hook: { type: "Repository" } };
     const res = await deliver(worker, ping, { event: "ping" });
     await expectOk(res, { ok: true, zen: "Design for failure." });
@@ -103,12 +126,14 @@ Deno.test("POST /webhooks/github answers a signed ping with its zen and refuses 
     const wrong = await deliver(worker, ping, { event: "ping", secret: "wrong-secret" });
     assertStrictEquals(wrong.status, 401);
     await wrong.body?.cancel();
-    await assertNoTurn(worker, fake, github);
-  });
-});
+    await assertNoTurn(worker, fake, github, `github:${repo}#42`);
+  },
+);
 
-Deno.test("POST /webhooks/github retries a secondary-limit 403 but never a plain 403", async () => {
-  await withGithub(VARS, async (worker, _fake, github) => {
+githubTest(
+  "POST /webhooks/github retries a secondary-limit 403 but never a plain 403",
+  async (worker, _fake, github) => {
+    const repo = repoOf(2);
     github.respond((call) => {
       if (call.body.body.includes("secondary") && github.calls.length === 1) {
         return {
@@ -125,35 +150,40 @@ Deno.test("POST /webhooks/github retries a secondary-limit 403 but never a plain
       }
       return { status: 201, body: { id: 3 } };
     });
-    assertStrictEquals((await deliver(worker, comment("@batonbot secondary"))).status, 200);
+    assertStrictEquals((await deliver(worker, comment("@batonbot secondary", repo))).status, 200);
     await github.waitForCalls(2);
     assertEquals(github.calls.map((c) => visible(c.body.body)), [
       "@batonbot secondary",
       "@batonbot secondary",
     ]);
     assertStrictEquals(
-      (await deliver(worker, comment("@batonbot forbidden", { issue: 43 }))).status,
+      (await deliver(worker, comment("@batonbot forbidden", repo, { issue: 43 }))).status,
       200,
     );
     await github.waitForCalls(3);
     await pause(1500);
     assertStrictEquals(github.calls.length, 3);
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/github ignores the bot's own comments, other bots, edits, deletions, other events and unmentioned comments", async () => {
-  await withGithub(VARS, async (worker, fake, github) => {
+githubTest(
+  "POST /webhooks/github ignores the bot's own comments, other bots, edits, deletions, other events and unmentioned comments",
+  async (worker, fake, github) => {
+    const repo = repoOf(3);
     const cases: [string, unknown][] = [
-      ["issue_comment", comment("@batonbot talking to myself", { login: "BatonBot" })],
-      ["issue_comment", comment("@batonbot bump deps", { login: "renovate[bot]", type: "Bot" })],
-      ["issue_comment", comment("@batonbot edited", { action: "edited" })],
-      ["issue_comment", comment("@batonbot deleted", { action: "deleted" })],
-      ["issue_comment", comment("no mention here")],
-      ["issue_comment", comment("@batonbotx is someone else")],
-      ["issue_comment", comment("")],
+      ["issue_comment", comment("@batonbot talking to myself", repo, { login: "BatonBot" })],
+      [
+        "issue_comment",
+        comment("@batonbot bump deps", repo, { login: "renovate[bot]", type: "Bot" }),
+      ],
+      ["issue_comment", comment("@batonbot edited", repo, { action: "edited" })],
+      ["issue_comment", comment("@batonbot deleted", repo, { action: "deleted" })],
+      ["issue_comment", comment("no mention here", repo)],
+      ["issue_comment", comment("@batonbotx is someone else", repo)],
+      ["issue_comment", comment("", repo)],
       ["issue_comment", { action: "created", zen: "not a comment" }],
       ["issues", { action: "opened", issue: { number: 42, body: "@batonbot" } }],
-      ["pull_request_review_comment", comment("@batonbot on a diff line")],
+      ["pull_request_review_comment", comment("@batonbot on a diff line", repo)],
       ["push", { ref: "refs/heads/main" }],
     ];
     for (const [event, payload] of cases) {
@@ -164,26 +194,30 @@ Deno.test("POST /webhooks/github ignores the bot's own comments, other bots, edi
       assertStrictEquals(typeof body.ignored, "string");
     }
     await pause(300);
-    await assertNoTurn(worker, fake, github);
-  });
-});
+    await assertNoTurn(worker, fake, github, `github:${repo}#42`);
+  },
+);
 
-Deno.test("POST /webhooks/github binds the repository, issue and commenter as the turn context (session_info)", async () => {
-  await withGithub(VARS, async (worker, fake, github) => {
+githubTest(
+  "POST /webhooks/github binds the repository, issue and commenter as the turn context (session_info)",
+  async (worker, fake, github) => {
     fake.script(echoSessionInfo());
-    const payload = comment("@BatonBot who am I talking to?", { issue: 7, pr: true });
+    const repo = repoOf(4);
+    const payload = comment("@BatonBot who am I talking to?", repo, { issue: 7, pr: true });
     assertStrictEquals((await deliver(worker, payload)).status, 200);
     await github.waitForCalls(1);
-    assertStrictEquals(github.calls[0].path, `/repos/${REPO}/issues/7/comments`);
+    assertStrictEquals(github.calls[0].path, `/repos/${repo}/issues/7/comments`);
     assertEquals(JSON.parse(visible(github.calls[0].body.body)), {
       platform: "github",
-      chat_id: REPO,
+      chat_id: repo,
       thread_id: "7",
       user_id: "583231",
       user_name: "octocat",
-      session_key: `github:${REPO}#7`,
+      session_key: `github:${repo}#7`,
       message_id: String(payload.comment.id),
       async_delivery: false,
     });
-  });
-});
+  },
+);
+
+baton.done();

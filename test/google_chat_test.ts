@@ -1,4 +1,4 @@
-// POST /webhooks/google-chat end to end: workerd, a fake model and a fake Google (Chat's key set, the OAuth token endpoint, the Chat API) on loopback; approval cards; Deno + Miniflare.
+// POST /webhooks/google-chat end to end: workerd (one for the file's tests of the plain settings, the others their own), a fake model and a fake Google (Chat's key set, the OAuth token endpoint, the Chat API) on loopback; approval cards; Deno + Miniflare.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { GOOGLE_CHAT_ISSUER } from "../lib/platforms/google_chat.ts";
 import { signTestJwt, testServiceAccount, testSigningKey } from "../lib/platforms/_jwt_fixtures.ts";
@@ -6,6 +6,7 @@ import { json, settled, until } from "./_support/clients.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const PROJECT = "123456789012";
@@ -13,24 +14,40 @@ const ACCOUNT = await testServiceAccount();
 const VARS = { GOOGLE_CHAT_AUDIENCE: PROJECT, GOOGLE_CHAT_SERVICE_ACCOUNT: ACCOUNT.json };
 const SPACE = "spaces/AAAAdm0001";
 const SESSION = `google-chat:${SPACE}`;
+// Made once for the file: the shared Worker caches the key set it fetched.
 const KEY = await testSigningKey("chat-key-1");
+
+// One Worker for the file's tests of VARS, each in spaces and as users of its own; a test of
+// other settings starts its own.
+const baton = sharedBaton({ vars: VARS });
+
+/** A DM space and its user, of one test's own on the shared Worker. */
+function dmOf(n: number): { space: string; user: string } {
+  return { space: `spaces/AAAAdm01${String(n).padStart(2, "0")}`, user: `users/${1100 + n}` };
+}
 
 let _next = 1;
 
-/** A MESSAGE event in the DM with Grace, as an HTTP Chat app receives it. */
-function chatMessage(text: string, id = `m${_next++}.m`) {
+/** A MESSAGE event in the DM with Grace (or `at`'s), as an HTTP Chat app receives it. */
+function chatMessage(
+  text: string,
+  at: { space: string; user: string } = { space: SPACE, user: "users/1111" },
+  id = `m${_next++}.m`,
+) {
+  const space = at.space;
+  const sender = { name: at.user, displayName: "Grace Hopper", type: "HUMAN" };
   return {
     type: "MESSAGE",
     eventTime: new Date().toISOString(),
-    space: { name: SPACE, type: "DM", spaceType: "DIRECT_MESSAGE", singleUserBotDm: true },
+    space: { name: space, type: "DM", spaceType: "DIRECT_MESSAGE", singleUserBotDm: true },
     message: {
-      name: `${SPACE}/messages/${id}`,
-      sender: { name: "users/1111", displayName: "Grace Hopper", type: "HUMAN" },
+      name: `${space}/messages/${id}`,
+      sender,
       text,
       argumentText: text,
-      thread: { name: `${SPACE}/threads/t1` },
+      thread: { name: `${space}/threads/t1` },
     },
-    user: { name: "users/1111", displayName: "Grace Hopper", type: "HUMAN" },
+    user: sender,
   };
 }
 
@@ -55,36 +72,40 @@ async function post(
   });
 }
 
-Deno.test("POST /webhooks/google-chat retries a 500 under the same request id and takes 409 as delivered", async () => {
-  await withPlatform(VARS, async (worker, _fake, chat) => {
+baton.test(
+  "POST /webhooks/google-chat retries a 500 under the same request id and takes 409 as delivered",
+  async (worker, _fake, chat) => {
     chat.respond((_, index) =>
       index === 0
         ? { status: 500, body: { error: { code: 500, status: "INTERNAL" } } }
         : { status: 409, body: { error: { code: 409, status: "ALREADY_EXISTS" } } }
     );
-    await expectOk(await post(worker, chat, chatMessage("accepted already")), {});
+    const at = dmOf(1);
+    await expectOk(await post(worker, chat, chatMessage("accepted already", at)), {});
     await chat.waitForCalls(2);
-    await settled(worker, SESSION);
+    await settled(worker, `google-chat:${at.space}`);
     await pause(300);
     assertStrictEquals(chat.calls.length, 2);
     assertStrictEquals(chat.calls[1].body.text, "accepted already", "no resend note");
     assertStrictEquals(chat.calls[0].path, chat.calls[1].path);
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/google-chat acknowledges ADDED_TO_SPACE with {} and starts nothing", async () => {
-  await withPlatform(VARS, async (worker, fake, chat) => {
+baton.test(
+  "POST /webhooks/google-chat acknowledges ADDED_TO_SPACE with {} and starts nothing",
+  async (worker, fake, chat) => {
+    const at = dmOf(2);
     const added = {
       type: "ADDED_TO_SPACE",
-      space: { name: SPACE, type: "DM" },
-      user: { name: "users/1111" },
+      space: { name: at.space, type: "DM" },
+      user: { name: at.user },
     };
     await expectOk(await post(worker, chat, added), {});
     await pause(200);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(chat.calls.length, 0);
-  });
-});
+  },
+);
 
 Deno.test("POST /webhooks/google-chat refuses a sender outside ALLOWED_USERS and runs an allowed one", async () => {
   await withPlatform(
@@ -100,8 +121,9 @@ Deno.test("POST /webhooks/google-chat refuses a sender outside ALLOWED_USERS and
   );
 });
 
-Deno.test("POST /webhooks/google-chat answers a mention in a space in its thread, one session per thread", async () => {
-  await withPlatform(VARS, async (worker, fake, chat) => {
+baton.test(
+  "POST /webhooks/google-chat answers a mention in a space in its thread, one session per thread",
+  async (worker, fake, chat) => {
     const room = "spaces/AAAAroom01";
     const thread = `${room}/threads/thr9`;
     const event = {
@@ -113,7 +135,7 @@ Deno.test("POST /webhooks/google-chat answers a mention in a space in its thread
         argumentText: " status?",
         thread: { name: thread },
       },
-      user: { name: "users/1111", displayName: "Grace Hopper", type: "HUMAN" },
+      user: { name: "users/1104", displayName: "Grace Hopper", type: "HUMAN" },
     };
     await expectOk(await post(worker, chat, event), {});
     await chat.waitForCalls(1);
@@ -124,8 +146,8 @@ Deno.test("POST /webhooks/google-chat answers a mention in a space in its thread
       `/chat/v1/${room}/messages`,
     );
     assertEquals(chat.calls[0].body, { text: "status?", thread: { name: thread } });
-  });
-});
+  },
+);
 
 // ── approval cards ──────────────────────────────────────────────────────────────────────────────
 
@@ -268,3 +290,5 @@ Deno.test("POST /webhooks/google-chat: an app built as a Workspace add-on — it
     assertEquals(chat.calls[0].body, { text: "add-on here?", thread: { name: thread } });
   });
 });
+
+baton.done();

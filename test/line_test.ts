@@ -1,10 +1,11 @@
-// POST /webhooks/line end to end: workerd, a fake model and a fake LINE Messaging API on loopback; Deno + Miniflare.
+// POST /webhooks/line end to end: workerd (one per configuration of the file), a fake model and a fake LINE Messaging API on loopback; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { signLinePayload } from "../lib/platforms/line.ts";
 import { settled, until } from "./_support/clients.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import type { FakePlatform, PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const SECRET = "line-channel-secret-0123456789ab";
@@ -14,10 +15,23 @@ const SESSION = `line:user:${USER}`;
 const PUSH_PATH = "/v2/bot/message/push";
 const VARS = { LINE_CHANNEL_SECRET: SECRET, LINE_CHANNEL_ACCESS_TOKEN: TOKEN };
 
+// One Worker for the file's tests of these settings (and one for the approval tests, below); the
+// allowlist test starts its own. Each test on a shared Worker has users and groups of its own.
+const baton = sharedBaton({ vars: VARS });
+
+/** A user id of one test's own (LINE's shape: U and 32 hex digits). */
+const userOf = (n: number) => `U${String(n).padStart(32, "0")}`;
+/** A group id of one test's own (C and 32 hex digits). */
+const groupOf = (n: number) => `C${String(n).padStart(32, "0")}`;
+
 let _next = 1;
 
-/** A text message event from the 1:1 chat with USER. */
-function textEvent(text: string, opts: { id?: string; redelivery?: boolean } = {}) {
+/** A text message event from the 1:1 chat with `user`. */
+function textEvent(
+  text: string,
+  user: string,
+  opts: { id?: string; redelivery?: boolean } = {},
+) {
   const n = _next++;
   return {
     type: "message",
@@ -25,7 +39,7 @@ function textEvent(text: string, opts: { id?: string; redelivery?: boolean } = {
     timestamp: Date.now(),
     webhookEventId: opts.id ?? `01HTESTEVENT${String(n).padStart(14, "0")}`,
     deliveryContext: { isRedelivery: opts.redelivery ?? false },
-    source: { type: "user", userId: USER },
+    source: { type: "user", userId: user },
     replyToken: "38ef843bde154d9b91c21320ffd17a0f",
     message: { type: "text", id: `4687895778982${n}`, quoteToken: "q", text },
   };
@@ -51,25 +65,28 @@ async function post(
   });
 }
 
-Deno.test("POST /webhooks/line acknowledges the console's empty verify delivery", async () => {
-  await withPlatform(VARS, async (worker, fake, line) => {
+baton.test(
+  "POST /webhooks/line acknowledges the console's empty verify delivery",
+  async (worker, fake, line) => {
     await expectOk(await post(worker, []));
     await pause(200);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(line.calls.length, 0);
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/line retries a 500 under the same retry key and takes LINE's 409 as delivered", async () => {
-  await withPlatform(VARS, async (worker, _fake, line) => {
+baton.test(
+  "POST /webhooks/line retries a 500 under the same retry key and takes LINE's 409 as delivered",
+  async (worker, _fake, line) => {
     line.respond((_, index) =>
       index === 0
         ? { status: 500, body: { message: "Internal error" } }
         : { status: 409, body: { message: "The retry key is already accepted" } }
     );
-    await expectOk(await post(worker, [textEvent("accepted already")]));
+    const user = userOf(2);
+    await expectOk(await post(worker, [textEvent("accepted already", user)]));
     await line.waitForCalls(2);
-    await settled(worker, SESSION);
+    await settled(worker, `line:user:${user}`);
     await pause(300);
     assertStrictEquals(line.calls.length, 2);
     assertStrictEquals(line.calls[1].body.messages[0].text, "accepted already", "no resend note");
@@ -77,8 +94,8 @@ Deno.test("POST /webhooks/line retries a 500 under the same retry key and takes 
       line.calls[0].headers.get("x-line-retry-key"),
       line.calls[1].headers.get("x-line-retry-key"),
     );
-  });
-});
+  },
+);
 
 Deno.test("POST /webhooks/line runs the allowed sender's events of a delivery and refuses the others alone", async () => {
   const stranger = "U0000000000000000000000000000000f";
@@ -86,10 +103,10 @@ Deno.test("POST /webhooks/line runs the allowed sender's events of a delivery an
     { ...VARS, ACCESS_POLICY: "allowlist", ALLOWED_USERS: `line:${USER}` },
     async (worker, fake, line) => {
       const fromStranger = {
-        ...textEvent("let me in"),
+        ...textEvent("let me in", USER),
         source: { type: "user", userId: stranger },
       };
-      await expectOk(await post(worker, [fromStranger, textEvent("allowed one")]));
+      await expectOk(await post(worker, [fromStranger, textEvent("allowed one", USER)]));
       await settled(worker, SESSION);
       await line.waitForCalls(2);
       await pause(200);
@@ -107,15 +124,14 @@ Deno.test("POST /webhooks/line runs the allowed sender's events of a delivery an
 // ── Approval buttons and the loading animation ──────────────────────────────────────────────────
 
 const ASKING = { ...VARS, APPROVAL_TOOLS: "session_info" };
-const GROUP = "Ca56f94637c3f7b6c0e3b9d1f0e0a0b0c";
-const OTHER = "U0000000000000000000000000000000b";
+const asking = sharedBaton({ vars: ASKING, label: "approvals on" });
 
 /** A tap on a quick reply: a postback event from `user` (in `group` when given). */
 function postbackEvent(
   data: string,
-  opts: { user?: string; group?: string; id?: string; redelivery?: boolean } = {},
+  user: string,
+  opts: { group?: string; id?: string; redelivery?: boolean } = {},
 ) {
-  const user = opts.user ?? USER;
   return {
     type: "postback",
     mode: "active",
@@ -131,12 +147,12 @@ function postbackEvent(
   };
 }
 
-/** A text event in GROUP from USER that mentions the bot ("@baton <text>"). */
-function groupMention(text: string) {
-  const event = textEvent(`@baton ${text}`);
+/** A text event in `group` from `user` that mentions the bot ("@baton <text>"). */
+function groupMention(text: string, user: string, group: string) {
+  const event = textEvent(`@baton ${text}`, user);
   return {
     ...event,
-    source: { type: "group", groupId: GROUP, userId: USER },
+    source: { type: "group", groupId: group, userId: user },
     message: {
       ...event.message,
       mention: { mentionees: [{ index: 0, length: 6, type: "user", isSelf: true }] },
@@ -159,10 +175,12 @@ const pushed = (line: FakePlatform) =>
 const replied = (line: FakePlatform) =>
   line.calls.filter((c) => c.path === "/v2/bot/message/reply").map((c) => c.body);
 
-Deno.test("POST /webhooks/line: the question carries postback quick replies; a tap approves and the turn goes on to one reply; the tap delivered twice runs the tool once", async () => {
-  await withPlatform(ASKING, async (worker, fake, line) => {
+asking.test(
+  "POST /webhooks/line: the question carries postback quick replies; a tap approves and the turn goes on to one reply; the tap delivered twice runs the tool once",
+  async (worker, fake, line) => {
+    const user = userOf(11);
     fake.script(askThenEcho);
-    await expectOk(await post(worker, [textEvent("who am i")]));
+    await expectOk(await post(worker, [textEvent("who am i", user)]));
     const data = await quickReplies(line);
     assertStrictEquals(data.length, 4);
     const question = line.calls.find((c) => c.body?.messages?.[0]?.quickReply)!;
@@ -173,31 +191,30 @@ Deno.test("POST /webhooks/line: the question carries postback quick replies; a t
       displayText: "Approve once",
     });
 
-    const click = postbackEvent(data[0]);
+    const click = postbackEvent(data[0], user);
     await expectOk(await post(worker, [click]));
     await expectOk(await post(worker, [{ ...click, deliveryContext: { isRedelivery: true } }]));
     await until(() => pushed(line).some((t) => t.startsWith("done: ")), "done");
-    await settled(worker, SESSION);
+    await settled(worker, `line:user:${user}`);
     await pause(200);
     assertStrictEquals(toolRuns(fake), 1);
     const done = pushed(line).filter((t) => t.startsWith("done: "));
     assertStrictEquals(done.length, 1);
-    assertMatch(
-      done[0],
-      /^done: \{"platform":"line".*"user_id":"U4af4980629d6f5ad8b9f0a8b3a5cf1e2"/,
-    );
+    assertMatch(done[0], new RegExp(`^done: \\{"platform":"line".*"user_id":"${user}"`));
     // The redelivery carries no reply token: nothing was said twice.
     assertEquals(replied(line), []);
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/line: in a group, another member's tap is answered \"Not yours\" by reply token and approves nothing; the asker's runs the tool", async () => {
-  await withPlatform(ASKING, async (worker, fake, line) => {
+asking.test(
+  "POST /webhooks/line: in a group, another member's tap is answered \"Not yours\" by reply token and approves nothing; the asker's runs the tool",
+  async (worker, fake, line) => {
+    const [user, other, group] = [userOf(12), userOf(1012), groupOf(12)];
     fake.script(askThenEcho);
-    const ask = groupMention("who am i");
+    const ask = groupMention("who am i", user, group);
     await expectOk(await post(worker, [ask]));
     const [once] = await quickReplies(line);
-    const bobs = postbackEvent(once, { user: OTHER, group: GROUP });
+    const bobs = postbackEvent(once, other, { group });
     await expectOk(await post(worker, [bobs]));
     await until(() => replied(line).length === 1, "the answer to the other member");
     assertEquals(replied(line)[0].replyToken, bobs.replyToken);
@@ -205,45 +222,54 @@ Deno.test("POST /webhooks/line: in a group, another member's tap is answered \"N
     await pause(200);
     assertStrictEquals(toolRuns(fake), 0);
 
-    await expectOk(await post(worker, [postbackEvent(once, { group: GROUP })]));
+    await expectOk(await post(worker, [postbackEvent(once, user, { group })]));
     await until(() => pushed(line).some((t) => t.startsWith("done: ")), "done");
     assertStrictEquals(toolRuns(fake), 1);
     assertStrictEquals(replied(line).length, 1, "an approval needs no answer: the turn goes on");
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/line: a postback batched with a message in one delivery answers the question and the message still runs", async () => {
-  await withPlatform(ASKING, async (worker, fake, line) => {
+asking.test(
+  "POST /webhooks/line: a postback batched with a message in one delivery answers the question and the message still runs",
+  async (worker, fake, line) => {
+    const user = userOf(13);
     fake.script(askThenEcho);
-    await expectOk(await post(worker, [textEvent("who am i")]));
+    await expectOk(await post(worker, [textEvent("who am i", user)]));
     const data = await quickReplies(line);
-    await expectOk(await post(worker, [textEvent("plain after"), postbackEvent(data[0])]));
+    await expectOk(
+      await post(worker, [textEvent("plain after", user), postbackEvent(data[0], user)]),
+    );
     await until(() => pushed(line).includes("re: plain after"), "the batched message's reply");
-    await settled(worker, SESSION);
+    await settled(worker, `line:user:${user}`);
     assertStrictEquals(toolRuns(fake), 1);
     assert(pushed(line).some((t) => t.startsWith("done: ")));
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/line: a slow 1:1 turn shows the loading animation, none after the reply; a group gets none", async () => {
-  await withPlatform(VARS, async (worker, fake, line) => {
+baton.test(
+  "POST /webhooks/line: a slow 1:1 turn shows the loading animation, none after the reply; a group gets none",
+  async (worker, fake, line) => {
+    const [user, group] = [userOf(4), groupOf(4)];
     fake.script(() => ({ kind: "text", text: "slowly", delayMs: 2_500 }));
-    await expectOk(await post(worker, [textEvent("take your time")]));
+    await expectOk(await post(worker, [textEvent("take your time", user)]));
     await line.waitForCalls(1);
-    await settled(worker, SESSION);
+    await settled(worker, `line:user:${user}`);
     await pause(300);
     assertEquals(pushed(line), ["slowly"]);
     assert(line.signals.length >= 1);
     for (const signal of line.signals) {
       assertStrictEquals(signal.path, "/v2/bot/chat/loading/start");
-      assertEquals(signal.body, { chatId: USER, loadingSeconds: 10 });
+      assertEquals(signal.body, { chatId: user, loadingSeconds: 10 });
       assert(signal.order < line.calls[0].order, "no loading animation after the reply");
     }
 
-    const inGroup = groupMention("slow in the group");
+    const inGroup = groupMention("slow in the group", user, group);
     const before = line.signals.length;
     await expectOk(await post(worker, [inGroup]));
     await until(() => pushed(line).length === 2, "the group's reply");
     assertStrictEquals(line.signals.length, before);
-  });
-});
+  },
+);
+
+baton.done();
+asking.done();

@@ -1,4 +1,4 @@
-// POST /webhooks/teams end to end: workerd, a fake model and a fake Bot Framework (OpenID metadata, keys, token endpoint, Bot Connector) on loopback; approval cards and typing; Deno + Miniflare.
+// POST /webhooks/teams end to end: workerd (one for the file's tests of the plain settings, the others their own), a fake model and a fake Bot Framework (OpenID metadata, keys, token endpoint, Bot Connector) on loopback; approval cards and typing; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { TEAMS_ISSUER } from "../lib/platforms/teams.ts";
 import { signTestJwt, testSigningKey } from "../lib/platforms/_jwt_fixtures.ts";
@@ -6,6 +6,7 @@ import { json, settled, until } from "./_support/clients.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const APP_ID = "8e2f1d6a-3b1c-4f0e-9a7d-5c6b4a3f2e1d";
@@ -13,7 +14,13 @@ const PASSWORD = "teams-app-password-0123456789";
 const VARS = { TEAMS_APP_ID: APP_ID, TEAMS_APP_PASSWORD: PASSWORD };
 const CONVERSATION = "a:1personal-chat-ada";
 const SESSION = `teams:${CONVERSATION}`;
+const ADA = { id: "29:1ada", name: "Ada Lovelace", aadObjectId: "aad-ada-0001" };
+// Made once for the file: the shared Worker caches the key set it fetched.
 const KEY = await testSigningKey("bf-key-1", { endorsements: ["msteams"] });
+
+// One Worker for the file's tests of VARS, each in conversations and as users of its own; a test
+// of other settings, or of a Worker that has fetched no keys yet, starts its own.
+const baton = sharedBaton({ vars: VARS });
 
 let _next = 1;
 
@@ -22,16 +29,24 @@ function serviceUrl(platform: FakePlatform): string {
   return `${platform.url}/teams/`;
 }
 
-/** A message activity in the personal chat with Ada, as the Bot Connector sends it. */
-function activity(platform: FakePlatform, text: string, id = `17000000${_next++}`) {
+/**
+ * A message activity in the personal chat with Ada (or `at`'s conversation and sender), as the Bot
+ * Connector sends it.
+ */
+function activity(
+  platform: FakePlatform,
+  text: string,
+  at: { conversation: string; from: typeof ADA } = { conversation: CONVERSATION, from: ADA },
+  id = `17000000${_next++}`,
+) {
   return {
     type: "message",
     id,
     timestamp: new Date().toISOString(),
     serviceUrl: serviceUrl(platform),
     channelId: "msteams",
-    from: { id: "29:1ada", name: "Ada Lovelace", aadObjectId: "aad-ada-0001" },
-    conversation: { id: CONVERSATION, conversationType: "personal", tenantId: "tenant-1" },
+    from: at.from,
+    conversation: { id: at.conversation, conversationType: "personal", tenantId: "tenant-1" },
     recipient: { id: `28:${APP_ID}`, name: "baton" },
     text,
     textFormat: "plain",
@@ -63,8 +78,19 @@ async function post(
   });
 }
 
-const ACTIVITIES_PATH = `/teams/v3/conversations/${encodeURIComponent(CONVERSATION)}/activities`;
+/** The Bot Connector path of `conversation`'s activities on the fake. */
+const activitiesPath = (conversation: string) =>
+  `/teams/v3/conversations/${encodeURIComponent(conversation)}/activities`;
 
+/** A personal chat and its user, of one test's own on the shared Worker. */
+function personal(n: number): { conversation: string; from: typeof ADA } {
+  return {
+    conversation: `a:1personal-chat-${n}`,
+    from: { id: `29:1user${n}`, name: `User ${n}`, aadObjectId: `aad-user-${n}` },
+  };
+}
+
+// Its own Worker: on the shared one another test may have had the keys fetched and cached.
 Deno.test("POST /webhooks/teams answers 503 with Retry-After, and starts nothing, while the signing keys cannot be fetched", async () => {
   await withPlatform(VARS, async (worker, fake, teams) => {
     let down = true;
@@ -89,10 +115,11 @@ Deno.test("POST /webhooks/teams answers 503 with Retry-After, and starts nothing
   });
 });
 
-Deno.test("POST /webhooks/teams acknowledges conversationUpdate and starts nothing", async () => {
-  await withPlatform(VARS, async (worker, fake, teams) => {
+baton.test(
+  "POST /webhooks/teams acknowledges conversationUpdate and starts nothing",
+  async (worker, fake, teams) => {
     const update = {
-      ...activity(teams, ""),
+      ...activity(teams, "", personal(2)),
       type: "conversationUpdate",
       membersAdded: [{ id: `28:${APP_ID}` }],
     };
@@ -100,8 +127,8 @@ Deno.test("POST /webhooks/teams acknowledges conversationUpdate and starts nothi
     await pause(200);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(teams.calls.length, 0);
-  });
-});
+  },
+);
 
 Deno.test("POST /webhooks/teams refuses a sender outside ALLOWED_USERS and runs an allowed one", async () => {
   await withPlatform(
@@ -120,10 +147,13 @@ Deno.test("POST /webhooks/teams refuses a sender outside ALLOWED_USERS and runs 
   );
 });
 
-Deno.test("POST /webhooks/teams answers a channel mention in its thread's session, the mention removed", async () => {
-  await withPlatform(VARS, async (worker, fake, teams) => {
+baton.test(
+  "POST /webhooks/teams answers a channel mention in its thread's session, the mention removed",
+  async (worker, fake, teams) => {
     const thread = "19:abc@thread.tacv2;messageid=1700000000000";
-    const mention = { ...activity(teams, "<at>baton</at> status?") } as Record<string, unknown>;
+    const mention = {
+      ...activity(teams, "<at>baton</at> status?", personal(4)),
+    } as Record<string, unknown>;
     mention.conversation = { id: thread, conversationType: "channel", isGroup: true };
     mention.entities = [{
       type: "mention",
@@ -141,14 +171,13 @@ Deno.test("POST /webhooks/teams answers a channel mention in its thread's sessio
       teams.calls[0].path,
       `/teams/v3/conversations/${encodeURIComponent(thread)}/activities`,
     );
-  });
-});
+  },
+);
 
 // ── approval cards and typing ───────────────────────────────────────────────────────────────────
 
 const GROUP = "19:group-ada-bob@thread.v2";
 const GROUP_PATH = `/teams/v3/conversations/${encodeURIComponent(GROUP)}/activities`;
-const ADA = { id: "29:1ada", name: "Ada Lovelace", aadObjectId: "aad-ada-0001" };
 const BOB = { id: "29:1bob", name: "Bob Kahn", aadObjectId: "aad-bob-0002" };
 const group = { id: GROUP, conversationType: "groupChat", isGroup: true, tenantId: "tenant-1" };
 
@@ -233,20 +262,26 @@ Deno.test("POST /webhooks/teams: a click by a member outside ALLOWED_USERS is re
   });
 });
 
-Deno.test("POST /webhooks/teams: a slow turn shows typing activities in its conversation, none after the reply", async () => {
-  await withPlatform(VARS, async (worker, fake, teams) => {
+baton.test(
+  "POST /webhooks/teams: a slow turn shows typing activities in its conversation, none after the reply",
+  async (worker, fake, teams) => {
     fake.script(() => ({ kind: "text", text: "slowly written", pieces: 10, pieceDelayMs: 200 }));
-    await expectOk(await post(worker, teams, activity(teams, "take your time")));
+    const at = personal(7);
+    await expectOk(await post(worker, teams, activity(teams, "take your time", at)));
     await teams.waitForCalls(1);
-    await settled(worker, SESSION);
+    await settled(worker, `teams:${at.conversation}`);
     await pause(300);
     assertEquals(texts(teams), ["slowly written"]);
     const typing = teams.signals;
     assert(typing.length >= 1, "typing while the turn ran");
     for (const signal of typing) {
-      assertEquals([signal.path, signal.body], [ACTIVITIES_PATH, { type: "typing" }]);
+      assertEquals([signal.path, signal.body], [activitiesPath(at.conversation), {
+        type: "typing",
+      }]);
       assertMatch(signal.headers.get("authorization") ?? "", /^Bearer fake-access-token-\d+$/);
     }
     assert(Math.max(...typing.map((c) => c.order)) < teams.calls[0].order, "none after the reply");
-  });
-});
+  },
+);
+
+baton.done();

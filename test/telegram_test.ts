@@ -1,22 +1,35 @@
-// POST /webhooks/telegram end to end: workerd, a fake model and a fake Telegram Bot API on loopback; Deno + Miniflare.
+// POST /webhooks/telegram end to end: one workerd for the file, a fake model and a fake Telegram Bot API on loopback; Deno + Miniflare.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { sessionState, settled } from "./_support/clients.ts";
 import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
-import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { expectOk, pause } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const SECRET = "tg-webhook-secret_42";
 const TOKEN = "123456789:AAH-test_bot_token_value";
 const VARS = { TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN };
 
-const _alice = { id: 42, is_bot: false, first_name: "Alice", username: "alice" };
-const _private = { id: 42, type: "private", first_name: "Alice", username: "alice" };
-const _forum = { id: -1001234567890, type: "supergroup", title: "Builders", is_forum: true };
+// One Worker for the file: each test talks from users and chats of its own.
+const baton = sharedBaton({ vars: VARS });
+
+/** A user and their private chat with the bot (in Telegram the chat's id is the user's). */
+function person(id: number, username: string) {
+  return {
+    from: { id, is_bot: false, first_name: username, username },
+    chat: { id, type: "private", first_name: username, username },
+  };
+}
+
+/** A forum supergroup (topics on). */
+function forum(id: number) {
+  return { id, type: "supergroup", title: "Builders", is_forum: true };
+}
 
 let _nextUpdate = 500_000;
 let _nextMessage = 1;
 
-/** A `message` update; override fields of the message, or pass `update_id`. */
+/** A `message` update; give its `chat` and `from` (see {@link person}), or pass `update_id`. */
 function update(
   message: Record<string, unknown>,
   opts: { updateId?: number } = {},
@@ -26,8 +39,6 @@ function update(
     message: {
       message_id: _nextMessage++,
       date: Math.floor(Date.now() / 1000),
-      chat: _private,
-      from: _alice,
       ...message,
     },
   };
@@ -50,10 +61,14 @@ function sendUpdate(
   });
 }
 
-Deno.test("POST /webhooks/telegram keeps a forum topic in its own session and replies into the topic", async () => {
-  await withPlatform(VARS, async (worker, fake, telegram) => {
+baton.test(
+  "POST /webhooks/telegram keeps a forum topic in its own session and replies into the topic",
+  async (worker, fake, telegram) => {
+    const alice = person(4201, "alice");
+    const builders = forum(-1001000000001);
     const inTopic = update({
-      chat: _forum,
+      chat: builders,
+      from: alice.from,
       message_thread_id: 77,
       is_topic_message: true,
       text: "topic question",
@@ -61,7 +76,7 @@ Deno.test("POST /webhooks/telegram keeps a forum topic in its own session and re
     await expectOk(await sendUpdate(worker, inTopic));
     await telegram.waitForCalls(1);
     assertEquals(telegram.calls[0].body, {
-      chat_id: _forum.id,
+      chat_id: builders.id,
       text: "topic question",
       message_thread_id: 77,
       reply_parameters: {
@@ -69,31 +84,36 @@ Deno.test("POST /webhooks/telegram keeps a forum topic in its own session and re
         allow_sending_without_reply: true,
       },
     });
-    await expectOk(await sendUpdate(worker, update({ chat: _forum, text: "general" })));
+    await expectOk(
+      await sendUpdate(worker, update({ chat: builders, from: alice.from, text: "general" })),
+    );
     await telegram.waitForCalls(2);
     assertEquals(telegram.calls[1].body.message_thread_id, undefined);
     assertEquals(fake.requests.length, 2);
     assertEquals(
-      (await sessionState(worker, `telegram:${_forum.id}:77`)).messages[0].content,
+      (await sessionState(worker, `telegram:${builders.id}:77`)).messages[0].content,
       "topic question",
     );
     assertEquals(
-      (await sessionState(worker, `telegram:${_forum.id}`)).messages[0].content,
+      (await sessionState(worker, `telegram:${builders.id}`)).messages[0].content,
       "general",
     );
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/telegram answers 400 to a body that is not JSON after a valid secret", async () => {
-  await withPlatform(VARS, async (worker, fake) => {
+baton.test(
+  "POST /webhooks/telegram answers 400 to a body that is not JSON after a valid secret",
+  async (worker, fake) => {
     const res = await sendUpdate(worker, null, { rawBody: "{not json" });
     assertStrictEquals(res.status, 400);
     assertStrictEquals(fake.requests.length, 0);
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/telegram never resends a reply Telegram refused, and the chat stays usable", async () => {
-  await withPlatform(VARS, async (worker, _fake, telegram) => {
+baton.test(
+  "POST /webhooks/telegram never resends a reply Telegram refused, and the chat stays usable",
+  async (worker, _fake, telegram) => {
+    const alice = person(4203, "alice");
     telegram.respond((_, index) =>
       index === 0
         ? {
@@ -102,56 +122,65 @@ Deno.test("POST /webhooks/telegram never resends a reply Telegram refused, and t
         }
         : { status: 200, body: { ok: true, result: { message_id: 1 } } }
     );
-    await expectOk(await sendUpdate(worker, update({ text: "refused" })));
+    await expectOk(await sendUpdate(worker, update({ ...alice, text: "refused" })));
     await telegram.waitForCalls(1);
-    await settled(worker, "telegram:42");
+    await settled(worker, `telegram:${alice.chat.id}`);
     await pause(300);
     assertStrictEquals(telegram.calls.length, 1);
-    await expectOk(await sendUpdate(worker, update({ text: "next" })));
+    await expectOk(await sendUpdate(worker, update({ ...alice, text: "next" })));
     await telegram.waitForCalls(2);
     assertEquals(telegram.calls[1].body.text, "next");
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/telegram acknowledges edits, bots, joins, media and other updates with no turn", async () => {
-  await withPlatform(VARS, async (worker, fake, telegram) => {
-    const message = update({ text: "edited" }).message;
+baton.test(
+  "POST /webhooks/telegram acknowledges edits, bots, joins, media and other updates with no turn",
+  async (worker, fake, telegram) => {
+    const alice = person(4204, "alice");
+    const builders = forum(-1001000000004);
+    const message = update({ ...alice, text: "edited" }).message;
     const ignored: unknown[] = [
       { update_id: _nextUpdate++, edited_message: message },
       {
         update_id: _nextUpdate++,
-        channel_post: { ...message, chat: { id: -100, type: "channel" } },
+        channel_post: { ...message, chat: { id: -1000000000004, type: "channel" } },
       },
       {
         update_id: _nextUpdate++,
-        my_chat_member: { chat: _forum, from: _alice, date: 1, old_chat_member: {} },
+        my_chat_member: { chat: builders, from: alice.from, date: 1, old_chat_member: {} },
       },
-      { update_id: _nextUpdate++, chat_member: { chat: _forum, from: _alice, date: 1 } },
-      { update_id: _nextUpdate++, callback_query: { id: "cb1", from: _alice, data: "x" } },
-      { update_id: _nextUpdate++, message_reaction: { chat: _private, message_id: 1 } },
-      update({ text: "I am a bot", from: { id: 999, is_bot: true, first_name: "Other" } }),
-      update({ chat: _forum, new_chat_members: [_alice] }),
-      update({ chat: _forum, left_chat_member: _alice }),
-      update({ photo: [{ file_id: "p", width: 1, height: 1 }] }),
-      update({ sticker: { file_id: "s" } }),
+      { update_id: _nextUpdate++, chat_member: { chat: builders, from: alice.from, date: 1 } },
+      { update_id: _nextUpdate++, callback_query: { id: "cb1", from: alice.from, data: "x" } },
+      { update_id: _nextUpdate++, message_reaction: { chat: alice.chat, message_id: 1 } },
+      update({
+        chat: alice.chat,
+        text: "I am a bot",
+        from: { id: 999, is_bot: true, first_name: "Other" },
+      }),
+      update({ chat: builders, from: alice.from, new_chat_members: [alice.from] }),
+      update({ chat: builders, from: alice.from, left_chat_member: alice.from }),
+      update({ ...alice, photo: [{ file_id: "p", width: 1, height: 1 }] }),
+      update({ ...alice, sticker: { file_id: "s" } }),
       { some: "json" },
     ];
     for (const payload of ignored) await expectOk(await sendUpdate(worker, payload));
     // A real message after them: the only turn that runs.
-    await expectOk(await sendUpdate(worker, update({ text: "real" })));
+    await expectOk(await sendUpdate(worker, update({ ...alice, text: "real" })));
     await telegram.waitForCalls(1);
-    await settled(worker, "telegram:42");
+    await settled(worker, `telegram:${alice.chat.id}`);
     await pause(200);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["real"]);
     assertStrictEquals(telegram.calls.length, 1);
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/telegram binds the message's context for session_info", async () => {
-  await withPlatform(VARS, async (worker, fake, telegram) => {
+baton.test(
+  "POST /webhooks/telegram binds the message's context for session_info",
+  async (worker, fake, telegram) => {
+    const builders = forum(-1001000000005);
     fake.script(echoSessionInfo());
     const delivery = update({
-      chat: _forum,
+      chat: builders,
       from: { id: 314, is_bot: false, first_name: "Bob", username: "bobby" },
       message_thread_id: 9,
       is_topic_message: true,
@@ -162,13 +191,15 @@ Deno.test("POST /webhooks/telegram binds the message's context for session_info"
     // session_info reports no chat_name (lib/tools.ts); the unit tests cover that field.
     assertEquals(JSON.parse(telegram.calls[0].body.text), {
       platform: "telegram",
-      chat_id: String(_forum.id),
+      chat_id: String(builders.id),
       thread_id: "9",
       user_id: "314",
       user_name: "bobby",
-      session_key: `telegram:${_forum.id}:9`,
+      session_key: `telegram:${builders.id}:9`,
       message_id: String(delivery.message.message_id),
       async_delivery: false,
     });
-  });
-});
+  },
+);
+
+baton.done();

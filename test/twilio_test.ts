@@ -1,7 +1,8 @@
-// POST /webhooks/twilio end to end: workerd, a fake model and a fake Twilio Messages API on loopback; Deno + Miniflare.
+// POST /webhooks/twilio end to end: workerd (one for the file, the allowlist test its own), a fake model and a fake Twilio Messages API on loopback; Deno + Miniflare.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { signTwilioRequest } from "../lib/platforms/twilio.ts";
 import { pause, withPlatform } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const SID = "AC" + "1234567890abcdef".repeat(2);
@@ -11,6 +12,9 @@ const URL_ = `${PUBLIC}/webhooks/twilio`;
 const BOT = "+15005550006";
 const USER = "+15551234567";
 const VARS = { TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TOKEN, PUBLIC_URL: PUBLIC };
+
+// One Worker for the file's tests of the open policy; the allowlist test starts its own.
+const baton = sharedBaton({ vars: VARS });
 
 let _next = 1;
 
@@ -60,8 +64,9 @@ async function expectTwiml(res: Response): Promise<void> {
   assertStrictEquals(text, "<Response/>");
 }
 
-Deno.test("POST /webhooks/twilio acknowledges status callbacks with TwiML and no turn", async () => {
-  await withPlatform(VARS, async (worker, fake, twilio) => {
+baton.test(
+  "POST /webhooks/twilio acknowledges status callbacks with TwiML and no turn",
+  async (worker, fake, twilio) => {
     const status = new URLSearchParams({
       MessageSid: "SM" + "7".repeat(32),
       MessageStatus: "delivered",
@@ -74,8 +79,8 @@ Deno.test("POST /webhooks/twilio acknowledges status callbacks with TwiML and no
     await pause(300);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(twilio.calls.length, 0);
-  });
-});
+  },
+);
 
 Deno.test("POST /webhooks/twilio answers a refused sender with TwiML too", async () => {
   await withPlatform(
@@ -90,3 +95,5 @@ Deno.test("POST /webhooks/twilio answers a refused sender with TwiML too", async
     },
   );
 });
+
+baton.done();

@@ -1,18 +1,19 @@
-// GET and POST /webhooks/whatsapp end to end: workerd, a fake model and a fake Graph API on loopback; Deno + Miniflare.
+// GET and POST /webhooks/whatsapp end to end: workerd (one per configuration of the file; tests of a missing secret their own), a fake model and a fake Graph API on loopback; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { signWhatsappPayload } from "../lib/platforms/whatsapp.ts";
 import { json, settled, until } from "./_support/clients.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import type { FakePlatform, PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const APP_SECRET = "wa-app-secret-0123456789abcdef";
 const VERIFY_TOKEN = "wa-verify-token_42";
 const ACCESS_TOKEN = "EAAGwa-access-token-value";
 const PHONE_ID = "106540352242922";
+// The customer of the tests that start their own Worker.
 const CUSTOMER = "16505551234";
-const SESSION = `whatsapp:${PHONE_ID}:${CUSTOMER}`;
 const VARS = {
   WHATSAPP_APP_SECRET: APP_SECRET,
   WHATSAPP_VERIFY_TOKEN: VERIFY_TOKEN,
@@ -20,10 +21,25 @@ const VARS = {
   WHATSAPP_PHONE_NUMBER_ID: PHONE_ID,
 };
 
+// One Worker for the file's tests of VARS (and one for the approval tests, below); a test of a
+// missing secret or of the allowlist starts its own. Each test on a shared Worker talks with
+// customers of its own.
+const baton = sharedBaton({ vars: VARS });
+
+/** A customer's number (their wa_id) of one test's own. */
+const customerOf = (n: number) => `1650555${String(n).padStart(4, "0")}`;
+
 let _next = 1;
 
-/** A signed-to-be `messages` notification carrying one text message (or the given `messages`). */
-function notification(text: string, opts: { id?: string; messages?: unknown[] } = {}) {
+/**
+ * A signed-to-be `messages` notification carrying one text message from `customer` (or the given
+ * `messages`).
+ */
+function notification(
+  text: string,
+  customer: string,
+  opts: { id?: string; messages?: unknown[] } = {},
+) {
   const id = opts.id ?? `wamid.TEST${_next++}`;
   return {
     object: "whatsapp_business_account",
@@ -34,9 +50,9 @@ function notification(text: string, opts: { id?: string; messages?: unknown[] } 
         value: {
           messaging_product: "whatsapp",
           metadata: { display_phone_number: "15550783881", phone_number_id: PHONE_ID },
-          contacts: [{ profile: { name: "Sheena Nelson" }, wa_id: CUSTOMER }],
+          contacts: [{ profile: { name: "Sheena Nelson" }, wa_id: customer }],
           messages: opts.messages ??
-            [{ from: CUSTOMER, id, timestamp: "1749416383", type: "text", text: { body: text } }],
+            [{ from: customer, id, timestamp: "1749416383", type: "text", text: { body: text } }],
         },
       }],
     }],
@@ -63,28 +79,29 @@ async function post(
   });
 }
 
-Deno.test("GET /webhooks/whatsapp answers the subscription handshake with the challenge, and 403 to a wrong token", async () => {
-  await withPlatform(VARS, async (worker) => {
-    const ok = await worker.fetch(
-      `/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=${VERIFY_TOKEN}&hub.challenge=1158201444`,
-    );
-    assertStrictEquals(ok.status, 200);
-    assert(ok.headers.get("content-type")?.startsWith("text/plain"));
-    assertStrictEquals(await ok.text(), "1158201444");
-    const wrong = await worker.fetch(
-      "/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1",
-    );
-    const body = await json(wrong);
-    assertStrictEquals(wrong.status, 403);
-    assert(!JSON.stringify(body).includes(VERIFY_TOKEN));
-  });
+baton.test("GET /webhooks/whatsapp answers the subscription handshake with the challenge, and 403 to a wrong token", async (worker) => {
+  const ok = await worker.fetch(
+    `/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=${VERIFY_TOKEN}&hub.challenge=1158201444`,
+  );
+  assertStrictEquals(ok.status, 200);
+  assert(ok.headers.get("content-type")?.startsWith("text/plain"));
+  assertStrictEquals(await ok.text(), "1158201444");
+  const wrong = await worker.fetch(
+    "/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1",
+  );
+  const body = await json(wrong);
+  assertStrictEquals(wrong.status, 403);
+  assert(!JSON.stringify(body).includes(VERIFY_TOKEN));
 });
 
-Deno.test("POST /webhooks/whatsapp runs the messages of one notification in order", async () => {
-  await withPlatform(VARS, async (worker, fake, graph) => {
-    const batch = notification("", {
+baton.test(
+  "POST /webhooks/whatsapp runs the messages of one notification in order",
+  async (worker, fake, graph) => {
+    const customer = customerOf(2);
+    const session = `whatsapp:${PHONE_ID}:${customer}`;
+    const batch = notification("", customer, {
       messages: ["one", "two"].map((body, i) => ({
-        from: CUSTOMER,
+        from: customer,
         id: `wamid.BATCH${i}`,
         timestamp: "1749416383",
         type: "text",
@@ -92,16 +109,17 @@ Deno.test("POST /webhooks/whatsapp runs the messages of one notification in orde
       })),
     });
     await expectOk(await post(worker, batch));
-    await settled(worker, SESSION);
+    await settled(worker, session);
     await graph.waitForCalls(2);
-    await settled(worker, SESSION);
+    await settled(worker, session);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["one", "two"]);
     assert(graph.calls.map((c) => c.body.text.body).join("|").endsWith("one|two"));
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/whatsapp reports a reply outside the 24-hour window once and never retries it", async () => {
-  await withPlatform(VARS, async (worker, _fake, graph) => {
+baton.test(
+  "POST /webhooks/whatsapp reports a reply outside the 24-hour window once and never retries it",
+  async (worker, _fake, graph) => {
     graph.respond((_, index) =>
       index === 0
         ? {
@@ -116,43 +134,46 @@ Deno.test("POST /webhooks/whatsapp reports a reply outside the 24-hour window on
         }
         : { status: 200, body: { messages: [{ id: "wamid.OUT" }] } }
     );
-    await expectOk(await post(worker, notification("too late")));
+    const customer = customerOf(3);
+    await expectOk(await post(worker, notification("too late", customer)));
     await graph.waitForCalls(1);
-    await settled(worker, SESSION);
+    await settled(worker, `whatsapp:${PHONE_ID}:${customer}`);
     await pause(500);
     assertStrictEquals(graph.calls.length, 1);
-    await expectOk(await post(worker, notification("next")));
+    await expectOk(await post(worker, notification("next", customer)));
     await graph.waitForCalls(2);
     assertEquals(graph.calls[1].body.text.body, "next");
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/whatsapp acknowledges status callbacks and media with no turn", async () => {
-  await withPlatform(VARS, async (worker, fake, graph) => {
-    const statuses = notification("", { messages: [] });
+baton.test(
+  "POST /webhooks/whatsapp acknowledges status callbacks and media with no turn",
+  async (worker, fake, graph) => {
+    const customer = customerOf(4);
+    const statuses = notification("", customer, { messages: [] });
     const value = statuses.entry[0].changes[0].value as Record<string, unknown>;
     delete value.messages;
-    value.statuses = [{ id: "wamid.S", status: "read", timestamp: "1", recipient_id: CUSTOMER }];
+    value.statuses = [{ id: "wamid.S", status: "read", timestamp: "1", recipient_id: customer }];
     await expectOk(await post(worker, statuses));
     await expectOk(
       await post(
         worker,
-        notification("", {
-          messages: [{ from: CUSTOMER, id: "wamid.IMG", type: "image", image: { id: "1" } }],
+        notification("", customer, {
+          messages: [{ from: customer, id: "wamid.IMG", type: "image", image: { id: "1" } }],
         }),
       ),
     );
     await pause(300);
     assertStrictEquals(fake.requests.length, 0);
     assertStrictEquals(graph.calls.length, 0);
-  });
-});
+  },
+);
 
 Deno.test("POST and GET /webhooks/whatsapp refuse with 403 and start nothing while a secret is missing", async () => {
   for (const name of Object.keys(VARS)) {
     const vars: Record<string, string | undefined> = { ...VARS, [name]: undefined };
     await withPlatform(vars, async (worker, fake, graph) => {
-      const res = await post(worker, notification("anyone?"));
+      const res = await post(worker, notification("anyone?", CUSTOMER));
       const body = await json(res);
       assertStrictEquals(res.status, 403, JSON.stringify(body));
       assertEquals(body.error.type, "not_configured");
@@ -172,14 +193,22 @@ Deno.test("POST and GET /webhooks/whatsapp refuse with 403 and start nothing whi
 // ── Approval buttons and typing ─────────────────────────────────────────────────────────────────
 
 const ASKING = { ...VARS, APPROVAL_TOOLS: "session_info" };
+const asking = sharedBaton({ vars: ASKING, label: "approvals on" });
 
-/** A tap on a row of the question's list (or a reply button), as the customer's `interactive` message. */
-function tap(data: string, opts: { id?: string; from?: string; kind?: string } = {}) {
+/**
+ * A tap on a row of the question's list (or a reply button), as `customer`'s `interactive` message
+ * (sent by `opts.from` when given).
+ */
+function tap(
+  data: string,
+  customer: string,
+  opts: { id?: string; from?: string; kind?: string } = {},
+) {
   const kind = opts.kind ?? "list_reply";
-  return notification("", {
+  return notification("", customer, {
     messages: [{
       context: { from: "15550783881", id: "wamid.QUESTION" },
-      from: opts.from ?? CUSTOMER,
+      from: opts.from ?? customer,
       id: opts.id ?? `wamid.TAP${_next++}`,
       timestamp: "1749416383",
       type: "interactive",
@@ -199,10 +228,12 @@ async function questionRows(graph: FakePlatform): Promise<string[]> {
 const texts = (graph: FakePlatform) =>
   graph.calls.filter((c) => c.body?.type === "text").map((c) => c.body.text.body as string);
 
-Deno.test("POST /webhooks/whatsapp: the question is a list of the choices; a tap approves and the turn goes on to one reply; the tap delivered twice runs the tool once", async () => {
-  await withPlatform(ASKING, async (worker, fake, graph) => {
+asking.test(
+  "POST /webhooks/whatsapp: the question is a list of the choices; a tap approves and the turn goes on to one reply; the tap delivered twice runs the tool once",
+  async (worker, fake, graph) => {
+    const customer = customerOf(11);
     fake.script(askThenEcho);
-    await expectOk(await post(worker, notification("who am i", { id: "wamid.ASK" })));
+    await expectOk(await post(worker, notification("who am i", customer, { id: "wamid.ASK" })));
     const rows = await questionRows(graph);
     assertStrictEquals(rows.length, 4);
     const question = graph.calls.find((c) => c.body?.type === "interactive")!;
@@ -210,47 +241,49 @@ Deno.test("POST /webhooks/whatsapp: the question is a list of the choices; a tap
     assertEquals(question.body.context, { message_id: "wamid.ASK" });
     assert(question.body.interactive.body.text.startsWith("Approval needed: session_info"));
 
-    const click = tap(rows[0], { id: "wamid.CLICK" });
+    const click = tap(rows[0], customer, { id: "wamid.CLICK" });
     await expectOk(await post(worker, click));
     await expectOk(await post(worker, click));
     await until(() => texts(graph).some((t) => t.startsWith("done: ")), "done");
-    await settled(worker, SESSION);
+    await settled(worker, `whatsapp:${PHONE_ID}:${customer}`);
     await pause(200);
     assertStrictEquals(toolRuns(fake), 1);
     const done = texts(graph).filter((t) => t.startsWith("done: "));
     assertStrictEquals(done.length, 1);
-    assertMatch(done[0], /^done: \{"platform":"whatsapp".*"user_id":"16505551234"/);
+    assertMatch(done[0], new RegExp(`^done: \\{"platform":"whatsapp".*"user_id":"${customer}"`));
     // The repeat was judged "Already answered", and says so to the customer; nothing else was sent.
     assertEquals(texts(graph).filter((t) => !t.startsWith("done: ")), ["Already answered"]);
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/whatsapp: a reply button's tap (button_reply) answers like a list row's; a tap from another customer answers nothing", async () => {
-  await withPlatform(ASKING, async (worker, fake, graph) => {
+asking.test(
+  "POST /webhooks/whatsapp: a reply button's tap (button_reply) answers like a list row's; a tap from another customer answers nothing",
+  async (worker, fake, graph) => {
+    const [customer, other] = [customerOf(12), customerOf(9912)];
     fake.script(askThenEcho);
-    await expectOk(await post(worker, notification("who am i")));
+    await expectOk(await post(worker, notification("who am i", customer)));
     const rows = await questionRows(graph);
     // Another customer's chat is another session: nothing waits there.
-    await expectOk(await post(worker, tap(rows[0], { from: "16505559999" })));
+    await expectOk(await post(worker, tap(rows[0], customer, { from: other })));
     await until(() => texts(graph).includes("Already answered"), "the stranger's answer");
-    assertStrictEquals(graph.calls.find((c) => c.body?.type === "text")!.body.to, "16505559999");
+    assertStrictEquals(graph.calls.find((c) => c.body?.type === "text")!.body.to, other);
     await pause(200);
     assertStrictEquals(toolRuns(fake), 0);
-    await expectOk(await post(worker, tap(rows[3], { kind: "button_reply" })));
+    await expectOk(await post(worker, tap(rows[3], customer, { kind: "button_reply" })));
     await until(() => fake.requests.length === 2, "the resumed turn");
-    await settled(worker, SESSION);
+    await settled(worker, `whatsapp:${PHONE_ID}:${customer}`);
     assertStrictEquals(toolRuns(fake), 0, "denied");
-  });
-});
+  },
+);
 
 Deno.test("POST /webhooks/whatsapp: a tap by a sender the access policy does not know is refused before its session", async () => {
   const vars = { ...ASKING, ACCESS_POLICY: "allowlist", ALLOWED_USERS: `whatsapp:${CUSTOMER}` };
   await withPlatform(vars, async (worker, fake, graph) => {
     fake.script(askThenEcho);
-    await expectOk(await post(worker, notification("who am i")));
+    await expectOk(await post(worker, notification("who am i", CUSTOMER)));
     const rows = await questionRows(graph);
     const stranger = "16505559999";
-    await expectOk(await post(worker, tap(rows[0], { from: stranger })), {
+    await expectOk(await post(worker, tap(rows[0], CUSTOMER, { from: stranger })), {
       ok: true,
       ignored: "sender not allowed",
     });
@@ -264,12 +297,16 @@ Deno.test("POST /webhooks/whatsapp: a tap by a sender the access policy does not
   });
 });
 
-Deno.test("POST /webhooks/whatsapp: a slow turn shows the typing indicator on the customer's message, once within 25 s, and none after the reply", async () => {
-  await withPlatform(VARS, async (worker, fake, graph) => {
+baton.test(
+  "POST /webhooks/whatsapp: a slow turn shows the typing indicator on the customer's message, once within 25 s, and none after the reply",
+  async (worker, fake, graph) => {
     fake.script(() => ({ kind: "text", text: "slowly", delayMs: 5_500 }));
-    await expectOk(await post(worker, notification("take your time", { id: "wamid.SLOW" })));
+    const customer = customerOf(5);
+    await expectOk(
+      await post(worker, notification("take your time", customer, { id: "wamid.SLOW" })),
+    );
     await graph.waitForCalls(1);
-    await settled(worker, SESSION);
+    await settled(worker, `whatsapp:${PHONE_ID}:${customer}`);
     await pause(300);
     assertEquals(graph.calls.map((c) => c.body.text?.body), ["slowly"]);
     // Asked every 4 s, sent once: it lasts 25 s.
@@ -281,5 +318,8 @@ Deno.test("POST /webhooks/whatsapp: a slow turn shows the typing indicator on th
       typing_indicator: { type: "text" },
     });
     assert(graph.signals[0].order < graph.calls[0].order, "typing before the reply");
-  });
-});
+  },
+);
+
+baton.done();
+asking.done();

@@ -36,7 +36,12 @@ export interface SharedBaton {
  * starts one, and only a test whose subject is a restart or another configuration starts its own.
  */
 export function sharedBaton(
-  opts: { vars?: Record<string, string | undefined>; directory?: DirectoryMode } = {},
+  opts: {
+    vars?: Record<string, string | undefined>;
+    directory?: DirectoryMode;
+    /** Names this Worker in its stop test, where a file has more than one. */
+    label?: string;
+  } = {},
 ): SharedBaton {
   let started:
     | Promise<{ worker: TestWorker; fake: FakeLlm; platform: FakePlatform }>
@@ -89,7 +94,9 @@ export function sharedBaton(
     test: register,
     done() {
       Deno.test({
-        name: "the file's shared Worker stops, its output holding no configured secret",
+        name: `the file's shared Worker${
+          opts.label ? ` (${opts.label})` : ""
+        } stops, its output holding no configured secret`,
         ...sanitizers,
         async fn() {
           if (!started) return;
