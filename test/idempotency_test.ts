@@ -1,7 +1,11 @@
 // Idempotency-Key on every POST that starts a turn (chat completions, responses, runs), through workerd; Deno + Miniflare.
 import { assertEquals, assertStrictEquals } from "@std/assert";
-import { API_KEY, json, until, withBaton } from "./_support/clients.ts";
+import { API_KEY, json, until } from "./_support/clients.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
+
+// One Worker for the file: each test has an Idempotency-Key and texts of its own.
+const baton = sharedBaton();
 
 function post(worker: TestWorker, path: string, body: unknown, key: string) {
   return worker.fetch(path, {
@@ -15,8 +19,9 @@ function post(worker: TestWorker, path: string, body: unknown, key: string) {
   });
 }
 
-Deno.test("Idempotency-Key: another body is 422 even when it would run in another conversation", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "Idempotency-Key: another body is 422 even when it would run in another conversation",
+  async (worker, fake) => {
     const first = await post(worker, "/v1/chat/completions", {
       messages: [{ role: "user", content: "first question" }],
     }, "k-chat");
@@ -27,11 +32,12 @@ Deno.test("Idempotency-Key: another body is 422 even when it would run in anothe
     assertStrictEquals(other.status, 422);
     assertStrictEquals((await json(other)).error.type, "idempotency_key_reused");
     assertStrictEquals(fake.requests.length, 1);
-  });
-});
+  },
+);
 
-Deno.test("Idempotency-Key: POST /v1/responses replays its first response, one turn", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "Idempotency-Key: POST /v1/responses replays its first response, one turn",
+  async (worker, fake) => {
     const body = { model: "m", input: "once" };
     const a = await json(await post(worker, "/v1/responses", body, "k-resp"));
     const b = await json(await post(worker, "/v1/responses", body, "k-resp"));
@@ -39,11 +45,12 @@ Deno.test("Idempotency-Key: POST /v1/responses replays its first response, one t
     assertStrictEquals(fake.requests.length, 1);
     const other = await post(worker, "/v1/responses", { model: "m", input: "twice" }, "k-resp");
     assertStrictEquals(other.status, 422);
-  });
-});
+  },
+);
 
-Deno.test("Idempotency-Key: POST /v1/runs answers the same run, one turn", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "Idempotency-Key: POST /v1/runs answers the same run, one turn",
+  async (worker, fake) => {
     const a = await json(await post(worker, "/v1/runs", { input: "run once" }, "k-run"));
     const b = await json(await post(worker, "/v1/runs", { input: "run once" }, "k-run"));
     assertStrictEquals(b.run_id, a.run_id);
@@ -56,5 +63,7 @@ Deno.test("Idempotency-Key: POST /v1/runs answers the same run, one turn", async
       return state.status === "completed";
     }, "run completed");
     assertStrictEquals(fake.requests.length, 1);
-  });
-});
+  },
+);
+
+baton.done();

@@ -1,7 +1,8 @@
 // GET /v1/sessions/{key}/inspect in workerd: the console inspector's read of a session, tenant-scoped; Deno + Miniflare.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { API_KEY, type Json, json, settled, until } from "./_support/clients.ts";
-import { expectOk, withPlatform } from "./_support/platform_rig.ts";
+import { expectOk } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const ACME = "acme-key-0123456789";
@@ -13,13 +14,22 @@ const VARS = {
   TELEGRAM_BOT_TOKEN: TG_TOKEN,
 };
 
+// One Worker for the file: each test has a Telegram chat or an API session of its own.
+const baton = sharedBaton({ vars: VARS });
+
 function inspect(worker: TestWorker, key: string, apiKey = API_KEY): Promise<Response> {
   return worker.fetch(`/v1/sessions/${encodeURIComponent(key)}/inspect`, {
     headers: { authorization: `Bearer ${apiKey}` },
   });
 }
 
-function telegramUpdate(worker: TestWorker, text: string, updateId: number): Promise<Response> {
+/** A Telegram text message from user `chat` in their private chat with the bot. */
+function telegramUpdate(
+  worker: TestWorker,
+  text: string,
+  updateId: number,
+  chat: number,
+): Promise<Response> {
   return worker.fetch("/webhooks/telegram", {
     method: "POST",
     headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": TG_SECRET },
@@ -28,17 +38,18 @@ function telegramUpdate(worker: TestWorker, text: string, updateId: number): Pro
       message: {
         message_id: updateId,
         date: Math.floor(Date.now() / 1000),
-        chat: { id: 77, type: "private", first_name: "Ann" },
-        from: { id: 77, is_bot: false, first_name: "Ann" },
+        chat: { id: chat, type: "private", first_name: "Ann" },
+        from: { id: chat, is_bot: false, first_name: "Ann" },
         text,
       },
     }),
   });
 }
 
-Deno.test("GET /v1/sessions/{key}/inspect shows an admin a Telegram session's inbox, sent parts and last context", async () => {
-  await withPlatform(VARS, async (worker, _fake, telegram) => {
-    await expectOk(await telegramUpdate(worker, "hi there", 900_001));
+baton.test(
+  "GET /v1/sessions/{key}/inspect shows an admin a Telegram session's inbox, sent parts and last context",
+  async (worker, _fake, telegram) => {
+    await expectOk(await telegramUpdate(worker, "hi there", 900_001, 77));
     await telegram.waitForCalls(1);
     await settled(worker, "telegram:77");
     let body: Json = null;
@@ -56,46 +67,47 @@ Deno.test("GET /v1/sessions/{key}/inspect shows an admin a Telegram session's in
     assertEquals(body.last_turn.context.platform, "telegram");
     assertEquals(body.last_turn.context.session_key, "telegram:77");
     assertEquals(body.runs, []);
-  });
-});
+  },
+);
 
-Deno.test("GET /v1/sessions/{key}/inspect is a 404 for another tenant's session and for a session never used", async () => {
-  await withPlatform(VARS, async (worker, _fake, telegram) => {
-    await expectOk(await telegramUpdate(worker, "hello", 900_101));
+baton.test(
+  "GET /v1/sessions/{key}/inspect is a 404 for another tenant's session and for a session never used",
+  async (worker, _fake, telegram) => {
+    await expectOk(await telegramUpdate(worker, "hello", 900_101, 78));
     await telegram.waitForCalls(1);
-    const other = await inspect(worker, "telegram:77", ACME);
+    const other = await inspect(worker, "telegram:78", ACME);
     assertStrictEquals(other.status, 404);
     assertEquals((await json(other)).error.type, "not_found");
     const none = await inspect(worker, "api:never-used");
     assertStrictEquals(none.status, 404);
     assertEquals((await json(none)).error, { message: "no such session", type: "not_found" });
-    const unauthenticated = await inspect(worker, "telegram:77", "wrong-key");
+    const unauthenticated = await inspect(worker, "telegram:78", "wrong-key");
     assertStrictEquals(unauthenticated.status, 401);
+  },
+);
+
+baton.test("GET /v1/sessions/{key}/inspect shows a run's timeline with event times and its run id's session", async (worker) => {
+  const start = await worker.fetch("/v1/runs", {
+    method: "POST",
+    headers: { authorization: `Bearer ${ACME}`, "content-type": "application/json" },
+    body: JSON.stringify({ input: "timeline please", session: "t1" }),
   });
+  const run = await json(start);
+  assertStrictEquals(start.status, 202);
+  assertEquals(run.session_key, "api.acme:t1");
+  const events = await worker.fetch(`/v1/runs/${run.run_id}/events`, {
+    headers: { authorization: `Bearer ${ACME}` },
+  });
+  await events.text(); // ends after the run's final event
+  const res = await inspect(worker, "api.acme:t1", ACME);
+  const body = await json(res);
+  assertStrictEquals(res.status, 200);
+  const timeline = body.runs[0].events;
+  assertEquals(timeline[0].type, "run.queued");
+  assertEquals(timeline.at(-1).type, "run.completed");
+  assertEquals(timeline.every((e: Json) => typeof e.at === "number"), true);
+  assertEquals(typeof timeline.at(-1).duration_ms, "number");
+  assertEquals(body.inbox[0].status, "done");
 });
 
-Deno.test("GET /v1/sessions/{key}/inspect shows a run's timeline with event times and its run id's session", async () => {
-  await withPlatform(VARS, async (worker) => {
-    const start = await worker.fetch("/v1/runs", {
-      method: "POST",
-      headers: { authorization: `Bearer ${ACME}`, "content-type": "application/json" },
-      body: JSON.stringify({ input: "timeline please", session: "t1" }),
-    });
-    const run = await json(start);
-    assertStrictEquals(start.status, 202);
-    assertEquals(run.session_key, "api.acme:t1");
-    const events = await worker.fetch(`/v1/runs/${run.run_id}/events`, {
-      headers: { authorization: `Bearer ${ACME}` },
-    });
-    await events.text(); // ends after the run's final event
-    const res = await inspect(worker, "api.acme:t1", ACME);
-    const body = await json(res);
-    assertStrictEquals(res.status, 200);
-    const timeline = body.runs[0].events;
-    assertEquals(timeline[0].type, "run.queued");
-    assertEquals(timeline.at(-1).type, "run.completed");
-    assertEquals(timeline.every((e: Json) => typeof e.at === "number"), true);
-    assertEquals(typeof timeline.at(-1).duration_ms, "number");
-    assertEquals(body.inbox[0].status, "done");
-  });
-});
+baton.done();

@@ -2,7 +2,11 @@
 import OpenAI from "openai";
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "@std/assert";
 import { API_KEY, json, sessionState, until, withBaton } from "./_support/clients.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
+
+// One Worker for the file (one model retry, a configured model); the restart test starts its own.
+const baton = sharedBaton({ vars: { LLM_MAX_RETRIES: "1", LLM_MODEL: "m-test" } });
 
 /**
  * The `openai` client as users configure it: its default retries (2) left on. The short timeout
@@ -17,8 +21,9 @@ function client(worker: TestWorker, session?: string): OpenAI {
   });
 }
 
-Deno.test("POST /v1/chat/completions: a model failure is not retried by the openai client (x-should-retry: false)", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions: a model failure is not retried by the openai client (x-should-retry: false)",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "status", status: 500 }));
     const error = await assertRejects(() =>
       client(worker, "fails").chat.completions.create({
@@ -29,11 +34,12 @@ Deno.test("POST /v1/chat/completions: a model failure is not retried by the open
     assert(error instanceof OpenAI.APIError && error.status === 502, String(error));
     // One request from the client: the model saw 1 + LLM_MAX_RETRIES calls, not three times that.
     assertStrictEquals(fake.requests.length, 1 + 1);
-  }, { vars: { LLM_MAX_RETRIES: "1" } });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions: a stopped turn stays stopped under the openai client's retries", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions: a stopped turn stays stopped under the openai client's retries",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "hold" }));
     const pending = client(worker, "stopped").chat.completions.create({
       model: "gpt-4o-mini",
@@ -50,58 +56,53 @@ Deno.test("POST /v1/chat/completions: a stopped turn stays stopped under the ope
     assert(error instanceof OpenAI.APIError && error.status === 409, String(error));
     await until(async () => !(await sessionState(worker, "api:stopped")).running, "idle");
     assertStrictEquals(fake.requests.length, 1, "the stopped turn never ran again");
+  },
+);
+
+baton.test("POST /v1/chat/completions streams a last usage chunk with stream_options.include_usage", async (worker) => {
+  const stream = await client(worker, "usage").chat.completions.create({
+    model: "gpt-4o-mini",
+    messages: [{ role: "user", content: "count me" }],
+    stream: true,
+    stream_options: { include_usage: true },
   });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
+  assertStrictEquals(text, "count me");
+  const last = chunks.at(-1)!;
+  assertEquals(last.choices, []);
+  assertEquals(last.usage, { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 });
+  assert(chunks.slice(0, -1).every((c) => c.usage === null), "usage: null before the last");
 });
 
-Deno.test("POST /v1/chat/completions streams a last usage chunk with stream_options.include_usage", async () => {
-  await withBaton(async (worker) => {
-    const stream = await client(worker, "usage").chat.completions.create({
-      model: "gpt-4o-mini",
-      messages: [{ role: "user", content: "count me" }],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    const chunks = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
-    assertStrictEquals(text, "count me");
-    const last = chunks.at(-1)!;
-    assertEquals(last.choices, []);
-    assertEquals(last.usage, { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 });
-    assert(chunks.slice(0, -1).every((c) => c.usage === null), "usage: null before the last");
+baton.test("POST /v1/chat/completions streams no usage chunk unless asked", async (worker) => {
+  const stream = await client(worker, "no-usage").chat.completions.create({
+    model: "gpt-4o-mini",
+    messages: [{ role: "user", content: "plain" }],
+    stream: true,
   });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  assert(chunks.every((c) => c.choices.length === 1 && !("usage" in c)));
 });
 
-Deno.test("POST /v1/chat/completions streams no usage chunk unless asked", async () => {
-  await withBaton(async (worker) => {
-    const stream = await client(worker, "no-usage").chat.completions.create({
-      model: "gpt-4o-mini",
-      messages: [{ role: "user", content: "plain" }],
-      stream: true,
-    });
-    const chunks = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    assert(chunks.every((c) => c.choices.length === 1 && !("usage" in c)));
+baton.test("GET /v1/models/{id} retrieves the configured model and 404s any other", async (worker) => {
+  const models = client(worker).models;
+  assertEquals(await models.retrieve("m-test"), {
+    id: "m-test",
+    object: "model",
+    created: 0,
+    owned_by: "baton",
   });
+  assertEquals((await models.list()).data.map((m) => m.id), ["m-test"]);
+  const error = await assertRejects(() => models.retrieve("gpt-unknown"));
+  assert(error instanceof OpenAI.NotFoundError, String(error));
 });
 
-Deno.test("GET /v1/models/{id} retrieves the configured model and 404s any other", async () => {
-  await withBaton(async (worker) => {
-    const models = client(worker).models;
-    assertEquals(await models.retrieve("m-test"), {
-      id: "m-test",
-      object: "model",
-      created: 0,
-      owned_by: "baton",
-    });
-    assertEquals((await models.list()).data.map((m) => m.id), ["m-test"]);
-    const error = await assertRejects(() => models.retrieve("gpt-unknown"));
-    assert(error instanceof OpenAI.NotFoundError, String(error));
-  }, { vars: { LLM_MODEL: "m-test" } });
-});
-
-Deno.test("POST /v1/chat/completions passes the caller's model parameters to the provider", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions passes the caller's model parameters to the provider",
+  async (worker, fake) => {
     const params = {
       temperature: 0.2,
       top_p: 0.9,
@@ -123,11 +124,12 @@ Deno.test("POST /v1/chat/completions passes the caller's model parameters to the
     });
     const sent = fake.requests[0].body;
     for (const [name, value] of Object.entries(params)) assertEquals(sent[name], value, name);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions refuses an out-of-range parameter with a 400 naming it, running nothing", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions refuses an out-of-range parameter with a 400 naming it, running nothing",
+  async (worker, fake) => {
     const error = await assertRejects(() =>
       client(worker, "bad-params").chat.completions.create({
         model: "gpt-4o-mini",
@@ -138,8 +140,8 @@ Deno.test("POST /v1/chat/completions refuses an out-of-range parameter with a 40
     assert(error instanceof OpenAI.BadRequestError, String(error));
     assert(/temperature/.test(error.message), error.message);
     assertStrictEquals(fake.requests.length, 0);
-  });
-});
+  },
+);
 
 /** The messages (role, text) the fake model received in call `i`, system prompt left out. */
 function seen(
@@ -151,8 +153,9 @@ function seen(
   );
 }
 
-Deno.test("POST /v1/chat/completions: two clients opening with the same text never see each other's messages", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions: two clients opening with the same text never see each other's messages",
+  async (worker, fake) => {
     const openai = client(worker);
     const ask = (messages: { role: "user" | "assistant"; content: string }[]) =>
       openai.chat.completions.create({ model: "gpt-4o-mini", messages });
@@ -170,11 +173,12 @@ Deno.test("POST /v1/chat/completions: two clients opening with the same text nev
     ]);
     assertEquals(seen(fake, 1), ["user:hello"], "B's first call saw nothing of A");
     assertEquals(seen(fake, 3), ["user:hello", "assistant:hello", "user:B asks"]);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions: a regenerate and an edit run on exactly the request's history", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions: a regenerate and an edit run on exactly the request's history",
+  async (worker, fake) => {
     const openai = client(worker);
     const ask = async (messages: { role: "user" | "assistant"; content: string }[]) => {
       const reply = await openai.chat.completions.create({ model: "gpt-4o-mini", messages });
@@ -189,34 +193,32 @@ Deno.test("POST /v1/chat/completions: a regenerate and an edit run on exactly th
     assertEquals(seen(fake, 1), ["user:u1", "assistant:u1", "user:u2"]);
     assertEquals(seen(fake, 2), ["user:u1", "assistant:u1", "user:u2"], "not [u1, a1, u2, a2, u2]");
     assertEquals(seen(fake, 3), ["user:u1", "assistant:u1", "user:u2 edited"]);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions: a streamed reply is remembered, so the next request continues its session", async () => {
-  await withBaton(async (worker) => {
-    const stream = await client(worker).chat.completions.create({
-      model: "gpt-4o-mini",
-      messages: [{ role: "user", content: "streamed start" }],
-      stream: true,
-    });
-    for await (const _ of stream);
-    const next = await client(worker).chat.completions.create({
-      model: "gpt-4o-mini",
-      messages: [
-        { role: "user", content: "streamed start" },
-        { role: "assistant", content: "streamed start" },
-        { role: "user", content: "and on" },
-      ],
-    }).withResponse();
-    const id = next.response.headers.get("x-session-id")!;
-    const state = await sessionState(worker, `api:${id}`);
-    assertEquals(state.messages.map((m) => m.content), [
-      "streamed start",
-      "streamed start",
-      "and on",
-      "and on",
-    ]);
+baton.test("POST /v1/chat/completions: a streamed reply is remembered, so the next request continues its session", async (worker) => {
+  const stream = await client(worker).chat.completions.create({
+    model: "gpt-4o-mini",
+    messages: [{ role: "user", content: "streamed start" }],
+    stream: true,
   });
+  for await (const _ of stream);
+  const next = await client(worker).chat.completions.create({
+    model: "gpt-4o-mini",
+    messages: [
+      { role: "user", content: "streamed start" },
+      { role: "assistant", content: "streamed start" },
+      { role: "user", content: "and on" },
+    ],
+  }).withResponse();
+  const id = next.response.headers.get("x-session-id")!;
+  const state = await sessionState(worker, `api:${id}`);
+  assertEquals(state.messages.map((m) => m.content), [
+    "streamed start",
+    "streamed start",
+    "and on",
+    "and on",
+  ]);
 });
 
 /** Posts a chat completion by hand: the same body, byte for byte, each time (as a client retry). */
@@ -228,8 +230,9 @@ function postChat(worker: TestWorker, body: string, headers: Record<string, stri
   });
 }
 
-Deno.test("POST /v1/chat/completions: the identical request after a failed turn gets that failure, not a second run", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions: the identical request after a failed turn gets that failure, not a second run",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "status", status: 500 }));
     // A first message without X-Session-Id: the AI SDK retries exactly this body, ignoring headers.
     const body = JSON.stringify({ messages: [{ role: "user", content: "fragile" }] });
@@ -241,7 +244,8 @@ Deno.test("POST /v1/chat/completions: the identical request after a failed turn 
       assertStrictEquals(again.status, 502);
       assertEquals(await json(again), firstError);
     }
-    assertStrictEquals(fake.requests.length, 1, "one model call for three identical requests");
+    // The file's Worker retries the model once (LLM_MAX_RETRIES=1): one turn is two model calls.
+    assertStrictEquals(fake.requests.length, 1 + 1, "one turn for three identical requests");
     // Another body is another request: it runs.
     fake.script((req) => ({ kind: "text", text: req.lastUserText }));
     const other = await postChat(
@@ -249,8 +253,8 @@ Deno.test("POST /v1/chat/completions: the identical request after a failed turn 
       JSON.stringify({ messages: [{ role: "user", content: "sturdy" }] }),
     );
     assertStrictEquals(other.status, 200);
-  }, { vars: { LLM_MAX_RETRIES: "0" } });
-});
+  },
+);
 
 Deno.test("POST /v1/chat/completions: an Idempotency-Key replays the first answer, also after a restart; another body is 422", async () => {
   const dir = await tempPersistDir();
@@ -300,8 +304,9 @@ function weatherModel(req: { body: { messages: { role: string; content: string }
 }
 
 for (const session of ["tools-pinned", undefined]) {
-  Deno.test(`POST /v1/chat/completions: a client tool round trip${session ? " in a pinned session" : ""}`, async () => {
-    await withBaton(async (worker, fake) => {
+  baton.test(
+    `POST /v1/chat/completions: a client tool round trip${session ? " in a pinned session" : ""}`,
+    async (worker, fake) => {
       fake.script(weatherModel);
       const openai = client(worker, session);
       const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
@@ -340,12 +345,13 @@ for (const session of ["tools-pinned", undefined]) {
       );
       assertEquals(sent.map((m: { role: string }) => m.role), ["user", "assistant", "tool"]);
       assertStrictEquals(fake.requests.length, 2);
-    });
-  });
+    },
+  );
 }
 
-Deno.test("POST /v1/chat/completions streams a client tool call and refuses a tool named like baton's", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions streams a client tool call and refuses a tool named like baton's",
+  async (worker, fake) => {
     fake.script(weatherModel);
     const stream = await client(worker, "tools-stream").chat.completions.create({
       model: "gpt-4o-mini",
@@ -368,11 +374,12 @@ Deno.test("POST /v1/chat/completions streams a client tool call and refuses a to
       })
     );
     assert(clash instanceof OpenAI.BadRequestError && /session_info/.test(clash.message));
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions answers finish_reason length for a reply cut at max_tokens", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions answers finish_reason length for a reply cut at max_tokens",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "text", text: "partial", finish: "length" }));
     const reply = await client(worker, "cut").chat.completions.create({
       model: "gpt-4o-mini",
@@ -389,5 +396,7 @@ Deno.test("POST /v1/chat/completions answers finish_reason length for a reply cu
     const reasons = [];
     for await (const chunk of stream) reasons.push(chunk.choices[0]?.finish_reason);
     assertStrictEquals(reasons.at(-1), "length");
-  });
-});
+  },
+);
+
+baton.done();

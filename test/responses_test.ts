@@ -1,10 +1,14 @@
 // The Responses API through the real `openai` package against baton in workerd; Deno + Miniflare.
 import OpenAI from "openai";
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "@std/assert";
-import { API_KEY, json, until, withBaton } from "./_support/clients.ts";
+import { API_KEY, json, until } from "./_support/clients.ts";
 import { holdOn } from "./_support/fake_llm_scripts.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
+
+// One Worker for the file, retrying the model once (the openai client's retry test counts on it).
+const baton = sharedBaton({ vars: { LLM_MAX_RETRIES: "1" } });
 
 /** The `openai` client as users configure it (default retries on; a short timeout). */
 function client(worker: TestWorker): OpenAI {
@@ -30,8 +34,9 @@ function call(worker: TestWorker, path: string, init: RequestInit = {}): Promise
   });
 }
 
-Deno.test("POST /v1/responses creates a response from a string input; GET /v1/responses/{id} retrieves it", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses creates a response from a string input; GET /v1/responses/{id} retrieves it",
+  async (worker, fake) => {
     const openai = client(worker);
     const created = await openai.responses.create({
       model: "gpt-4o-mini",
@@ -58,11 +63,12 @@ Deno.test("POST /v1/responses creates a response from a string input; GET /v1/re
       type: "input_text",
       text: "hello there",
     }]]);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/responses with message items and instructions: the model sees the system text and messages", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses with message items and instructions: the model sees the system text and messages",
+  async (worker, fake) => {
     const created = await client(worker).responses.create({
       model: "gpt-4o-mini",
       instructions: "be terse",
@@ -80,45 +86,44 @@ Deno.test("POST /v1/responses with message items and instructions: the model see
     ).map((m: { content: string }) => m.content).join("\n");
     assert(system.includes("be terse") && system.includes("no emoji"), system);
     assertEquals(seen(fake, 0), ["user:first", "assistant:reply one", "user:second"]);
+  },
+);
+
+baton.test("POST /v1/responses streams the Responses events in order, deltas joined into the reply", async (worker) => {
+  const stream = client(worker).responses.stream({
+    model: "gpt-4o-mini",
+    input: "stream this reply please",
   });
+  const events: { type: string; sequence_number: number; delta?: string }[] = [];
+  for await (const event of stream) events.push(event);
+  const final = await stream.finalResponse();
+  const types = events.map((e) => e.type).filter((t, i, all) =>
+    t !== "response.output_text.delta" || all[i - 1] !== t
+  );
+  assertEquals(types, [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.content_part.added",
+    "response.output_text.delta",
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+    "response.completed",
+  ]);
+  assert(events.filter((e) => e.type === "response.output_text.delta").length > 1);
+  assertEquals(events.map((e) => e.sequence_number), events.map((_, i) => i));
+  const deltas = events.map((e) => e.type === "response.output_text.delta" ? e.delta : "");
+  assertStrictEquals(deltas.join(""), "stream this reply please");
+  assertStrictEquals(final.output_text, "stream this reply please");
+  assertStrictEquals(final.status, "completed");
+  const got = await client(worker).responses.retrieve(final.id);
+  assertStrictEquals(got.output_text, "stream this reply please");
 });
 
-Deno.test("POST /v1/responses streams the Responses events in order, deltas joined into the reply", async () => {
-  await withBaton(async (worker) => {
-    const stream = client(worker).responses.stream({
-      model: "gpt-4o-mini",
-      input: "stream this reply please",
-    });
-    const events: { type: string; sequence_number: number; delta?: string }[] = [];
-    for await (const event of stream) events.push(event);
-    const final = await stream.finalResponse();
-    const types = events.map((e) => e.type).filter((t, i, all) =>
-      t !== "response.output_text.delta" || all[i - 1] !== t
-    );
-    assertEquals(types, [
-      "response.created",
-      "response.in_progress",
-      "response.output_item.added",
-      "response.content_part.added",
-      "response.output_text.delta",
-      "response.output_text.done",
-      "response.content_part.done",
-      "response.output_item.done",
-      "response.completed",
-    ]);
-    assert(events.filter((e) => e.type === "response.output_text.delta").length > 1);
-    assertEquals(events.map((e) => e.sequence_number), events.map((_, i) => i));
-    const deltas = events.map((e) => e.type === "response.output_text.delta" ? e.delta : "");
-    assertStrictEquals(deltas.join(""), "stream this reply please");
-    assertStrictEquals(final.output_text, "stream this reply please");
-    assertStrictEquals(final.status, "completed");
-    const got = await client(worker).responses.retrieve(final.id);
-    assertStrictEquals(got.output_text, "stream this reply please");
-  });
-});
-
-Deno.test("POST /v1/responses with previous_response_id continues a chain, and a fork sees only its own branch", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses with previous_response_id continues a chain, and a fork sees only its own branch",
+  async (worker, fake) => {
     const openai = client(worker);
     const r1 = await openai.responses.create({ model: "m", input: "one" });
     const r2 = await openai.responses.create({
@@ -154,11 +159,12 @@ Deno.test("POST /v1/responses with previous_response_id continues a chain, and a
       "assistant:two",
       "user:three",
     ]);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/responses with background: queued at once, polled with GET until completed", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses with background: queued at once, polled with GET until completed",
+  async (worker, fake) => {
     fake.script(holdOn("slow job"));
     const openai = client(worker);
     const created = await openai.responses.create({
@@ -177,27 +183,26 @@ Deno.test("POST /v1/responses with background: queued at once, polled with GET u
       return done.status === "completed";
     }, "completed");
     assertStrictEquals(done.output_text, "slow job");
-  });
+  },
+);
+
+baton.test("DELETE /v1/responses/{id} deletes a response: GET is 404 afterwards", async (worker) => {
+  const openai = client(worker);
+  const created = await openai.responses.create({ model: "m", input: "forget me" });
+  const res = await call(worker, `/${created.id}`, { method: "DELETE" });
+  assertEquals(await json(res), { id: created.id, object: "response", deleted: true });
+  const error = await assertRejects(() => openai.responses.retrieve(created.id));
+  assert(error instanceof OpenAI.NotFoundError, String(error));
+  assertStrictEquals((await call(worker, `/${created.id}`, { method: "DELETE" })).status, 404);
+  const chained = await assertRejects(() =>
+    openai.responses.create({ model: "m", input: "x", previous_response_id: created.id })
+  );
+  assert(chained instanceof OpenAI.NotFoundError, String(chained));
 });
 
-Deno.test("DELETE /v1/responses/{id} deletes a response: GET is 404 afterwards", async () => {
-  await withBaton(async (worker) => {
-    const openai = client(worker);
-    const created = await openai.responses.create({ model: "m", input: "forget me" });
-    const res = await call(worker, `/${created.id}`, { method: "DELETE" });
-    assertEquals(await json(res), { id: created.id, object: "response", deleted: true });
-    const error = await assertRejects(() => openai.responses.retrieve(created.id));
-    assert(error instanceof OpenAI.NotFoundError, String(error));
-    assertStrictEquals((await call(worker, `/${created.id}`, { method: "DELETE" })).status, 404);
-    const chained = await assertRejects(() =>
-      openai.responses.create({ model: "m", input: "x", previous_response_id: created.id })
-    );
-    assert(chained instanceof OpenAI.NotFoundError, String(chained));
-  });
-});
-
-Deno.test("POST /v1/responses/{id}/cancel ends a held turn cancelled and answers the response", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses/{id}/cancel ends a held turn cancelled and answers the response",
+  async (worker, fake) => {
     fake.script(holdOn("long"));
     const openai = client(worker);
     const created = await openai.responses.create({ model: "m", input: "long", background: true });
@@ -211,23 +216,22 @@ Deno.test("POST /v1/responses/{id}/cancel ends a held turn cancelled and answers
     const finished = await call(worker, `/${done.id}/cancel`, { method: "POST" });
     assertStrictEquals(finished.status, 409);
     assertStrictEquals(fake.requests.length, 2, "the cancelled turn never ran again");
-  });
+  },
+);
+
+baton.test("POST /v1/responses with store: false keeps nothing retrievable", async (worker) => {
+  const openai = client(worker);
+  const created = await openai.responses.create({ model: "m", input: "secret", store: false });
+  assertStrictEquals(created.output_text, "secret");
+  assertStrictEquals((created as unknown as { store: boolean }).store, false);
+  const error = await assertRejects(() => openai.responses.retrieve(created.id));
+  assert(error instanceof OpenAI.NotFoundError, String(error));
+  assertStrictEquals((await call(worker, `/${created.id}/input_items`)).status, 404);
 });
 
-Deno.test("POST /v1/responses with store: false keeps nothing retrievable", async () => {
-  await withBaton(async (worker) => {
-    const openai = client(worker);
-    const created = await openai.responses.create({ model: "m", input: "secret", store: false });
-    assertStrictEquals(created.output_text, "secret");
-    assertStrictEquals((created as unknown as { store: boolean }).store, false);
-    const error = await assertRejects(() => openai.responses.retrieve(created.id));
-    assert(error instanceof OpenAI.NotFoundError, String(error));
-    assertStrictEquals((await call(worker, `/${created.id}/input_items`)).status, 404);
-  });
-});
-
-Deno.test("POST /v1/responses refuses bad input with a 4xx JSON naming the field, calling no model", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses refuses bad input with a 4xx JSON naming the field, calling no model",
+  async (worker, fake) => {
     const post = (body: string) => call(worker, "", { method: "POST", body });
     const cases: [string, number, RegExp][] = [
       ["{not json", 400, /JSON/i],
@@ -274,22 +278,24 @@ Deno.test("POST /v1/responses refuses bad input with a 4xx JSON naming the field
     const unauthorized = await worker.fetch("/v1/responses", { method: "POST", body: "{}" });
     assertStrictEquals(unauthorized.status, 401);
     assertStrictEquals(fake.requests.length, 0);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/responses: a failed turn is not retried by the openai client (x-should-retry: false)", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses: a failed turn is not retried by the openai client (x-should-retry: false)",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "status", status: 500 }));
     const error = await assertRejects(() =>
       client(worker).responses.create({ model: "m", input: "boom" })
     );
     assert(error instanceof OpenAI.APIError && error.status === 502, String(error));
     assertStrictEquals(fake.requests.length, 1 + 1);
-  }, { vars: { LLM_MAX_RETRIES: "1" } });
-});
+  },
+);
 
-Deno.test("POST /v1/responses with stream: a failed turn ends the stream with response.failed", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses with stream: a failed turn ends the stream with response.failed",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "status", status: 500 }));
     const stream = await client(worker).responses.create({
       model: "m",
@@ -308,5 +314,7 @@ Deno.test("POST /v1/responses with stream: a failed turn ends the stream with re
     assertStrictEquals(failed?.error?.code as string, "model_error");
     const got = await client(worker).responses.retrieve(failed!.id);
     assertStrictEquals(got.status, "failed");
-  }, { vars: { LLM_MAX_RETRIES: "0" } });
-});
+  },
+);
+
+baton.done();

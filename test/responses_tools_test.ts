@@ -1,8 +1,12 @@
 // POST /v1/responses with the client's function tools, through the real `openai` package against baton in workerd; Deno + Miniflare.
 import OpenAI from "openai";
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "@std/assert";
-import { API_KEY, withBaton } from "./_support/clients.ts";
+import { API_KEY } from "./_support/clients.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
+
+// One Worker for the file: each response runs in a session of its own.
+const baton = sharedBaton();
 
 function client(worker: TestWorker): OpenAI {
   return new OpenAI({ baseURL: new URL("v1", worker.url).href, apiKey: API_KEY, timeout: 8_000 });
@@ -24,8 +28,9 @@ function weatherModel(req: { body: { messages: { role: string; content: string }
     : { kind: "tool_call" as const, name: "get_weather", args: { city: "Oslo" }, id: "call_r1" };
 }
 
-Deno.test("POST /v1/responses: a function tool round trip through previous_response_id", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses: a function tool round trip through previous_response_id",
+  async (worker, fake) => {
     fake.script(weatherModel);
     const openai = client(worker);
     const first = await openai.responses.create({
@@ -51,11 +56,12 @@ Deno.test("POST /v1/responses: a function tool round trip through previous_respo
       .filter((m: { role: string }) => m.role !== "system")
       .map((m: { role: string }) => m.role);
     assertEquals(roles, ["user", "assistant", "tool"]);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/responses: a client that keeps its own history sends the call and its output", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses: a client that keeps its own history sends the call and its output",
+  async (worker, fake) => {
     fake.script(weatherModel);
     const answer = await client(worker).responses.create({
       model: "gpt-4o-mini",
@@ -81,29 +87,28 @@ Deno.test("POST /v1/responses: a client that keeps its own history sends the cal
     );
     assert(orphan instanceof OpenAI.BadRequestError, String(orphan));
     assertStrictEquals(fake.requests.length, 1, "no turn for an output without its call");
+  },
+);
+
+baton.test("POST /v1/responses streams a function call's events", async (worker, fake) => {
+  fake.script(weatherModel);
+  const stream = client(worker).responses.stream({
+    model: "gpt-4o-mini",
+    input: "weather?",
+    tools: [weather],
   });
+  const types: string[] = [];
+  for await (const event of stream) types.push(event.type);
+  const final = await stream.finalResponse();
+  assert(types.includes("response.function_call_arguments.done"), types.join(" "));
+  assertStrictEquals(types.at(-1), "response.completed");
+  const call = final.output.find((item) => item.type === "function_call");
+  assert(call?.type === "function_call" && call.name === "get_weather");
 });
 
-Deno.test("POST /v1/responses streams a function call's events", async () => {
-  await withBaton(async (worker, fake) => {
-    fake.script(weatherModel);
-    const stream = client(worker).responses.stream({
-      model: "gpt-4o-mini",
-      input: "weather?",
-      tools: [weather],
-    });
-    const types: string[] = [];
-    for await (const event of stream) types.push(event.type);
-    const final = await stream.finalResponse();
-    assert(types.includes("response.function_call_arguments.done"), types.join(" "));
-    assertStrictEquals(types.at(-1), "response.completed");
-    const call = final.output.find((item) => item.type === "function_call");
-    assert(call?.type === "function_call" && call.name === "get_weather");
-  });
-});
-
-Deno.test("POST /v1/responses reports a reply cut at max_output_tokens as incomplete, also streamed", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses reports a reply cut at max_output_tokens as incomplete, also streamed",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "text", text: "cut sho", finish: "length" }));
     const openai = client(worker);
     const response = await openai.responses.create({
@@ -123,5 +128,7 @@ Deno.test("POST /v1/responses reports a reply cut at max_output_tokens as incomp
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
     assertStrictEquals(types.at(-1), "response.incomplete");
-  });
-});
+  },
+);
+
+baton.done();

@@ -1,16 +1,12 @@
 // The runs API in workerd: durable events, live and late subscribers, stop, queued runs, delegate_task inline; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import {
-  API_KEY,
-  chat,
-  type Json,
-  json,
-  sessionState,
-  until,
-  withBaton,
-} from "./_support/clients.ts";
+import { API_KEY, chat, type Json, json, sessionState, until } from "./_support/clients.ts";
 import type { FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
+
+// One Worker for the file: each test runs in sessions of its own (runs-a … runs-g).
+const baton = sharedBaton();
 
 const auth = { authorization: `Bearer ${API_KEY}` };
 
@@ -63,8 +59,9 @@ const toolThenText =
       : { kind: "tool_call", name: tool, args };
   };
 
-Deno.test("POST /v1/runs runs a turn; GET /v1/runs/{id} reports it; a late subscriber gets every event in order", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/runs runs a turn; GET /v1/runs/{id} reports it; a late subscriber gets every event in order",
+  async (worker, fake) => {
     fake.script(toolThenText("session_info", {}));
     const run = await startRun(worker, "who am i", "runs-a");
     assertMatch(run.run_id, /^run_/);
@@ -95,11 +92,12 @@ Deno.test("POST /v1/runs runs a turn; GET /v1/runs/{id} reports it; a late subsc
       events.filter((e) => e.event === "message.delta").map((e) => e.data.delta).join(""),
       state.output,
     );
-  });
-});
+  },
+);
 
-Deno.test("GET /v1/runs/{id}/events keeps one subscriber whole while another disconnects mid-run", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "GET /v1/runs/{id}/events keeps one subscriber whole while another disconnects mid-run",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "hold" }));
     const run = await startRun(worker, "slow work", "runs-b");
     await fake.waitForRequests(1);
@@ -118,11 +116,12 @@ Deno.test("GET /v1/runs/{id}/events keeps one subscriber whole while another dis
     assertEquals((await getRun(worker, run.run_id)).status, "completed");
     const session = await sessionState(worker, "api:runs-b");
     assertEquals([session.running, session.messages.length], [false, 2]);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/runs/{id}/stop ends a running run cancelled, and the session is free", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/runs/{id}/stop ends a running run cancelled, and the session is free",
+  async (worker, fake) => {
     fake.script((req) =>
       req.lastUserText === "forever" ? { kind: "hold" } : { kind: "text", text: "next ok" }
     );
@@ -145,11 +144,12 @@ Deno.test("POST /v1/runs/{id}/stop ends a running run cancelled, and the session
     assertStrictEquals(again.status, 409);
     const next = await startRun(worker, "next", "runs-c");
     await until(async () => (await getRun(worker, next.run_id)).status === "completed", "next run");
-  });
-});
+  },
+);
 
-Deno.test("GET /v1/runs/{id} reports a run queued behind another as queued, then running", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "GET /v1/runs/{id} reports a run queued behind another as queued, then running",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "hold" }));
     const first = await startRun(worker, "first", "runs-d");
     await fake.waitForRequests(1);
@@ -164,21 +164,20 @@ Deno.test("GET /v1/runs/{id} reports a run queued behind another as queued, then
       async () => (await getRun(worker, second.run_id)).status === "completed",
       "second done",
     );
-  });
+  },
+);
+
+baton.test("GET /v1/runs/{id} answers 404 for unknown and malformed ids", async (worker) => {
+  for (const id of ["nope", "run_x_1", `run_${btoa("runs-e")}_99`, "run_!!_1"]) {
+    const res = await worker.fetch(`/v1/runs/${id}`, { headers: auth });
+    assertStrictEquals(res.status, 404, id);
+    await res.body?.cancel();
+  }
 });
 
-Deno.test("GET /v1/runs/{id} answers 404 for unknown and malformed ids", async () => {
-  await withBaton(async (worker) => {
-    for (const id of ["nope", "run_x_1", `run_${btoa("runs-e")}_99`, "run_!!_1"]) {
-      const res = await worker.fetch(`/v1/runs/${id}`, { headers: auth });
-      assertStrictEquals(res.status, 404, id);
-      await res.body?.cancel();
-    }
-  });
-});
-
-Deno.test("delegate_task with background:true runs inline in the turn and says so", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "delegate_task with background:true runs inline in the turn and says so",
+  async (worker, fake) => {
     fake.script((req) => {
       const messages: { role: string; content: string }[] = req.body.messages;
       if (req.lastUserText === "sub-goal") return { kind: "text", text: "child summary" };
@@ -203,11 +202,12 @@ Deno.test("delegate_task with background:true runs inline in the turn and says s
       ["user"],
       "a fresh conversation",
     );
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions streams content deltas and never tool events", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions streams content deltas and never tool events",
+  async (worker, fake) => {
     fake.script(toolThenText("session_info", {}));
     const res = await chat(worker, "stream with a tool", { session: "runs-g", stream: true });
     const text = await res.text();
@@ -221,5 +221,7 @@ Deno.test("POST /v1/chat/completions streams content deltas and never tool event
       /^done: \{"platform":"api"/,
     );
     assert(fake.requests.every((r) => r.body.stream === true), "the model is streamed");
-  });
-});
+  },
+);
+
+baton.done();

@@ -13,12 +13,26 @@ import {
 } from "./_support/clients.ts";
 import { hashHex } from "../lib/openai_api.ts";
 import { holdOn } from "./_support/fake_llm_scripts.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const ACME = "acme-key-0123456789";
+const APP = "https://app.example";
 const BETA = "beta-key-0123456789";
 /** Two named tenants beside the default one (`API_KEY`), which stays the admin. */
 const TENANTS = { GATEWAY_API_KEYS: `acme:${ACME}, beta:${BETA}` };
+/** Keys listed under malformed tenant names (dotted, spaced, 33 characters): each is ignored. */
+const MALFORMED = `a.b:dotted-key,bad name:spaced-key,${"n".repeat(33)}:long-key`;
+
+// One Worker for the tenant tests (the malformed entries beside them, ignored), one for the listed
+// CORS origins; ADMIN_API_KEYS=acme and CORS_ORIGINS=* each start their own.
+const baton = sharedBaton({
+  vars: { GATEWAY_API_KEYS: `${TENANTS.GATEWAY_API_KEYS},${MALFORMED}` },
+});
+const listed = sharedBaton({
+  vars: { CORS_ORIGINS: `${APP}, HTTPS://Other.example/` },
+  label: "listed origins",
+});
 
 /** A request to the Worker with `key` as the bearer token. */
 function as(
@@ -57,30 +71,29 @@ function client(worker: TestWorker, key: string, session?: string): OpenAI {
 
 const session = (key: string) => `/v1/sessions/${encodeURIComponent(key)}`;
 
-Deno.test("GET /v1/sessions/{key}: another tenant's session is 404 (read, stop, reset); the owner and the admin read it", async () => {
-  await withBaton(async (worker) => {
-    await chatReply(await chat(worker, "acme's secret", { session: "s1", key: ACME }));
-    const key = "api.acme:s1";
-    for (const path of [session(key), session("api:s1")]) {
-      await expectError(await as(worker, BETA, path), 404, "not_found");
-    }
-    for (const command of ["stop", "reset"]) {
-      await expectError(
-        await as(worker, BETA, `${session(key)}/${command}`, { method: "POST" }),
-        404,
-        "not_found",
-      );
-    }
-    const own = await json(await as(worker, ACME, session(key)));
-    assertEquals(own.messages.map((m: Json) => m.content), ["acme's secret", "acme's secret"]);
-    // The session lives under the tenant's own key; the default tenant's `api:s1` is another one.
-    assertEquals((await sessionState(worker, key)).messages.length, 2, "reset by beta: refused");
-    assertEquals((await sessionState(worker, "api:s1")).messages, []);
-  }, { vars: TENANTS });
+baton.test("GET /v1/sessions/{key}: another tenant's session is 404 (read, stop, reset); the owner and the admin read it", async (worker) => {
+  await chatReply(await chat(worker, "acme's secret", { session: "s1", key: ACME }));
+  const key = "api.acme:s1";
+  for (const path of [session(key), session("api:s1")]) {
+    await expectError(await as(worker, BETA, path), 404, "not_found");
+  }
+  for (const command of ["stop", "reset"]) {
+    await expectError(
+      await as(worker, BETA, `${session(key)}/${command}`, { method: "POST" }),
+      404,
+      "not_found",
+    );
+  }
+  const own = await json(await as(worker, ACME, session(key)));
+  assertEquals(own.messages.map((m: Json) => m.content), ["acme's secret", "acme's secret"]);
+  // The session lives under the tenant's own key; the default tenant's `api:s1` is another one.
+  assertEquals((await sessionState(worker, key)).messages.length, 2, "reset by beta: refused");
+  assertEquals((await sessionState(worker, "api:s1")).messages, []);
 });
 
-Deno.test("GET /v1/runs/{id}, /events and /stop: another tenant's run is 404 and keeps running", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "GET /v1/runs/{id}, /events and /stop: another tenant's run is 404 and keeps running",
+  async (worker, fake) => {
     fake.script(holdOn("long job"));
     const started = await as(worker, ACME, "/v1/runs", {
       method: "POST",
@@ -102,35 +115,34 @@ Deno.test("GET /v1/runs/{id}, /events and /stop: another tenant's run is 404 and
       async () => (await json(await as(worker, ACME, `/v1/runs/${id}`))).status === "completed",
       "acme's run completed, not stopped",
     );
-  }, { vars: TENANTS });
-});
+  },
+);
 
-Deno.test("GET/DELETE /v1/responses/{id} and input_items: another tenant's response is 404 and survives", async () => {
-  await withBaton(async (worker) => {
-    const created = await client(worker, ACME).responses.create({ model: "m", input: "mine" });
-    const beta = client(worker, BETA);
-    for (const path of [`/${created.id}`, `/${created.id}/input_items`]) {
-      await expectError(await as(worker, BETA, `/v1/responses${path}`), 404, "not_found");
-    }
-    for (const path of [`/${created.id}`, `/${created.id}/cancel`]) {
-      const method = path.endsWith("cancel") ? "POST" : "DELETE";
-      await expectError(
-        await as(worker, BETA, `/v1/responses${path}`, { method }),
-        404,
-        "not_found",
-      );
-    }
-    const chained = await assertRejects(() =>
-      beta.responses.create({ model: "m", input: "x", previous_response_id: created.id })
+baton.test("GET/DELETE /v1/responses/{id} and input_items: another tenant's response is 404 and survives", async (worker) => {
+  const created = await client(worker, ACME).responses.create({ model: "m", input: "mine" });
+  const beta = client(worker, BETA);
+  for (const path of [`/${created.id}`, `/${created.id}/input_items`]) {
+    await expectError(await as(worker, BETA, `/v1/responses${path}`), 404, "not_found");
+  }
+  for (const path of [`/${created.id}`, `/${created.id}/cancel`]) {
+    const method = path.endsWith("cancel") ? "POST" : "DELETE";
+    await expectError(
+      await as(worker, BETA, `/v1/responses${path}`, { method }),
+      404,
+      "not_found",
     );
-    assert(chained instanceof OpenAI.NotFoundError, String(chained));
-    const got = await client(worker, ACME).responses.retrieve(created.id);
-    assertStrictEquals(got.output_text, "mine", "beta's DELETE deleted nothing");
-  }, { vars: TENANTS });
+  }
+  const chained = await assertRejects(() =>
+    beta.responses.create({ model: "m", input: "x", previous_response_id: created.id })
+  );
+  assert(chained instanceof OpenAI.NotFoundError, String(chained));
+  const got = await client(worker, ACME).responses.retrieve(created.id);
+  assertStrictEquals(got.output_text, "mine", "beta's DELETE deleted nothing");
 });
 
-Deno.test("POST /v1/chat/completions: one X-Session-Id in two tenants is two conversations", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions: one X-Session-Id in two tenants is two conversations",
+  async (worker, fake) => {
     const say = (key: string, content: string) =>
       client(worker, key, "shared").chat.completions.create({
         model: "m",
@@ -146,55 +158,49 @@ Deno.test("POST /v1/chat/completions: one X-Session-Id in two tenants is two con
     assertEquals(seen, ["acme one", "acme one", "acme two"], "beta's message is not in acme's");
     const beta = await sessionState(worker, "api.beta:shared");
     assertEquals(beta.messages.map((m) => m.content), ["beta one", "beta one"]);
-  }, { vars: TENANTS });
+  },
+);
+
+baton.test("POST /v1/chat/completions without X-Session-Id: the same first message in two tenants gets two sessions", async (worker) => {
+  const first = async (key: string) => {
+    const res = await chat(worker, "hello", { key });
+    await chatReply(res);
+    return res.headers.get("x-session-id");
+  };
+  // A first message's session is named by its text (so a retry finds its outcome there) and by
+  // its tenant: each tenant's is its own, empty one, and the names tell nothing across tenants.
+  const [acme, beta] = [await first(ACME), await first(BETA)];
+  assert(acme?.startsWith("f") && beta?.startsWith("f"), `${acme} ${beta}: text-named`);
+  assert(acme !== beta, "beta's first message named like acme's");
+  // The default tenant hashes as before tenants ("api"): a deployment's retries still land.
+  assertStrictEquals(await first(API_KEY), `f${await hashHex(["api", "", "hello"], 16)}`);
 });
 
-Deno.test("POST /v1/chat/completions without X-Session-Id: the same first message in two tenants gets two sessions", async () => {
-  await withBaton(async (worker) => {
-    const first = async (key: string) => {
-      const res = await chat(worker, "hello", { key });
-      await chatReply(res);
-      return res.headers.get("x-session-id");
-    };
-    // A first message's session is named by its text (so a retry finds its outcome there) and by
-    // its tenant: each tenant's is its own, empty one, and the names tell nothing across tenants.
-    const [acme, beta] = [await first(ACME), await first(BETA)];
-    assert(acme?.startsWith("f") && beta?.startsWith("f"), `${acme} ${beta}: text-named`);
-    assert(acme !== beta, "beta's first message named like acme's");
-    // The default tenant hashes as before tenants ("api"): a deployment's retries still land.
-    assertStrictEquals(await first(API_KEY), `f${await hashHex(["api", "", "hello"], 16)}`);
-  }, { vars: TENANTS });
+baton.test("POST /v1/runs with Idempotency-Key: a key is per tenant, neither replayed nor refused across tenants", async (worker) => {
+  const start = (key: string, input: string) =>
+    as(worker, key, "/v1/runs", {
+      method: "POST",
+      headers: { "idempotency-key": "same-key" },
+      body: JSON.stringify({ input }),
+    });
+  const acme = await start(ACME, "acme's input");
+  assertStrictEquals(acme.status, 202);
+  const beta = await start(BETA, "beta's input");
+  assertStrictEquals(beta.status, 202, "another tenant's key: not idempotency_key_reused");
+  const [a, b] = [await json(acme), await json(beta)];
+  assert(a.session !== b.session, "two sessions");
+  assertEquals((await json(await start(BETA, "beta's input"))).run_id, b.run_id, "a replay");
+  // The default tenant's key records are those from before tenants (hashed with "api").
+  const fallback = await json(await start(API_KEY, "default's input"));
+  assertStrictEquals(fallback.session, `rk${(await hashHex(["api", "same-key"])).slice(0, 32)}`);
 });
 
-Deno.test("POST /v1/runs with Idempotency-Key: a key is per tenant, neither replayed nor refused across tenants", async () => {
-  await withBaton(async (worker) => {
-    const start = (key: string, input: string) =>
-      as(worker, key, "/v1/runs", {
-        method: "POST",
-        headers: { "idempotency-key": "same-key" },
-        body: JSON.stringify({ input }),
-      });
-    const acme = await start(ACME, "acme's input");
-    assertStrictEquals(acme.status, 202);
-    const beta = await start(BETA, "beta's input");
-    assertStrictEquals(beta.status, 202, "another tenant's key: not idempotency_key_reused");
-    const [a, b] = [await json(acme), await json(beta)];
-    assert(a.session !== b.session, "two sessions");
-    assertEquals((await json(await start(BETA, "beta's input"))).run_id, b.run_id, "a replay");
-    // The default tenant's key records are those from before tenants (hashed with "api").
-    const fallback = await json(await start(API_KEY, "default's input"));
-    assertStrictEquals(fallback.session, `rk${(await hashHex(["api", "same-key"])).slice(0, 32)}`);
-  }, { vars: TENANTS });
-});
-
-Deno.test("GET /v1/sessions/telegram:1: 404 for a named tenant, readable by the default (admin) tenant", async () => {
-  await withBaton(async (worker) => {
-    await expectError(await as(worker, ACME, session("telegram:1")), 404, "not_found");
-    const res = await as(worker, API_KEY, session("telegram:1"));
-    assertStrictEquals(res.status, 200);
-    assertStrictEquals((await json(res)).key, "telegram:1");
-    assertStrictEquals((await as(worker, API_KEY, session("api.acme:x"))).status, 200);
-  }, { vars: TENANTS });
+baton.test("GET /v1/sessions/telegram:1: 404 for a named tenant, readable by the default (admin) tenant", async (worker) => {
+  await expectError(await as(worker, ACME, session("telegram:1")), 404, "not_found");
+  const res = await as(worker, API_KEY, session("telegram:1"));
+  assertStrictEquals(res.status, 200);
+  assertStrictEquals((await json(res)).key, "telegram:1");
+  assertStrictEquals((await as(worker, API_KEY, session("api.acme:x"))).status, 200);
 });
 
 Deno.test("ADMIN_API_KEYS=acme makes acme the admin and the default tenant not", async () => {
@@ -209,24 +215,14 @@ Deno.test("ADMIN_API_KEYS=acme makes acme the admin and the default tenant not",
   }, { vars: { ...TENANTS, ADMIN_API_KEYS: "acme" } });
 });
 
-Deno.test("API keys: a wrong key is 401; a key listed under a malformed tenant name is ignored (401)", async () => {
-  await withBaton(async (worker) => {
-    for (const key of [ACME, BETA, API_KEY]) {
-      assertStrictEquals((await as(worker, key, "/v1/models")).status, 200, key);
-    }
-    for (const key of ["wrong", `${ACME}x`, "dotted-key", "spaced-key", "long-key"]) {
-      await expectError(await as(worker, key, "/v1/models"), 401, "invalid_api_key");
-    }
-  }, {
-    vars: {
-      GATEWAY_API_KEYS: `acme:${ACME},beta:${BETA},a.b:dotted-key,bad name:spaced-key,${
-        "n".repeat(33)
-      }:long-key`,
-    },
-  });
+baton.test("API keys: a wrong key is 401; a key listed under a malformed tenant name is ignored (401)", async (worker) => {
+  for (const key of [ACME, BETA, API_KEY]) {
+    assertStrictEquals((await as(worker, key, "/v1/models")).status, 200, key);
+  }
+  for (const key of ["wrong", `${ACME}x`, "dotted-key", "spaced-key", "long-key"]) {
+    await expectError(await as(worker, key, "/v1/models"), 401, "invalid_api_key");
+  }
 });
-
-const APP = "https://app.example";
 
 /** A CORS preflight for a POST with the key and a JSON body. */
 function preflight(worker: TestWorker, origin: string, path = "/v1/chat/completions") {
@@ -244,47 +240,43 @@ function preflight(worker: TestWorker, origin: string, path = "/v1/chat/completi
 const corsHeaders = (res: Response) =>
   [...res.headers.keys()].filter((name) => name.startsWith("access-control-"));
 
-Deno.test("CORS_ORIGINS: a listed origin's preflight is allowed before method and key checks; another's is 403", async () => {
-  await withBaton(async (worker) => {
-    const allowed = await preflight(worker, APP);
-    await allowed.body?.cancel();
-    assertStrictEquals(allowed.status, 204);
-    assertStrictEquals(allowed.headers.get("access-control-allow-origin"), APP);
-    assert(allowed.headers.get("access-control-allow-methods")?.includes("POST"));
-    const headers = allowed.headers.get("access-control-allow-headers")?.toLowerCase() ?? "";
-    for (const name of ["authorization", "content-type", "idempotency-key", "x-session-id"]) {
-      assert(headers.includes(name), `${name} in ${headers}`);
-    }
-    // Listed with a trailing slash and other case: still the same origin.
-    const second = await preflight(worker, "https://other.example", "/v1/runs/x/stop");
-    await second.body?.cancel();
-    assertStrictEquals(second.headers.get("access-control-allow-origin"), "https://other.example");
-    const refused = await preflight(worker, "https://evil.example");
-    await expectError(refused, 403, "cors_origin_not_allowed");
-    assertEquals(corsHeaders(refused), []);
-  }, { vars: { CORS_ORIGINS: `${APP}, HTTPS://Other.example/` } });
+listed.test("CORS_ORIGINS: a listed origin's preflight is allowed before method and key checks; another's is 403", async (worker) => {
+  const allowed = await preflight(worker, APP);
+  await allowed.body?.cancel();
+  assertStrictEquals(allowed.status, 204);
+  assertStrictEquals(allowed.headers.get("access-control-allow-origin"), APP);
+  assert(allowed.headers.get("access-control-allow-methods")?.includes("POST"));
+  const headers = allowed.headers.get("access-control-allow-headers")?.toLowerCase() ?? "";
+  for (const name of ["authorization", "content-type", "idempotency-key", "x-session-id"]) {
+    assert(headers.includes(name), `${name} in ${headers}`);
+  }
+  // Listed with a trailing slash and other case: still the same origin.
+  const second = await preflight(worker, "https://other.example", "/v1/runs/x/stop");
+  await second.body?.cancel();
+  assertStrictEquals(second.headers.get("access-control-allow-origin"), "https://other.example");
+  const refused = await preflight(worker, "https://evil.example");
+  await expectError(refused, 403, "cors_origin_not_allowed");
+  assertEquals(corsHeaders(refused), []);
 });
 
-Deno.test("CORS_ORIGINS: a listed origin's requests get CORS headers, errors too; another origin's none", async () => {
-  await withBaton(async (worker) => {
-    const ok = await as(worker, API_KEY, "/v1/models", { headers: { origin: APP } });
-    await ok.body?.cancel();
-    assertStrictEquals(ok.status, 200);
-    assertStrictEquals(ok.headers.get("access-control-allow-origin"), APP);
-    assertEquals(
-      ok.headers.get("access-control-expose-headers")?.toLowerCase().split(","),
-      ["x-session-id", "retry-after"],
-    );
-    assert(ok.headers.get("vary")?.toLowerCase().includes("origin"));
-    const denied = await as(worker, "wrong", "/v1/models", { headers: { origin: APP } });
-    await expectError(denied, 401, "invalid_api_key");
-    assertStrictEquals(denied.headers.get("access-control-allow-origin"), APP, "readable error");
-    const other = await as(worker, API_KEY, "/v1/models", {
-      headers: { origin: "https://evil.example" },
-    });
-    await other.body?.cancel();
-    assertEquals(corsHeaders(other), []);
-  }, { vars: { CORS_ORIGINS: APP } });
+listed.test("CORS_ORIGINS: a listed origin's requests get CORS headers, errors too; another origin's none", async (worker) => {
+  const ok = await as(worker, API_KEY, "/v1/models", { headers: { origin: APP } });
+  await ok.body?.cancel();
+  assertStrictEquals(ok.status, 200);
+  assertStrictEquals(ok.headers.get("access-control-allow-origin"), APP);
+  assertEquals(
+    ok.headers.get("access-control-expose-headers")?.toLowerCase().split(","),
+    ["x-session-id", "retry-after"],
+  );
+  assert(ok.headers.get("vary")?.toLowerCase().includes("origin"));
+  const denied = await as(worker, "wrong", "/v1/models", { headers: { origin: APP } });
+  await expectError(denied, 401, "invalid_api_key");
+  assertStrictEquals(denied.headers.get("access-control-allow-origin"), APP, "readable error");
+  const other = await as(worker, API_KEY, "/v1/models", {
+    headers: { origin: "https://evil.example" },
+  });
+  await other.body?.cancel();
+  assertEquals(corsHeaders(other), []);
 });
 
 Deno.test("CORS_ORIGINS=* allows every origin, echoed", async () => {
@@ -296,35 +288,34 @@ Deno.test("CORS_ORIGINS=* allows every origin, echoed", async () => {
   }, { vars: { CORS_ORIGINS: "*" } });
 });
 
-Deno.test("CORS_ORIGINS unset: no CORS header at all, and a preflight is refused", async () => {
-  await withBaton(async (worker) => {
-    const refused = await preflight(worker, APP);
-    await expectError(refused, 403, "cors_origin_not_allowed");
-    assertEquals(corsHeaders(refused), []);
-    const res = await as(worker, API_KEY, "/v1/models", { headers: { origin: APP } });
-    await res.body?.cancel();
-    assertStrictEquals(res.status, 200);
-    assertEquals(corsHeaders(res), []);
-    assertStrictEquals(res.headers.get("vary"), null);
-  });
+baton.test("CORS_ORIGINS unset: no CORS header at all, and a preflight is refused", async (worker) => {
+  const refused = await preflight(worker, APP);
+  await expectError(refused, 403, "cors_origin_not_allowed");
+  assertEquals(corsHeaders(refused), []);
+  const res = await as(worker, API_KEY, "/v1/models", { headers: { origin: APP } });
+  await res.body?.cancel();
+  assertStrictEquals(res.status, 200);
+  assertEquals(corsHeaders(res), []);
+  assertStrictEquals(res.headers.get("vary"), null);
 });
 
-Deno.test("every response carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer", async () => {
-  await withBaton(async (worker) => {
-    const answers: [string, Response][] = [
-      ["200", await worker.fetch("/healthz")],
-      ["404", await worker.fetch("/nowhere")],
-      ["401", await worker.fetch("/v1/models")],
-      ["405", await worker.fetch("/v1/models", { method: "DELETE" })],
-      ["400", await as(worker, API_KEY, "/v1/chat/completions", { method: "POST", body: "{" })],
-      ["webhook 401", await worker.fetch("/webhooks/generic", { method: "POST", body: "{}" })],
-      ["SSE", await chat(worker, "streamed", { stream: true })],
-    ];
-    for (const [what, res] of answers) {
-      await res.text();
-      assertStrictEquals(res.headers.get("x-content-type-options"), "nosniff", what);
-      assertStrictEquals(res.headers.get("referrer-policy"), "no-referrer", what);
-    }
-    assertEquals(answers.slice(0, 4).map(([, res]) => res.status), [200, 404, 401, 405]);
-  });
+baton.test("every response carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer", async (worker) => {
+  const answers: [string, Response][] = [
+    ["200", await worker.fetch("/healthz")],
+    ["404", await worker.fetch("/nowhere")],
+    ["401", await worker.fetch("/v1/models")],
+    ["405", await worker.fetch("/v1/models", { method: "DELETE" })],
+    ["400", await as(worker, API_KEY, "/v1/chat/completions", { method: "POST", body: "{" })],
+    ["webhook 401", await worker.fetch("/webhooks/generic", { method: "POST", body: "{}" })],
+    ["SSE", await chat(worker, "streamed", { stream: true })],
+  ];
+  for (const [what, res] of answers) {
+    await res.text();
+    assertStrictEquals(res.headers.get("x-content-type-options"), "nosniff", what);
+    assertStrictEquals(res.headers.get("referrer-policy"), "no-referrer", what);
+  }
+  assertEquals(answers.slice(0, 4).map(([, res]) => res.status), [200, 404, 401, 405]);
 });
+
+listed.done();
+baton.done();
