@@ -107,6 +107,22 @@ export async function untilQueued(worker: TestWorker, key: string, n: number): P
   await until(async () => (await sessionState(worker, key)).queued === n, `${n} queued in ${key}`);
 }
 
+/**
+ * The settings every workerd test starts from: `fake` as the model (two retries), the test API key
+ * and webhook secret, and an open access policy.
+ */
+export function testVars(fake: FakeLlm): Record<string, string> {
+  return {
+    LLM_BASE_URL: fake.url,
+    LLM_API_KEY: "sk-test",
+    LLM_MAX_RETRIES: "2",
+    GATEWAY_API_KEY: API_KEY,
+    WEBHOOK_SECRET,
+    // Anyone may talk to the bot unless a test says otherwise: access control has its own tests.
+    ACCESS_POLICY: "open",
+  };
+}
+
 /** Runs `fn` against baton in workerd wired to a fresh fake model; everything is disposed after. */
 export async function withBaton(
   fn: (worker: TestWorker, fake: FakeLlm) => Promise<void>,
@@ -115,16 +131,7 @@ export async function withBaton(
   const fake = await startFakeLlm();
   try {
     const worker = await startWorker({
-      vars: {
-        LLM_BASE_URL: fake.url,
-        LLM_API_KEY: "sk-test",
-        LLM_MAX_RETRIES: "2",
-        GATEWAY_API_KEY: API_KEY,
-        WEBHOOK_SECRET,
-        // Anyone may talk to the bot unless a test says otherwise: access control has its own tests.
-        ACCESS_POLICY: "open",
-        ...opts.vars,
-      },
+      vars: { ...testVars(fake), ...opts.vars },
       persistDir: opts.persistDir,
       directory: opts.directory,
     });

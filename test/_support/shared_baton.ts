@@ -1,5 +1,5 @@
 // One workerd per test file: the tests of a file that need no restart share one Worker and one fake model, each in sessions of its own; Deno.
-import { API_KEY, WEBHOOK_SECRET } from "./clients.ts";
+import { testVars } from "./clients.ts";
 import { type FakeLlm, startFakeLlm } from "./fake_llm.ts";
 import { type FakePlatform, startFakePlatform } from "./fake_platform.ts";
 import { apiRoots } from "./platform_rig.ts";
@@ -52,12 +52,7 @@ export function sharedBaton(
       const platform = await startFakePlatform();
       try {
         const all: Record<string, string | undefined> = {
-          LLM_BASE_URL: fake.url,
-          LLM_API_KEY: "sk-test",
-          LLM_MAX_RETRIES: "2",
-          GATEWAY_API_KEY: API_KEY,
-          WEBHOOK_SECRET,
-          ACCESS_POLICY: "open",
+          ...testVars(fake),
           ...apiRoots(platform),
           ...opts.vars,
         };
