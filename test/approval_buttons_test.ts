@@ -6,9 +6,33 @@ import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.t
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import type { PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const ASKING = { APPROVAL_TOOLS: "session_info" };
+
+const SLACK_SECRET = "slack-test-signing-secret-0123456789";
+const SLACK = { ...ASKING, SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test" };
+
+// The Discord key pair is made once for the file.
+const keys = await discordTestKeys();
+const APP_ID = "1100000000000000001";
+const CHANNEL = "1300000000000000001";
+const DISCORD = {
+  ...ASKING,
+  DISCORD_PUBLIC_KEY: keys.publicKeyHex,
+  DISCORD_APPLICATION_ID: APP_ID,
+};
+const TG_SECRET = "tg-webhook-secret_42";
+const TG = {
+  ...ASKING,
+  TELEGRAM_WEBHOOK_SECRET: TG_SECRET,
+  TELEGRAM_BOT_TOKEN: "123456789:AAH-test_bot_token_value",
+};
+
+// One Worker for Telegram, Slack and Discord under the open policy, each test in a chat of its
+// own; the allowlist test starts its own.
+const baton = sharedBaton({ vars: { ...TG, ...SLACK, ...DISCORD } });
 
 /** The choice data of the first question sent, once it is there (`of` finds a call's buttons). */
 async function questionData(
@@ -21,13 +45,9 @@ async function questionData(
 
 // ── Telegram ────────────────────────────────────────────────────────────────────────────────────
 
-const TG_SECRET = "tg-webhook-secret_42";
-const TG = {
-  ...ASKING,
-  TELEGRAM_WEBHOOK_SECRET: TG_SECRET,
-  TELEGRAM_BOT_TOKEN: "123456789:AAH-test_bot_token_value",
-};
 const _group = { id: -100777, type: "group", title: "Ops" };
+/** The group of the test with two questions: a session of its own on the shared Worker. */
+const _group2 = { id: -100779, type: "group", title: "Ops 2" };
 const _alice = { id: 42, is_bot: false, first_name: "Alice" };
 const _bob = { id: 43, is_bot: false, first_name: "Bob" };
 let _update = 700_000;
@@ -40,10 +60,10 @@ function telegram(worker: TestWorker, update: Record<string, unknown>): Promise<
   });
 }
 
-const tgSay = async (worker: TestWorker, text: string, from = _alice) =>
+const tgSay = async (worker: TestWorker, text: string, from = _alice, chat = _group) =>
   await expectOk(
     await telegram(worker, {
-      message: { message_id: _update, date: 1, chat: _group, from, text },
+      message: { message_id: _update, date: 1, chat, from, text },
     }),
   );
 
@@ -52,6 +72,7 @@ const tgClick = async (
   data: string,
   from = _alice,
   ack: unknown = { ok: true },
+  chat = _group,
 ) =>
   await expectOk(
     await telegram(worker, {
@@ -60,14 +81,15 @@ const tgClick = async (
         from,
         chat_instance: "ci",
         data,
-        message: { message_id: 5, date: 1, chat: _group, text: "Approval needed" },
+        message: { message_id: 5, date: 1, chat, text: "Approval needed" },
       },
     }),
     ack,
   );
 
-Deno.test("POST /webhooks/telegram: the question carries an inline keyboard; another user's click is not theirs, the starter's runs the tool once, a second click does nothing", async () => {
-  await withPlatform(TG, async (worker, fake, platform) => {
+baton.test(
+  "POST /webhooks/telegram: the question carries an inline keyboard; another user's click is not theirs, the starter's runs the tool once, a second click does nothing",
+  async (worker, fake, platform) => {
     fake.script(askThenEcho);
     const toasts = () =>
       platform.calls.filter((c) => c.path.endsWith("/answerCallbackQuery")).map((c) =>
@@ -103,9 +125,10 @@ Deno.test("POST /webhooks/telegram: the question carries an inline keyboard; ano
       done.body.text,
       /^done: \{"platform":"telegram","chat_id":"-100777".*"user_id":"42"/,
     );
-  });
-});
+  },
+);
 
+// Its own Worker: the allowlist is what it tests.
 Deno.test("POST /webhooks/telegram: a click by a sender the access policy does not know is refused before its session", async () => {
   const vars = { ...TG, ACCESS_POLICY: "allowlist", ALLOWED_USERS: "telegram:42" };
   await withPlatform(vars, async (worker, fake, platform) => {
@@ -127,8 +150,9 @@ Deno.test("POST /webhooks/telegram: a click by a sender the access policy does n
   });
 });
 
-Deno.test("POST /webhooks/telegram: a click on an earlier question's button never answers the question asked after it", async () => {
-  await withPlatform(TG, async (worker, fake, platform) => {
+baton.test(
+  "POST /webhooks/telegram: a click on an earlier question's button never answers the question asked after it",
+  async (worker, fake, platform) => {
     // Two calls in turn, each asking: session_info twice, then the reply.
     fake.script((req) => {
       const results = req.body.messages.filter((m: { role: string }) => m.role === "tool").length;
@@ -145,27 +169,25 @@ Deno.test("POST /webhooks/telegram: a click on an earlier question's button neve
       );
     const toasts = () =>
       platform.calls.filter((c) => c.path.endsWith("/answerCallbackQuery")).map((c) => c.body.text);
-    await tgSay(worker, "twice");
+    await tgSay(worker, "twice", _alice, _group2);
     await until(() => keyboards().length === 1, "first question");
     const [firstOnce] = keyboards()[0];
-    await tgClick(worker, firstOnce);
+    await tgClick(worker, firstOnce, _alice, { ok: true }, _group2);
     await until(() => keyboards().length === 2, "second question");
-    await tgClick(worker, firstOnce);
+    await tgClick(worker, firstOnce, _alice, { ok: true }, _group2);
     await until(() => toasts().length === 2, "second toast");
     assertEquals(toasts(), ["Approved: session_info", "Already answered"]);
     await pause(100);
     assertStrictEquals(toolRuns(fake), 1);
-    await tgClick(worker, keyboards()[1][3]);
+    await tgClick(worker, keyboards()[1][3], _alice, { ok: true }, _group2);
     await until(() => platform.calls.some((c) => c.body?.text === "done twice"), "done");
     assertEquals(toasts()[2], "Denied: session_info will not run");
     assertStrictEquals(toolRuns(fake), 1);
-  });
-});
+  },
+);
 
 // ── Slack ───────────────────────────────────────────────────────────────────────────────────────
 
-const SLACK_SECRET = "slack-test-signing-secret-0123456789";
-const SLACK = { ...ASKING, SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test" };
 const THREAD = "1700000000.000100";
 
 async function slack(worker: TestWorker, body: string, form: boolean): Promise<Response> {
@@ -196,8 +218,9 @@ async function slackClick(worker: TestWorker, value: string, user: string): Prom
   await res.body?.cancel();
 }
 
-Deno.test("POST /webhooks/slack: the question carries block buttons; a block_actions click by another user is not theirs, the starter's runs the tool once, a second does nothing", async () => {
-  await withPlatform(SLACK, async (worker, fake, platform) => {
+baton.test(
+  "POST /webhooks/slack: the question carries block buttons; a block_actions click by another user is not theirs, the starter's runs the tool once, a second does nothing",
+  async (worker, fake, platform) => {
     fake.script(askThenEcho);
     const ephemerals = () =>
       platform.calls.filter((c) => c.path.endsWith("/chat.postEphemeral")).map((c) => c.body);
@@ -239,19 +262,11 @@ Deno.test("POST /webhooks/slack: the question carries block buttons; a block_act
     assertEquals(ephemerals()[2].text, "Already answered");
     await pause(100);
     assertStrictEquals(toolRuns(fake), 1);
-  });
-});
+  },
+);
 
 // ── Discord ─────────────────────────────────────────────────────────────────────────────────────
 
-const keys = await discordTestKeys();
-const APP_ID = "1100000000000000001";
-const CHANNEL = "1300000000000000001";
-const DISCORD = {
-  ...ASKING,
-  DISCORD_PUBLIC_KEY: keys.publicKeyHex,
-  DISCORD_APPLICATION_ID: APP_ID,
-};
 const ADA = { id: "1500000000000000001", username: "ada" };
 const BEN = { id: "1500000000000000002", username: "ben" };
 let _interaction = 0;
@@ -294,8 +309,9 @@ async function discordClick(worker: TestWorker, customId: string, user: typeof A
   return body.data.content as string;
 }
 
-Deno.test("POST /webhooks/discord: the question carries buttons; a component click by another user is not theirs, the starter's runs the tool once, a second does nothing", async () => {
-  await withPlatform(DISCORD, async (worker, fake, platform) => {
+baton.test(
+  "POST /webhooks/discord: the question carries buttons; a component click by another user is not theirs, the starter's runs the tool once, a second does nothing",
+  async (worker, fake, platform) => {
     fake.script(askThenEcho);
     const command = await discord(worker, {
       type: 2,
@@ -322,5 +338,7 @@ Deno.test("POST /webhooks/discord: the question carries buttons; a component cli
     // The reply replaces the question in @original and takes its buttons away.
     const done = platform.calls.find((c) => String(c.body?.content).startsWith("done: "))!;
     assertEquals(done.body.components, []);
-  });
-});
+  },
+);
+
+baton.done();

@@ -3,22 +3,28 @@ import OpenAI from "openai";
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { signGithubPayload } from "../lib/platforms/github.ts";
 import { parseRunId } from "../lib/run_ids.ts";
-import {
-  API_KEY,
-  type Json,
-  json,
-  sessionState,
-  settled,
-  until,
-  withBaton,
-} from "./_support/clients.ts";
+import { API_KEY, type Json, json, sessionState, settled, until } from "./_support/clients.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
-import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { expectOk, pause } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const auth = { authorization: `Bearer ${API_KEY}` };
 /** session_info asks; keep-alives every 100 ms so a test sees several while it waits. */
 const ASKING = { APPROVAL_TOOLS: "session_info", KEEPALIVE_MS: "100" };
+
+const SECRET = "github-test-webhook-secret";
+const REPO = "octo-org/hello-world";
+const GH = {
+  ...ASKING,
+  GITHUB_WEBHOOK_SECRET: SECRET,
+  GITHUB_TOKEN: "ghp_github_test_token",
+  GITHUB_BOT_LOGIN: "batonbot",
+  ADMIN_USERS: "github:boss",
+};
+
+// One Worker for the file (asking, and GitHub): each test in sessions of its own.
+const baton = sharedBaton({ vars: GH });
 
 /** The `openai` client; `onHeaders` sees each response's headers as they arrive, before its body. */
 function client(worker: TestWorker, session: string, onHeaders?: (h: Headers) => void): OpenAI {
@@ -85,8 +91,9 @@ async function readUntil(res: Response, done: (text: string) => boolean): Promis
   return text;
 }
 
-Deno.test("POST /v1/chat/completions that pauses sends X-Baton-Run-Id at once; approved by it, the openai client gets the reply", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions that pauses sends X-Baton-Run-Id at once; approved by it, the openai client gets the reply",
+  async (worker, fake) => {
     fake.script(askThenEcho);
     let runId = "";
     const openai = client(worker, "cc-a", (h) => runId = h.get("x-baton-run-id") ?? "");
@@ -110,11 +117,12 @@ Deno.test("POST /v1/chat/completions that pauses sends X-Baton-Run-Id at once; a
     }).withResponse();
     assertEquals(plain.data.choices[0].message.content, "re: plain hello");
     assertEquals(parseRunId(plain.response.headers.get("x-baton-run-id") ?? "")?.session, "cc-a");
-  }, { vars: ASKING });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions stream: true that pauses: run id header, an approval chunk, keep-alives, then the reply", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions stream: true that pauses: run id header, an approval chunk, keep-alives, then the reply",
+  async (worker, fake) => {
     fake.script(askThenEcho);
     // Raw SSE: what a UI reads.
     const res = await post(worker, "/v1/chat/completions", "cc-s", {
@@ -153,11 +161,12 @@ Deno.test("POST /v1/chat/completions stream: true that pauses: run id header, an
     assertMatch(text, /^done: \{"platform":"api","chat_id":"cc-s2"/);
     assertEquals((await getRun(worker, header)).status, "completed");
     assertStrictEquals(toolRuns(fake), 2);
-  }, { vars: ASKING });
-});
+  },
+);
 
-Deno.test("POST /v1/chat/completions: a client that disconnects while waiting leaves the turn to finish after the approval, and the session free", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/chat/completions: a client that disconnects while waiting leaves the turn to finish after the approval, and the session free",
+  async (worker, fake) => {
     fake.script(askThenEcho);
     for (const stream of [false, true]) {
       const session = stream ? "gone-s" : "gone-p";
@@ -183,11 +192,12 @@ Deno.test("POST /v1/chat/completions: a client that disconnects while waiting le
       assertEquals((await json(next)).choices[0].message.content, "re: plain next");
     }
     assertStrictEquals(toolRuns(fake), 2);
-  }, { vars: ASKING });
-});
+  },
+);
 
-Deno.test("POST /v1/responses that pauses sends X-Baton-Run-Id at once, plain and streamed", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/responses that pauses sends X-Baton-Run-Id at once, plain and streamed",
+  async (worker, fake) => {
     fake.script(askThenEcho);
     const res = await post(worker, "/v1/responses", "r", { model: "gpt-4o-mini", input: "hi" });
     const runId = res.headers.get("x-baton-run-id") ?? "";
@@ -208,20 +218,11 @@ Deno.test("POST /v1/responses that pauses sends X-Baton-Run-Id at once, plain an
     await approve(worker, streamId);
     assertMatch(await streamed.text(), /event: response\.completed/);
     assertStrictEquals(toolRuns(fake), 2);
-  }, { vars: ASKING });
-});
+  },
+);
 
 // ---- GitHub: the question is a comment; a reply comment answers it.
 
-const SECRET = "github-test-webhook-secret";
-const REPO = "octo-org/hello-world";
-const GH = {
-  ...ASKING,
-  GITHUB_WEBHOOK_SECRET: SECRET,
-  GITHUB_TOKEN: "ghp_github_test_token",
-  GITHUB_BOT_LOGIN: "batonbot",
-  ADMIN_USERS: "github:boss",
-};
 const USERS = { octocat: 583231, mallory: 666, boss: 1 } as const;
 let _commentId = 5000;
 
@@ -256,8 +257,9 @@ async function commentOn(
 
 const IGNORED = { ok: true, ignored: "bot not mentioned" };
 
-Deno.test("POST /webhooks/github: a /approve reply comment by the starter approves; by someone else, or a plain comment without mention, does nothing", async () => {
-  await withPlatform(GH, async (worker, fake, github) => {
+baton.test(
+  "POST /webhooks/github: a /approve reply comment by the starter approves; by someone else, or a plain comment without mention, does nothing",
+  async (worker, fake, github) => {
     github.respond(() => ({ status: 201, body: { id: 1 } }));
     fake.script(askThenEcho);
     const comments = () =>
@@ -293,5 +295,7 @@ Deno.test("POST /webhooks/github: a /approve reply comment by the starter approv
     assertStrictEquals(toolRuns(fake), 1);
     // The turn ends just after its reply is posted: wait for that, rather than race it.
     await settled(worker, `github:${REPO}#42`);
-  });
-});
+  },
+);
+
+baton.done();

@@ -2,11 +2,26 @@
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { API_KEY, type Json, json, sessionState, until, withBaton } from "./_support/clients.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
-import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { expectOk, pause } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
 
 const auth = { authorization: `Bearer ${API_KEY}` };
 const ASKING = { APPROVAL_TOOLS: "session_info" };
+const OTHER_TENANT_KEY = "beta-key-0123456789";
+const SECRET = "tg-webhook-secret_42";
+const TOKEN = "123456789:AAH-test_bot_token_value";
+
+// One Worker for the file (with a second tenant, and Telegram); the restarts and the short approval
+// timeout start their own.
+const baton = sharedBaton({
+  vars: {
+    ...ASKING,
+    GATEWAY_API_KEYS: `beta:${OTHER_TENANT_KEY}`,
+    TELEGRAM_WEBHOOK_SECRET: SECRET,
+    TELEGRAM_BOT_TOKEN: TOKEN,
+  },
+});
 
 async function startRun(worker: TestWorker, input: string, session: string): Promise<Json> {
   const res = await worker.fetch("/v1/runs", {
@@ -38,8 +53,9 @@ async function runEvents(worker: TestWorker, id: string): Promise<Json[]> {
   return text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
 }
 
-Deno.test("POST /v1/runs/{id}/approval approves a waiting run: the tool runs once in the run's own context", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/runs/{id}/approval approves a waiting run: the tool runs once in the run's own context",
+  async (worker, fake) => {
     fake.script(askThenEcho);
     const run = await startRun(worker, "who am i", "appr-a");
     await untilStatus(worker, run.run_id, "waiting_for_approval");
@@ -76,12 +92,13 @@ Deno.test("POST /v1/runs/{id}/approval approves a waiting run: the tool runs onc
       events.map((e) => e.type).filter((t) => t.startsWith("approval") || t.startsWith("run.")),
       ["run.queued", "run.started", "approval.request", "approval.responded", "run.completed"],
     );
-  }, { vars: ASKING });
-});
+  },
+);
 
-Deno.test("POST /v1/runs/{id}/approval deny: the model is told, the tool never runs; another tenant's run is 404", async () => {
-  const other = "beta-key-0123456789";
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/runs/{id}/approval deny: the model is told, the tool never runs; another tenant's run is 404",
+  async (worker, fake) => {
+    const other = OTHER_TENANT_KEY;
     fake.script(askThenEcho);
     const run = await startRun(worker, "do it", "appr-b");
     await untilStatus(worker, run.run_id, "waiting_for_approval");
@@ -90,8 +107,8 @@ Deno.test("POST /v1/runs/{id}/approval deny: the model is told, the tool never r
     await untilStatus(worker, run.run_id, "completed");
     assertMatch((await getRun(worker, run.run_id)).output, /the user denied this call/);
     assertStrictEquals(toolRuns(fake), 0);
-  }, { vars: { ...ASKING, GATEWAY_API_KEYS: `beta:${other}` } });
-});
+  },
+);
 
 Deno.test("SessionDO keeps a run waiting for approval across a restart; approved after it, the tool runs once", async () => {
   const dir = await tempPersistDir();
@@ -167,19 +184,23 @@ Deno.test("SessionDO denies a question nobody answers within APPROVAL_TIMEOUT_MS
   }, { vars: { ...ASKING, APPROVAL_TIMEOUT_MS: "400" } });
 });
 
-const SECRET = "tg-webhook-secret_42";
-const TOKEN = "123456789:AAH-test_bot_token_value";
-const TG = { ...ASKING, TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN };
 const _group = { id: -100777, type: "group", title: "Ops" };
+/** The second Telegram test's group: a session of its own on the shared Worker. */
+const _group2 = { id: -100778, type: "group", title: "Ops 2" };
 const _alice = { id: 42, is_bot: false, first_name: "Alice" };
 const _bob = { id: 43, is_bot: false, first_name: "Bob" };
 let _update = 900_000;
 
-/** Sends a Telegram text message in the group from `from`, and expects the ack. */
-async function say(worker: TestWorker, text: string, from = _alice): Promise<void> {
+/** Sends a Telegram text message in the group `chat` from `from`, and expects the ack. */
+async function say(
+  worker: TestWorker,
+  text: string,
+  from = _alice,
+  chat = _group,
+): Promise<void> {
   const update = {
     update_id: _update++,
-    message: { message_id: _update, date: Math.floor(Date.now() / 1000), chat: _group, from, text },
+    message: { message_id: _update, date: Math.floor(Date.now() / 1000), chat, from, text },
   };
   await expectOk(
     await worker.fetch("/webhooks/telegram", {
@@ -190,8 +211,9 @@ async function say(worker: TestWorker, text: string, from = _alice): Promise<voi
   );
 }
 
-Deno.test("POST /webhooks/telegram asks as text; another user's /approve does nothing; yes runs the tool once; waiting messages run after, in order", async () => {
-  await withPlatform(TG, async (worker, fake, telegram) => {
+baton.test(
+  "POST /webhooks/telegram asks as text; another user's /approve does nothing; yes runs the tool once; waiting messages run after, in order",
+  async (worker, fake, telegram) => {
     fake.script(askThenEcho);
     const texts = () => telegram.calls.map((c) => (c.body as { text: string }).text);
     await say(worker, "who am i");
@@ -215,25 +237,29 @@ Deno.test("POST /webhooks/telegram asks as text; another user's /approve does no
       "plain one",
       "plain two",
     ]);
-  });
-});
+  },
+);
 
-Deno.test("POST /webhooks/telegram /deny tells the model; /stop while waiting denies and frees the session", async () => {
-  await withPlatform(TG, async (worker, fake, telegram) => {
+baton.test(
+  "POST /webhooks/telegram /deny tells the model; /stop while waiting denies and frees the session",
+  async (worker, fake, telegram) => {
+    const say2 = (text: string) => say(worker, text, _alice, _group2);
     fake.script(askThenEcho);
     const texts = () => telegram.calls.map((c) => (c.body as { text: string }).text);
-    await say(worker, "first");
+    await say2("first");
     await until(() => texts().filter((t) => t.startsWith("Approval needed")).length === 1, "ask");
-    await say(worker, "/deny");
+    await say2("/deny");
     await until(() => texts().some((t) => /^done: .*the user denied this call/.test(t)), "denied");
-    await say(worker, "second");
+    await say2("second");
     await until(() => texts().filter((t) => t.startsWith("Approval needed")).length === 2, "ask 2");
-    assert((await sessionState(worker, "telegram:-100777")).running);
-    await say(worker, "/stop");
+    assert((await sessionState(worker, "telegram:-100778")).running);
+    await say2("/stop");
     await until(() => texts().includes("Stopped. The session is unlocked."), "stopped");
-    assertEquals((await sessionState(worker, "telegram:-100777")).running, false);
-    await say(worker, "plain free");
+    assertEquals((await sessionState(worker, "telegram:-100778")).running, false);
+    await say2("plain free");
     await until(() => texts().includes("re: plain free"), "free");
     assertStrictEquals(toolRuns(fake), 0);
-  });
-});
+  },
+);
+
+baton.done();

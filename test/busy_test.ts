@@ -10,6 +10,10 @@ import {
   withBaton,
 } from "./_support/clients.ts";
 import { holdOn } from "./_support/fake_llm_scripts.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
+
+// One Worker for the file in the default queue mode; interrupt and merge each start their own.
+const baton = sharedBaton();
 
 const hook = (worker: Parameters<typeof sendWebhook>[0], session: string, text: string) =>
   sendWebhook(worker, { session, text }).then(async (res) => ({
@@ -17,8 +21,9 @@ const hook = (worker: Parameters<typeof sendWebhook>[0], session: string, text: 
     body: await json(res),
   }));
 
-Deno.test("BUSY_INPUT_MODE=queue runs three messages sent during a slow turn as three turns in order", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "BUSY_INPUT_MODE=queue runs three messages sent during a slow turn as three turns in order",
+  async (worker, fake) => {
     fake.script(holdOn("slow", "re "));
     const first = hook(worker, "q", "slow");
     await fake.waitForRequests(1);
@@ -36,8 +41,8 @@ Deno.test("BUSY_INPUT_MODE=queue runs three messages sent during a slow turn as 
     ]);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["slow", "one", "two", "three"]);
     assertStrictEquals(fake.maxInFlightBySession.get(""), 1);
-  });
-});
+  },
+);
 
 Deno.test("BUSY_INPUT_MODE=interrupt aborts the running turn, keeps its partial work marked, then runs the newest", async () => {
   await withBaton(async (worker, fake) => {
@@ -96,8 +101,9 @@ Deno.test("BUSY_INPUT_MODE=merge answers messages sent during a turn once, joine
   }, { vars: { BUSY_INPUT_MODE: "merge" } });
 });
 
-Deno.test("MAX_QUEUED refuses the 33rd waiting message with 429 and drops nothing else", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "MAX_QUEUED refuses the 33rd waiting message with 429 and drops nothing else",
+  async (worker, fake) => {
     fake.script(holdOn("slow"));
     const first = hook(worker, "cap", "slow");
     await fake.waitForRequests(1);
@@ -111,11 +117,12 @@ Deno.test("MAX_QUEUED refuses the 33rd waiting message with 429 and drops nothin
     const replies = (await Promise.all(waiting)).map((r) => r.body.reply);
     assertEquals(replies, Array.from({ length: 32 }, (_, i) => `m${i}`));
     assert(!fake.requests.some((r) => r.lastUserText === "one too many"));
-  });
-});
+  },
+);
 
-Deno.test("/stop during a turn answers at once, cancels the turn and the queue, and unlocks the session", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "/stop during a turn answers at once, cancels the turn and the queue, and unlocks the session",
+  async (worker, fake) => {
     fake.script(holdOn("slow", "re "));
     const first = hook(worker, "s", "slow");
     await fake.waitForRequests(1);
@@ -139,28 +146,27 @@ Deno.test("/stop during a turn answers at once, cancels the turn and the queue, 
       "re after",
     ]);
     assertEquals(fake.requests.map((r) => r.lastUserText), ["slow", "after"]);
-  });
+  },
+);
+
+baton.test("/status answers mid-turn, before the turn ends", async (worker, fake) => {
+  fake.script(() => ({ kind: "hold" }));
+  const first = hook(worker, "st", "slow");
+  await fake.waitForRequests(1);
+  const status = await hook(worker, "st", "/status");
+  assertMatch(
+    status.body.reply,
+    /^Working on a reply for \d+ s \(step 1\); 0 messages waiting\.$/,
+  );
+  assertStrictEquals(fake.inFlight, 1, "the turn is still running");
+  fake.release();
+  assertEquals((await first).body.reply, "slow");
+  assertMatch((await hook(worker, "st", "/status")).body.reply, /^Idle/);
 });
 
-Deno.test("/status answers mid-turn, before the turn ends", async () => {
-  await withBaton(async (worker, fake) => {
-    fake.script(() => ({ kind: "hold" }));
-    const first = hook(worker, "st", "slow");
-    await fake.waitForRequests(1);
-    const status = await hook(worker, "st", "/status");
-    assertMatch(
-      status.body.reply,
-      /^Working on a reply for \d+ s \(step 1\); 0 messages waiting\.$/,
-    );
-    assertStrictEquals(fake.inFlight, 1, "the turn is still running");
-    fake.release();
-    assertEquals((await first).body.reply, "slow");
-    assertMatch((await hook(worker, "st", "/status")).body.reply, /^Idle/);
-  });
-});
-
-Deno.test("/new starts a fresh conversation: the next turn sees no old history", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "/new starts a fresh conversation: the next turn sees no old history",
+  async (worker, fake) => {
     await hook(worker, "n", "remember the old chat");
     assertMatch((await hook(worker, "n", "/reset")).body.reply, /new conversation/);
     await hook(worker, "n", "fresh start");
@@ -171,11 +177,12 @@ Deno.test("/new starts a fresh conversation: the next turn sees no old history",
       "fresh start",
       "fresh start",
     ]);
-  });
-});
+  },
+);
 
-Deno.test("/help, /start and unknown commands answer without a model call or a claim", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "/help, /start and unknown commands answer without a model call or a claim",
+  async (worker, fake) => {
     assertMatch((await hook(worker, "c", "/help")).body.reply, /\/stop/);
     assertMatch((await hook(worker, "c", "/start")).body.reply, /Hi/);
     assertMatch(
@@ -185,11 +192,12 @@ Deno.test("/help, /start and unknown commands answer without a model call or a c
     assertStrictEquals(fake.requests.length, 0);
     const state = await sessionState(worker, "webhook:c");
     assertEquals([state.running, state.queued, state.messages.length], [false, 0, 0]);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/sessions/{key}/stop and /reset stop a running API turn", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/sessions/{key}/stop and /reset stop a running API turn",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "hold" }));
     const call = worker.fetch("/v1/chat/completions", {
       method: "POST",
@@ -211,5 +219,7 @@ Deno.test("POST /v1/sessions/{key}/stop and /reset stop a running API turn", asy
     });
     assertEquals((await json(reset)).status, "reset");
     assertEquals((await sessionState(worker, "api:ctl")).messages, []);
-  });
-});
+  },
+);
+
+baton.done();

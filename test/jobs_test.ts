@@ -3,9 +3,19 @@ import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { API_KEY, type Json, json, until, withBaton } from "./_support/clients.ts";
 import type { FakeRequest, FakeStep } from "./_support/fake_llm.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
 
 const OTHER_KEY = "beta-key-0123456789";
+const SECRET = "tg-webhook-secret_42";
+const TOKEN = "123456789:AAH-test_bot_token_value";
+const TG = { TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN };
+
+// One Worker for the file (two jobs per session at most, a second tenant, Telegram), each test in
+// sessions of its own; the restarts and the pairing policy start their own.
+const baton = sharedBaton({
+  vars: { MAX_JOBS_PER_SESSION: "2", GATEWAY_API_KEYS: `beta:${OTHER_KEY}`, ...TG },
+});
 
 function api(worker: TestWorker, path: string, init: RequestInit = {}, key = API_KEY) {
   return worker.fetch(path, {
@@ -30,8 +40,9 @@ async function untilRuns(worker: TestWorker, id: string, n: number): Promise<Jso
   return job;
 }
 
-Deno.test("POST /v1/jobs fires a one-off job once in its API session; the run is readable and in last_runs", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/jobs fires a one-off job once in its API session; the run is readable and in last_runs",
+  async (worker, fake) => {
     const res = await createJob(worker, {
       session: "jobs-a",
       prompt: "hello later",
@@ -50,11 +61,12 @@ Deno.test("POST /v1/jobs fires a one-off job once in its API session; the run is
     assertEquals(fake.requests.map((r) => r.lastUserText), ["hello later"]);
     const list = await json(await api(worker, "/v1/jobs?session=jobs-a"));
     assertEquals(list.data.map((j: Json) => j.id), [job.id]);
-  });
-});
+  },
+);
 
-Deno.test("POST /v1/jobs refuses bad schedules and a job past MAX_JOBS_PER_SESSION with 400, storing nothing", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "POST /v1/jobs refuses bad schedules and a job past MAX_JOBS_PER_SESSION with 400, storing nothing",
+  async (worker, fake) => {
     const bad = [
       { cron: "61 * * * *" },
       { cron: "0 9 * * *", tz: "Nowhere/Atlantis" },
@@ -89,11 +101,12 @@ Deno.test("POST /v1/jobs refuses bad schedules and a job past MAX_JOBS_PER_SESSI
     const list = await json(await api(worker, "/v1/jobs?session=jobs-b"));
     assertEquals(list.data.map((j: Json) => j.prompt), ["p1", "p2"]);
     assertStrictEquals(fake.requests.length, 0);
-  }, { vars: { MAX_JOBS_PER_SESSION: "2" } });
-});
+  },
+);
 
-Deno.test("/v1/jobs/{id}: another tenant's job is 404; pause, resume, run now and delete take effect", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "/v1/jobs/{id}: another tenant's job is 404; pause, resume, run now and delete take effect",
+  async (worker, fake) => {
     const job = await json(
       await createJob(worker, { session: "jobs-c", prompt: "hourly", schedule: { every: 3600 } }),
     );
@@ -115,12 +128,9 @@ Deno.test("/v1/jobs/{id}: another tenant's job is 404; pause, resume, run now an
     const gone = await api(worker, `/v1/jobs/${job.id}`, { method: "DELETE" });
     assertEquals(await json(gone), { id: job.id, deleted: true });
     assertStrictEquals((await api(worker, `/v1/jobs/${job.id}`)).status, 404);
-  }, { vars: { GATEWAY_API_KEYS: `beta:${OTHER_KEY}` } });
-});
+  },
+);
 
-const SECRET = "tg-webhook-secret_42";
-const TOKEN = "123456789:AAH-test_bot_token_value";
-const TG = { TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN };
 const _forum = { id: -1001234567890, type: "supergroup", title: "Builders", is_forum: true };
 let _update = 700_000;
 
@@ -168,8 +178,9 @@ function scheduler(req: FakeRequest): FakeStep {
   return { kind: "text", text: `re: ${text}` };
 }
 
-Deno.test("schedule_task: a job the model schedules from a Telegram topic fires there, bound to its own chat, thread and job", async () => {
-  await withPlatform(TG, async (worker, fake, telegram) => {
+baton.test(
+  "schedule_task: a job the model schedules from a Telegram topic fires there, bound to its own chat, thread and job",
+  async (worker, fake, telegram) => {
     fake.script(scheduler);
     await tgSay(worker, _forum, "remind job one", 7);
     await tgSay(worker, { id: 555, type: "private", first_name: "Bob" }, "remind job two");
@@ -190,8 +201,8 @@ Deno.test("schedule_task: a job the model schedules from a Telegram topic fires 
       if (reply.chat === _forum.id) assertEquals([reply.thread, ctx.thread_id], [7, "7"]);
     }
     assertEquals(sent.filter((s) => s.text === "scheduled").length, 2);
-  });
-});
+  },
+);
 
 Deno.test("SessionDO fires a job due while the runtime was down once after the restart, and never again", async () => {
   const dir = await tempPersistDir();
@@ -281,3 +292,5 @@ Deno.test("SessionDO removes a job whose creator's pairing was revoked before it
     assertEquals(jobs.data, [], "the job is gone");
   });
 });
+
+baton.done();

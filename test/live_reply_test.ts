@@ -4,6 +4,7 @@ import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.t
 import type { FakeStep } from "./_support/fake_llm.ts";
 import type { PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 import { PREVIEW_STOPPED } from "../lib/session/live_reply.ts";
 
@@ -12,20 +13,38 @@ const TOKEN = "123456789:AAH-test_bot_token_value";
 const TG = { TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN, STREAM_REPLIES: "on" };
 const _alice = { id: 42, is_bot: false, first_name: "Alice" };
 const _private = { id: 42, type: "private", first_name: "Alice" };
+// Users of their own, in their own private chats: each test's turns in a session of its own.
+const _bob = { id: 43, is_bot: false, first_name: "Bob" };
+const _bobChat = { id: 43, type: "private", first_name: "Bob" };
+const _carol = { id: 44, is_bot: false, first_name: "Carol" };
+const _carolChat = { id: 44, type: "private", first_name: "Carol" };
 const _group = { id: -100555, type: "group", title: "Ops" };
 let _update = 800_000;
+// The Discord key pair is made once for the file.
+const APP_ID = "1100000000000000001";
+const keys = await discordTestKeys();
+const DISCORD = { DISCORD_PUBLIC_KEY: keys.publicKeyHex, DISCORD_APPLICATION_ID: APP_ID };
+
+// One Worker for the file with previews on (Telegram and Discord); the test of STREAM_REPLIES=off
+// starts its own for that part.
+const baton = sharedBaton({ vars: { ...TG, ...DISCORD, STREAM_REPLIES: "on" } });
 
 /** A reply in 24 pieces, written one every 150 ms (about 3.6 s in all). */
 const REPLY = "The quick brown fox jumps over the lazy dog, again and again and again.";
 const PIECES = 24;
 const slow: FakeStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
 
-async function tgSay(worker: TestWorker, text: string, chat: unknown = _private): Promise<void> {
+async function tgSay(
+  worker: TestWorker,
+  text: string,
+  chat: unknown = _private,
+  from = _alice,
+): Promise<void> {
   const message = {
     message_id: _update,
     date: Math.floor(Date.now() / 1000),
     chat,
-    from: _alice,
+    from,
     text,
   };
   await expectOk(
@@ -48,8 +67,9 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-Deno.test("LiveReply on Telegram: typing, then drafts of the growing reply (throttled), then one sendMessage", async () => {
-  await withPlatform(TG, async (worker, fake, telegram) => {
+baton.test(
+  "LiveReply on Telegram: typing, then drafts of the growing reply (throttled), then one sendMessage",
+  async (worker, fake, telegram) => {
     fake.script(() => slow);
     await tgSay(worker, "tell me");
     await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
@@ -66,27 +86,30 @@ Deno.test("LiveReply on Telegram: typing, then drafts of the growing reply (thro
     assertEquals(typing[0].body.action, "typing");
     const last = Math.max(...[...drafts, ...typing].map((c) => c.order));
     assert(last < sent[0].order, "no typing or draft after the reply");
-  });
-});
+  },
+);
 
-Deno.test("LiveReply on Telegram: a group gets typing but no drafts; STREAM_REPLIES=off none", async () => {
-  await withPlatform(TG, async (worker, fake, telegram) => {
+baton.test(
+  "LiveReply on Telegram: a group gets typing but no drafts; STREAM_REPLIES=off none",
+  async (worker, fake, telegram) => {
     fake.script(() => slow);
     await tgSay(worker, "in the group", _group);
     await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
     assertStrictEquals(ending(telegram.signals, "sendMessageDraft").length, 0);
     assert(ending(telegram.signals, "sendChatAction").length >= 1);
-  });
-  await withPlatform({ ...TG, STREAM_REPLIES: "off" }, async (worker, fake, telegram) => {
-    fake.script(() => slow);
-    await tgSay(worker, "no previews");
-    await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
-    assertStrictEquals(ending(telegram.signals, "sendMessageDraft").length, 0);
-  });
-});
+    // Its own Worker: previews off is the configuration under test.
+    await withPlatform({ ...TG, STREAM_REPLIES: "off" }, async (worker, fake, telegram) => {
+      fake.script(() => slow);
+      await tgSay(worker, "no previews");
+      await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
+      assertStrictEquals(ending(telegram.signals, "sendMessageDraft").length, 0);
+    });
+  },
+);
 
-Deno.test("LiveReply on Telegram: a 429 on a draft stops the drafts, and the reply still arrives once", async () => {
-  await withPlatform(TG, async (worker, fake, telegram) => {
+baton.test(
+  "LiveReply on Telegram: a 429 on a draft stops the drafts, and the reply still arrives once",
+  async (worker, fake, telegram) => {
     fake.script(() => slow);
     telegram.respondToSignals((call) =>
       call.path.endsWith("/sendMessageDraft")
@@ -96,20 +119,21 @@ Deno.test("LiveReply on Telegram: a 429 on a draft stops the drafts, and the rep
         }
         : { status: 200, body: { ok: true, result: true } }
     );
-    await tgSay(worker, "rate me");
+    await tgSay(worker, "rate me", _bobChat, _bob);
     await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
     await pause(300);
     assertStrictEquals(ending(telegram.signals, "sendMessageDraft").length, 1);
     assertEquals(ending(telegram.calls, "sendMessage").map((c) => c.body.text), [REPLY]);
-  });
-});
+  },
+);
 
-Deno.test("LiveReply on Telegram: /stop mid-stream ends the drafts and sends no reply", async () => {
-  await withPlatform(TG, async (worker, fake, telegram) => {
+baton.test(
+  "LiveReply on Telegram: /stop mid-stream ends the drafts and sends no reply",
+  async (worker, fake, telegram) => {
     fake.script((req) => req.lastUserText === "/stop" ? { kind: "text", text: "-" } : slow);
-    await tgSay(worker, "long one");
+    await tgSay(worker, "long one", _carolChat, _carol);
     await until(() => ending(telegram.signals, "sendMessageDraft").length >= 1, "a draft");
-    await tgSay(worker, "/stop");
+    await tgSay(worker, "/stop", _carolChat, _carol);
     await until(() => ending(telegram.calls, "sendMessage").length >= 1, "the stop notice");
     await pause(1_500);
     const texts = ending(telegram.calls, "sendMessage").map((c) => String(c.body.text));
@@ -117,23 +141,25 @@ Deno.test("LiveReply on Telegram: /stop mid-stream ends the drafts and sends no 
     const stopNotice = ending(telegram.calls, "sendMessage")[0].order;
     const drafts = ending(telegram.signals, "sendMessageDraft");
     assert(drafts.every((d) => d.order < stopNotice + 2), "no draft long after the stop");
-  });
-});
+  },
+);
 
-const APP_ID = "1100000000000000001";
-const keys = await discordTestKeys();
-const DISCORD = { DISCORD_PUBLIC_KEY: keys.publicKeyHex, DISCORD_APPLICATION_ID: APP_ID };
 let _ids = 0;
 
-async function ask(worker: TestWorker, text: string): Promise<string> {
+/** Sends `/ask <text>` in guild channel `channel`; returns the interaction's token. */
+async function ask(
+  worker: TestWorker,
+  text: string,
+  channel = "1300000000000000002",
+): Promise<string> {
   const id = `12000000000${String(++_ids).padStart(8, "0")}`;
   const body = JSON.stringify({
     id,
     type: 2,
     application_id: APP_ID,
     token: `token-${id}`,
-    channel_id: "1300000000000000002",
-    channel: { id: "1300000000000000002", name: "general", type: 0 },
+    channel_id: channel,
+    channel: { id: channel, name: "general", type: 0 },
     guild_id: "1400000000000000001",
     member: { user: { id: "1500000000000000001", username: "ada" }, roles: [] },
     data: { id: "1", name: "ask", type: 1, options: [{ name: "prompt", type: 3, value: text }] },
@@ -154,8 +180,9 @@ async function ask(worker: TestWorker, text: string): Promise<string> {
   return `token-${id}`;
 }
 
-Deno.test("LiveReply on Discord: @original grows in throttled edits, and the last edit is the whole reply", async () => {
-  await withPlatform({ ...DISCORD, STREAM_REPLIES: "on" }, async (worker, fake, discord) => {
+baton.test(
+  "LiveReply on Discord: @original grows in throttled edits, and the last edit is the whole reply",
+  async (worker, fake, discord) => {
     fake.script(() => slow);
     const token = await ask(worker, "grow");
     const edits = () =>
@@ -168,18 +195,21 @@ Deno.test("LiveReply on Discord: @original grows in throttled edits, and the las
     assertEquals(contents.at(-1), REPLY);
     assertEquals(contents.filter((c) => c === REPLY).length, 1);
     for (const c of contents) assert(REPLY.startsWith(c), "a preview is the reply so far");
-  });
-});
+  },
+);
 
-Deno.test("LiveReply on Discord: a stopped turn's preview is replaced by the stopped notice", async () => {
-  await withPlatform({ ...DISCORD, STREAM_REPLIES: "on" }, async (worker, fake, discord) => {
+baton.test(
+  "LiveReply on Discord: a stopped turn's preview is replaced by the stopped notice",
+  async (worker, fake, discord) => {
+    // A channel of its own: the test stops its session.
+    const channel = "1300000000000000003";
     fake.script(() => slow);
-    const token = await ask(worker, "stop me");
+    const token = await ask(worker, "stop me", channel);
     const edits = () =>
       discord.calls.filter((c) => c.path.includes(`/${token}/messages/@original`));
     await until(() => edits().length >= 1, "a preview");
     const stop = await worker.fetch(
-      `/v1/sessions/${encodeURIComponent("discord:1300000000000000002")}/stop`,
+      `/v1/sessions/${encodeURIComponent(`discord:${channel}`)}/stop`,
       { method: "POST", headers: { authorization: "Bearer test-gateway-key" } },
     );
     assertStrictEquals(stop.status, 200);
@@ -187,5 +217,7 @@ Deno.test("LiveReply on Discord: a stopped turn's preview is replaced by the sto
     await pause(800);
     assertEquals(edits().at(-1)?.body.content, PREVIEW_STOPPED);
     assert(!edits().some((c) => c.body.content === REPLY), "no final reply");
-  });
-});
+  },
+);
+
+baton.done();

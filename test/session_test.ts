@@ -11,10 +11,16 @@ import {
   withBaton,
 } from "./_support/clients.ts";
 import { echoSessionInfo, holdOn } from "./_support/fake_llm_scripts.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import { tempPersistDir } from "./_support/worker.ts";
 
-Deno.test("SessionDO runs concurrent messages of one session one at a time, each caller getting its own reply", async () => {
-  await withBaton(async (worker, fake) => {
+// One Worker for the file, one model retry (the failing-model test counts its calls); the restarts
+// and the configured session defaults start their own.
+const baton = sharedBaton({ vars: { LLM_MAX_RETRIES: "1" } });
+
+baton.test(
+  "SessionDO runs concurrent messages of one session one at a time, each caller getting its own reply",
+  async (worker, fake) => {
     fake.script((req) => ({ kind: "text", text: `re: ${req.lastUserText}`, delayMs: 20 }));
     const texts = Array.from({ length: 8 }, (_, i) => `[tag:one] message ${i}`);
     const replies = await Promise.all(
@@ -37,29 +43,28 @@ Deno.test("SessionDO runs concurrent messages of one session one at a time, each
       state.messages.filter((m) => m.role === "user").map((m) => m.content).sort(),
       [...texts].sort(),
     );
-  });
+  },
+);
+
+baton.test("SessionDO runs different sessions in parallel", async (worker, fake) => {
+  fake.script((req) =>
+    req.sessionTag === "slow" ? { kind: "hold" } : { kind: "text", text: "fast" }
+  );
+  const slow = chat(worker, "[tag:slow] wait", { session: "slow" });
+  await fake.waitForRequests(1);
+  assertEquals(await chatReply(await chat(worker, "[tag:fast] go", { session: "fast" })), "fast");
+  assertStrictEquals(
+    fake.inFlight,
+    1,
+    "the slow session is still running while the fast one finished",
+  );
+  fake.release();
+  assertEquals(await chatReply(await slow), "[tag:slow] wait");
 });
 
-Deno.test("SessionDO runs different sessions in parallel", async () => {
-  await withBaton(async (worker, fake) => {
-    fake.script((req) =>
-      req.sessionTag === "slow" ? { kind: "hold" } : { kind: "text", text: "fast" }
-    );
-    const slow = chat(worker, "[tag:slow] wait", { session: "slow" });
-    await fake.waitForRequests(1);
-    assertEquals(await chatReply(await chat(worker, "[tag:fast] go", { session: "fast" })), "fast");
-    assertStrictEquals(
-      fake.inFlight,
-      1,
-      "the slow session is still running while the fast one finished",
-    );
-    fake.release();
-    assertEquals(await chatReply(await slow), "[tag:slow] wait");
-  });
-});
-
-Deno.test("SessionDO binds each turn's own context across 100 concurrent sessions (session_info)", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "SessionDO binds each turn's own context across 100 concurrent sessions (session_info)",
+  async (worker, fake) => {
     fake.script(echoSessionInfo(() => Math.floor(Math.random() * 20)));
     const ids = Array.from({ length: 100 }, (_, i) => `iso-${i}`);
     const infos = await Promise.all(
@@ -81,9 +86,10 @@ Deno.test("SessionDO binds each turn's own context across 100 concurrent session
         async_delivery: false,
       });
     });
-  });
-});
+  },
+);
 
+// Its own Worker: defaults configured would change what every other test's turns see.
 Deno.test("SessionDO falls back to configured defaults only for fields a turn never bound", async () => {
   await withBaton(async (worker, fake) => {
     fake.script(echoSessionInfo());
@@ -96,8 +102,9 @@ Deno.test("SessionDO falls back to configured defaults only for fields a turn ne
   });
 });
 
-Deno.test("SessionDO runs webhook messages of one session in arrival order", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "SessionDO runs webhook messages of one session in arrival order",
+  async (worker, fake) => {
     fake.script(holdOn("first"));
     const pending = [sendWebhook(worker, { session: "fifo", text: "first" })];
     await fake.waitForRequests(1);
@@ -116,8 +123,8 @@ Deno.test("SessionDO runs webhook messages of one session in arrival order", asy
       "third",
       "fourth",
     ]);
-  });
-});
+  },
+);
 
 Deno.test("SessionDO reruns a turn whose executor died, losing and doubling nothing", async () => {
   const dir = await tempPersistDir();
@@ -193,8 +200,9 @@ Deno.test("SessionDO recovers a dead executor's claim from its alarm, with no ne
   }
 });
 
-Deno.test("SessionDO retries a model 429 honouring Retry-After, then answers", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "SessionDO retries a model 429 honouring Retry-After, then answers",
+  async (worker, fake) => {
     let calls = 0;
     fake.script((req) =>
       ++calls === 1
@@ -203,11 +211,12 @@ Deno.test("SessionDO retries a model 429 honouring Retry-After, then answers", a
     );
     assertEquals(await chatReply(await chat(worker, "limited", { session: "r429" })), "ok limited");
     assertStrictEquals(fake.requests.length, 2);
-  });
-});
+  },
+);
 
-Deno.test("SessionDO fails a turn cleanly when the model keeps failing, and the session stays usable", async () => {
-  await withBaton(async (worker, fake) => {
+baton.test(
+  "SessionDO fails a turn cleanly when the model keeps failing, and the session stays usable",
+  async (worker, fake) => {
     fake.script(() => ({ kind: "status", status: 500 }));
     const res = await chat(worker, "doomed", { session: "fail" });
     assertStrictEquals(res.status, 502);
@@ -224,5 +233,7 @@ Deno.test("SessionDO fails a turn cleanly when the model keeps failing, and the 
       role: "assistant",
       content: "alive",
     }]);
-  }, { vars: { LLM_MAX_RETRIES: "1" } });
-});
+  },
+);
+
+baton.done();

@@ -7,6 +7,7 @@ import { until } from "./_support/clients.ts";
 import type { FakeStep } from "./_support/fake_llm.ts";
 import { type PlatformCall, startFakePlatform } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
+import { sharedBaton } from "./_support/shared_baton.ts";
 import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
 
 const SECRET = "slack-live-signing-secret-0123456789";
@@ -17,6 +18,10 @@ const SLACK = {
   SLACK_BOT_TOKEN: "xoxb-live-reply-test-token",
   STREAM_REPLIES: "on",
 };
+
+// One Worker for the file with previews on (session_info asks: only the approval test calls it),
+// each test in a thread or DM of its own; previews off and the crash start their own.
+const baton = sharedBaton({ vars: { ...SLACK, APPROVAL_TOOLS: "session_info" } });
 
 /** A reply in 24 pieces, written one every 150 ms (about 3.6 s in all). */
 const REPLY = "The quick brown fox jumps over the lazy dog, again and again and again.";
@@ -65,8 +70,9 @@ const method = (calls: PlatformCall[], name: string) =>
   calls.filter((c) => c.path === `/api/${name}`);
 const texts = (calls: PlatformCall[]) => calls.map((c) => String(c.body.text));
 
-Deno.test("Slack previews: one message grows by throttled chat.update, and the last edit is the reply, exactly once", async () => {
-  await withPlatform(SLACK, async (worker, fake, slack) => {
+baton.test(
+  "Slack previews: one message grows by throttled chat.update, and the last edit is the reply, exactly once",
+  async (worker, fake, slack) => {
     fake.script(() => slow);
     await mention(worker, "grow");
     await until(() => texts(method(slack.calls, "chat.update")).includes(REPLY), "the reply");
@@ -92,9 +98,10 @@ Deno.test("Slack previews: one message grows by throttled chat.update, and the l
       assert(text.endsWith(SLACK_PREVIEW_MARK), "a preview says it is unfinished");
       assert(REPLY.startsWith(text.slice(0, -SLACK_PREVIEW_MARK.length)), "the reply so far");
     }
-  });
-});
+  },
+);
 
+// Its own Worker: previews off is the configuration under test.
 Deno.test("Slack previews: STREAM_REPLIES=off posts the reply once and edits nothing", async () => {
   await withPlatform({ ...SLACK, STREAM_REPLIES: "off" }, async (worker, fake, slack) => {
     fake.script(() => slow);
@@ -106,8 +113,9 @@ Deno.test("Slack previews: STREAM_REPLIES=off posts the reply once and edits not
   });
 });
 
-Deno.test("Slack previews: a 429 on an edit stops the previews, and the reply still replaces the preview once", async () => {
-  await withPlatform(SLACK, async (worker, fake, slack) => {
+baton.test(
+  "Slack previews: a 429 on an edit stops the previews, and the reply still replaces the preview once",
+  async (worker, fake, slack) => {
     fake.script(() => slow);
     let limited = 0;
     slack.respond((call, i) => {
@@ -127,11 +135,12 @@ Deno.test("Slack previews: a 429 on an edit stops the previews, and the reply st
       texts(method(slack.calls, "chat.update")).filter((t) => t === REPLY).length,
       1,
     );
-  });
-});
+  },
+);
 
-Deno.test("Slack previews: a stop mid-stream edits the preview to the stopped notice, and no reply follows", async () => {
-  await withPlatform(SLACK, async (worker, fake, slack) => {
+baton.test(
+  "Slack previews: a stop mid-stream edits the preview to the stopped notice, and no reply follows",
+  async (worker, fake, slack) => {
     fake.script(() => slow);
     const key = await mention(worker, "stop me");
     await until(() => method(slack.calls, "chat.update").length >= 1, "a growing preview");
@@ -152,8 +161,8 @@ Deno.test("Slack previews: a stop mid-stream edits the preview to the stopped no
     ]);
     assert(!all.includes(REPLY), "no final reply");
     assertStrictEquals(method(slack.calls, "chat.postMessage").length, 1, "only the preview");
-  });
-});
+  },
+);
 
 Deno.test("Slack previews: a turn killed mid-preview is recovered into that same message, never a second one", async () => {
   const dir = await tempPersistDir();
@@ -205,8 +214,9 @@ async function direct(worker: TestWorker, text: string): Promise<void> {
   });
 }
 
-Deno.test("Slack previews: a turn that pauses to ask deletes its preview, so the question and then the reply follow in order", async () => {
-  await withPlatform({ ...SLACK, APPROVAL_TOOLS: "session_info" }, async (worker, fake, slack) => {
+baton.test(
+  "Slack previews: a turn that pauses to ask deletes its preview, so the question and then the reply follow in order",
+  async (worker, fake, slack) => {
     const before = "Let me look that up for you, it takes a moment.";
     fake.script((req) =>
       req.body.messages.at(-1).role === "tool" ? { kind: "text", text: "done looking" } : {
@@ -237,5 +247,7 @@ Deno.test("Slack previews: a turn that pauses to ask deletes its preview, so the
     assertStrictEquals(posts.at(-1)!.body.text, "done looking");
     assert(posts.at(-1)!.order > question.order);
     assert(!texts(method(slack.calls, "chat.update")).includes("done looking"));
-  });
-});
+  },
+);
+
+baton.done();
