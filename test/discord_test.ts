@@ -1,20 +1,14 @@
 // POST /webhooks/discord end to end: Ed25519-signed interactions into baton in one workerd for the file, replies to a fake Discord API; Deno + Miniflare.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { sessionState, untilQueued } from "./_support/clients.ts";
-import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
+import { DISCORD_APP_ID as APP_ID, discordDriver as driver } from "./_support/drivers/discord.ts";
 import { holdOn } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
-const APP_ID = "1100000000000000001";
-
-const keys = await discordTestKeys();
-const PUBLIC_KEY = keys.publicKeyHex;
-const VARS = { DISCORD_PUBLIC_KEY: PUBLIC_KEY, DISCORD_APPLICATION_ID: APP_ID };
-
 // One Worker for the file: each test uses a channel and a user of its own (see where).
-const baton = sharedBaton({ vars: VARS });
+const baton = sharedBaton({ vars: driver.vars() });
 
 /** A channel and a member of one test: snowflakes no other test of the file uses. */
 function where(n: number): { channel: string; user: string } {
@@ -26,53 +20,33 @@ function where(n: number): { channel: string; user: string } {
 
 let _ids = 0;
 
-/** A slash command interaction (`/ask prompt:<text>`) by `at.user` in `at.channel`. */
-function command(
-  text: string | null,
-  at: { channel: string; user: string },
-  extra: Record<string, unknown> = {},
-) {
+/**
+ * A slash command interaction (`/ask prompt:<text>`) by `at.user` in `at.channel`, as
+ * discordDriver shapes it; `null` sends it without its text option.
+ */
+function command(text: string | null, at: { channel: string; user: string }) {
   const id = `12000000000${String(++_ids).padStart(8, "0")}`;
-  return {
-    id,
-    type: 2,
-    application_id: APP_ID,
-    token: `token-${id}`,
-    channel_id: at.channel,
-    channel: { id: at.channel, name: "general", type: 0 },
-    guild_id: "1400000000000000001",
-    member: {
-      user: { id: at.user, username: "ada", global_name: "Ada L." },
-      roles: [],
-    },
-    data: {
-      id: "1600000000000000001",
-      name: "ask",
-      type: 1,
-      options: text === null ? [] : [{ name: "prompt", type: 3, value: text }],
-    },
-    ...extra,
+  const from = { id: at.user, name: "Ada L." };
+  const shaped = driver.shape({ chat: at.channel, text: text ?? "", id, from }) as {
+    token: string;
+    data: Record<string, unknown>;
   };
+  return text === null ? { ...shaped, data: { ...shaped.data, options: [] } } : shaped;
 }
 
+/**
+ * POSTs `payload` signed by discordDriver (at `timestamp`); `signature` replaces the signature
+ * header with one the driver would never make.
+ */
 async function interact(
   worker: TestWorker,
   payload: unknown,
-  opts: { timestamp?: number; signature?: string; headers?: Record<string, string> } = {},
+  opts: { timestamp?: number; signature?: string } = {},
 ): Promise<Response> {
-  const timestamp = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
   const body = JSON.stringify(payload);
-  const signature = opts.signature ??
-    await signDiscordRequest({ privateKey: keys.privateKey, timestamp, body });
-  return worker.fetch("/webhooks/discord", {
-    method: "POST",
-    headers: opts.headers ?? {
-      "content-type": "application/json",
-      "x-signature-ed25519": signature,
-      "x-signature-timestamp": timestamp,
-    },
-    body,
-  });
+  const headers = await driver.sign(body, driver.credentials, { at: opts.timestamp });
+  if (opts.signature !== undefined) headers["x-signature-ed25519"] = opts.signature;
+  return worker.fetch(driver.path, { method: "POST", headers, body });
 }
 
 function editPath(token: string): string {

@@ -1,7 +1,7 @@
 // POST /webhooks/github end to end: signed issue comments in, issue comments out via a fake GitHub REST API, one workerd for the file; Deno + Miniflare.
-import { signGithubPayload } from "../lib/platforms/github.ts";
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { json, sessionState } from "./_support/clients.ts";
+import { githubDriver as driver } from "./_support/drivers/github.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
 import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
@@ -14,68 +14,59 @@ function visible(body: string): string {
   return body.replace(/\n\n<!-- baton:part=[A-Za-z0-9_-]+ -->$/, "");
 }
 
-const SECRET = "github-test-webhook-secret";
-const TOKEN = "ghp_github_test_token";
-const BOT = "batonbot";
+const VARS = driver.vars();
 
 /** A repository of one test's own (the chat of its sessions): names no other test of the file uses. */
 const repoOf = (n: number) => `octo-org/hello-world-${n}`;
 
-const sign = (body: string, secret = SECRET) => signGithubPayload(secret, body);
-
 let _commentIds = 1000;
 
-/** An issue_comment delivery's payload: a comment on issue 42 (or `opts.issue`) of `repo`. */
+/**
+ * An issue_comment delivery's payload as githubDriver shapes it: a comment on issue 42 (or
+ * `opts.issue`) moved to `repo`, with the action, commenter type and pull request asked for.
+ */
 function comment(
   body: string,
   repo: string,
   opts: { action?: string; login?: string; type?: string; issue?: number; pr?: boolean } = {},
 ) {
+  const from = { id: "583231", name: opts.login ?? "octocat" };
+  const id = String(++_commentIds);
+  // deno-lint-ignore no-explicit-any
+  const shaped: any = driver.shape({ chat: String(opts.issue ?? 42), text: body, id, from });
+  const [owner, name] = repo.split("/");
   return {
+    ...shaped,
     action: opts.action ?? "created",
     issue: {
-      number: opts.issue ?? 42,
-      title: "Flaky build",
+      ...shaped.issue,
       ...(opts.pr ? { pull_request: { url: "https://api.github.com/pulls/7" } } : {}),
     },
-    comment: {
-      id: ++_commentIds,
-      body,
-      user: { login: opts.login ?? "octocat", id: 583231, type: opts.type ?? "User" },
-    },
+    comment: { ...shaped.comment, user: { ...shaped.comment.user, type: opts.type ?? "User" } },
     repository: {
-      id: 1296269,
-      name: repo.split("/")[1],
+      ...shaped.repository,
+      name,
       full_name: repo,
-      owner: { login: repo.split("/")[0] },
+      owner: { ...shaped.repository.owner, login: owner },
     },
-    sender: { login: opts.login ?? "octocat", id: 583231 },
-  };
+  } as { comment: { id: number } };
 }
 
-/** POST /webhooks/github signed like GitHub does (override any part to break it). */
+/**
+ * POST /webhooks/github signed by githubDriver (with `credentials`), as GitHub's `event`;
+ * `signature: null` leaves the signature header out.
+ */
 async function deliver(
   worker: TestWorker,
   payload: unknown,
-  opts: { event?: string; delivery?: string; secret?: string; signature?: string | null } = {},
+  opts: { event?: string; credentials?: typeof driver.credentials; signature?: null } = {},
 ): Promise<Response> {
   const body = JSON.stringify(payload);
-  const signature = opts.signature === undefined ? await sign(body, opts.secret) : opts.signature;
-  return worker.fetch("/webhooks/github", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "user-agent": "GitHub-Hookshot/044aadd",
-      "x-github-event": opts.event ?? "issue_comment",
-      "x-github-delivery": opts.delivery ?? crypto.randomUUID(),
-      "x-github-hook-id": "292430182",
-      ...(signature === null ? {} : { "x-hub-signature-256": signature }),
-    },
-    body,
-  });
+  const headers = await driver.sign(body, opts.credentials ?? driver.credentials);
+  headers["x-github-event"] = opts.event ?? "issue_comment";
+  if (opts.signature === null) delete headers["x-hub-signature-256"];
+  return worker.fetch(driver.path, { method: "POST", headers, body });
 }
-
-const VARS = { GITHUB_WEBHOOK_SECRET: SECRET, GITHUB_TOKEN: TOKEN, GITHUB_BOT_LOGIN: BOT };
 
 // One Worker for the file: each test comments in a repository of its own (see repoOf).
 const baton = sharedBaton({ vars: VARS });
@@ -123,7 +114,7 @@ githubTest(
     const unsigned = await deliver(worker, ping, { event: "ping", signature: null });
     assertStrictEquals(unsigned.status, 401);
     await unsigned.body?.cancel();
-    const wrong = await deliver(worker, ping, { event: "ping", secret: "wrong-secret" });
+    const wrong = await deliver(worker, ping, { event: "ping", credentials: driver.stranger });
     assertStrictEquals(wrong.status, 401);
     await wrong.body?.cancel();
     await assertNoTurn(worker, fake, github, `github:${repo}#42`);

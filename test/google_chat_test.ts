@@ -1,21 +1,18 @@
 // POST /webhooks/google-chat end to end: workerd (one for the file's tests of the plain settings, the others their own), a fake model and a fake Google (Chat's key set, the OAuth token endpoint, the Chat API) on loopback; approval cards; Deno + Miniflare.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { GOOGLE_CHAT_ISSUER } from "../lib/platforms/google_chat.ts";
-import { signTestJwt, testServiceAccount, testSigningKey } from "../lib/platforms/_jwt_fixtures.ts";
+import { signTestJwt } from "../lib/platforms/_jwt_fixtures.ts";
 import { json, settled, until } from "./_support/clients.ts";
+import { googleChatDriver as driver } from "./_support/drivers/google_chat.ts";
+import type { Post } from "./_support/drivers/mod.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
-const PROJECT = "123456789012";
-const ACCOUNT = await testServiceAccount();
-const VARS = { GOOGLE_CHAT_AUDIENCE: PROJECT, GOOGLE_CHAT_SERVICE_ACCOUNT: ACCOUNT.json };
+const VARS = driver.vars();
 const SPACE = "spaces/AAAAdm0001";
 const SESSION = `google-chat:${SPACE}`;
-// Made once for the file: the shared Worker caches the key set it fetched.
-const KEY = await testSigningKey("chat-key-1");
 
 // One Worker for the file's tests of VARS, each in spaces and as users of its own; a test of
 // other settings starts its own.
@@ -28,48 +25,28 @@ function dmOf(n: number): { space: string; user: string } {
 
 let _next = 1;
 
+type Event = Record<string, unknown>;
+
+/** googleChatDriver's MESSAGE event of `post`, its message named `<chat>/messages/<id>`. */
+function shaped(post: Post): Event {
+  return driver.shape({ ...post, id: `${post.chat}/messages/${post.id}` }) as Event;
+}
+
 /** A MESSAGE event in the DM with Grace (or `at`'s), as an HTTP Chat app receives it. */
 function chatMessage(
   text: string,
   at: { space: string; user: string } = { space: SPACE, user: "users/1111" },
   id = `m${_next++}.m`,
 ) {
-  const space = at.space;
-  const sender = { name: at.user, displayName: "Grace Hopper", type: "HUMAN" };
-  return {
-    type: "MESSAGE",
-    eventTime: new Date().toISOString(),
-    space: { name: space, type: "DM", spaceType: "DIRECT_MESSAGE", singleUserBotDm: true },
-    message: {
-      name: `${space}/messages/${id}`,
-      sender,
-      text,
-      argumentText: text,
-      thread: { name: `${space}/threads/t1` },
-    },
-    user: sender,
-  };
+  return shaped({ chat: at.space, text, id, from: { id: at.user, name: "Grace Hopper" } });
 }
 
-/** POSTs an event with Chat's bearer JWT (or `token` as given; null: no header). */
-async function post(
-  worker: TestWorker,
-  platform: FakePlatform,
-  body: unknown,
-  opts: { token?: string | null } = {},
-): Promise<Response> {
-  platform.jwks.keys = [KEY.jwk];
-  const token = opts.token === undefined
-    ? await signTestJwt(KEY, { issuer: GOOGLE_CHAT_ISSUER, audience: PROJECT })
-    : opts.token;
-  return worker.fetch("/webhooks/google-chat", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
-    },
-    body: JSON.stringify(body),
-  });
+/** POSTs an event under googleChatDriver's bearer JWT, its key published on `platform`. */
+async function post(worker: TestWorker, platform: FakePlatform, body: unknown): Promise<Response> {
+  driver.vars(platform);
+  const text = JSON.stringify(body);
+  const headers = await driver.sign(text, driver.credentials);
+  return worker.fetch(driver.path, { method: "POST", headers, body: text });
 }
 
 baton.test(
@@ -126,17 +103,9 @@ baton.test(
   async (worker, fake, chat) => {
     const room = "spaces/AAAAroom01";
     const thread = `${room}/threads/thr9`;
-    const event = {
-      type: "MESSAGE",
-      space: { name: room, type: "ROOM", spaceType: "SPACE", displayName: "Team" },
-      message: {
-        name: `${room}/messages/x1.x1`,
-        text: "@baton status?",
-        argumentText: " status?",
-        thread: { name: thread },
-      },
-      user: { name: "users/1104", displayName: "Grace Hopper", type: "HUMAN" },
-    };
+    const from = { id: "users/1104", name: "Grace Hopper" };
+    const said = { chat: room, text: "status?", id: "x1.x1", from, thread };
+    const event = shaped({ ...said, group: true, mention: true });
     await expectOk(await post(worker, chat, event), {});
     await chat.waitForCalls(1);
     await settled(worker, `google-chat:${thread}`);
@@ -158,13 +127,15 @@ const ALAN = { name: "users/2222", displayName: "Alan Turing", type: "HUMAN" };
 const room = { name: ROOM, type: "ROOM", spaceType: "SPACE", displayName: "Team" };
 
 /** A CARD_CLICKED on the question card's button `data` by `user`, as an HTTP Chat app gets it. */
-function cardClick(data: string, user: typeof GRACE, eventTime = new Date().toISOString()) {
+function cardClick(data: string, user: typeof GRACE) {
+  // googleChatDriver's event in the room, its message the card's: a click carries no text.
+  const from = { id: user.name, name: user.displayName };
+  const said = { chat: ROOM, text: "", id: "card1.card1", from, group: true, thread: ROOM_THREAD };
   return {
+    ...shaped(said),
     type: "CARD_CLICKED",
-    eventTime,
     space: room,
     message: { name: `${ROOM}/messages/card1.card1`, thread: { name: ROOM_THREAD } },
-    user,
     action: { actionMethodName: "baton_choice", parameters: [{ key: "choice", value: data }] },
     common: { invokedFunction: "baton_choice", parameters: { choice: data } },
   };
@@ -182,17 +153,8 @@ async function click(worker: TestWorker, chat: FakePlatform, event: unknown) {
 Deno.test("POST /webhooks/google-chat: the question carries card buttons; another user's click is privately not theirs, the starter's runs the tool once, delivered twice", async () => {
   await withPlatform({ ...VARS, APPROVAL_TOOLS: "session_info" }, async (worker, fake, chat) => {
     fake.script(askThenEcho);
-    const asking = {
-      type: "MESSAGE",
-      space: room,
-      message: {
-        name: `${ROOM}/messages/ask1.ask1`,
-        text: "@baton who am i",
-        argumentText: " who am i",
-        thread: { name: ROOM_THREAD },
-      },
-      user: GRACE,
-    };
+    const said = { chat: ROOM, text: "who am i", id: "ask1.ask1", thread: ROOM_THREAD };
+    const asking = { ...shaped({ ...said, group: true, mention: true }), space: room };
     await expectOk(await post(worker, chat, asking), {});
     const card = () => chat.calls.find((c) => c.body?.cardsV2);
     await until(() => card() !== undefined, "the question card");
@@ -234,14 +196,16 @@ Deno.test("POST /webhooks/google-chat: an app built as a Workspace add-on — it
   const vars = {
     GOOGLE_CHAT_AUDIENCE: endpoint,
     GOOGLE_CHAT_ADDON_PROJECT_NUMBER: "123456789012",
-    GOOGLE_CHAT_SERVICE_ACCOUNT: ACCOUNT.json,
+    GOOGLE_CHAT_SERVICE_ACCOUNT: VARS.GOOGLE_CHAT_SERVICE_ACCOUNT,
   };
   const room = "spaces/AAAAroom05";
   const thread = `${room}/threads/thr5`;
   const grace = { name: "users/1111", displayName: "Grace Hopper", type: "HUMAN" };
   // The add-on event object (googleworkspace/add-ons-samples node/chat/*): the message under
   // chat.messagePayload, the sender as chat.user, the token also in authorizationEventObject.
-  const token = await signTestJwt(KEY, {
+  // Not Chat's own token (another issuer, the add-on agent's email): signed here with the
+  // driver's key, which the platform publishes.
+  const token = await signTestJwt(driver.credentials.key, {
     issuer: "https://accounts.google.com",
     audience: endpoint,
     claims: {
@@ -268,7 +232,7 @@ Deno.test("POST /webhooks/google-chat: an app built as a Workspace add-on — it
     },
   };
   await withPlatform(vars, async (worker, fake, chat) => {
-    chat.jwks.keys = [KEY.jwk];
+    driver.vars(chat);
     const deliver = () =>
       worker.fetch("/webhooks/google-chat", {
         method: "POST",

@@ -1,19 +1,18 @@
 // POST /webhooks/line end to end: workerd (one per configuration of the file), a fake model and a fake LINE Messaging API on loopback; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { signLinePayload } from "../lib/platforms/line.ts";
+import type { webhook } from "@line/bot-sdk";
 import { settled, until } from "./_support/clients.ts";
+import { lineDriver as driver } from "./_support/drivers/line.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import type { FakePlatform, PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
-const SECRET = "line-channel-secret-0123456789ab";
-const TOKEN = "line-channel-access-token-value";
 const USER = "U4af4980629d6f5ad8b9f0a8b3a5cf1e2";
 const SESSION = `line:user:${USER}`;
 const PUSH_PATH = "/v2/bot/message/push";
-const VARS = { LINE_CHANNEL_SECRET: SECRET, LINE_CHANNEL_ACCESS_TOKEN: TOKEN };
+const VARS = driver.vars();
 
 // One Worker for the file's tests of these settings (and one for the approval tests, below); the
 // allowlist test starts its own. Each test on a shared Worker has users and groups of its own.
@@ -26,43 +25,27 @@ const groupOf = (n: number) => `C${String(n).padStart(32, "0")}`;
 
 let _next = 1;
 
-/** A text message event from the 1:1 chat with `user`. */
-function textEvent(
-  text: string,
-  user: string,
-  opts: { id?: string; redelivery?: boolean } = {},
-) {
-  const n = _next++;
-  return {
-    type: "message",
-    mode: "active",
-    timestamp: Date.now(),
-    webhookEventId: opts.id ?? `01HTESTEVENT${String(n).padStart(14, "0")}`,
-    deliveryContext: { isRedelivery: opts.redelivery ?? false },
-    source: { type: "user", userId: user },
-    replyToken: "38ef843bde154d9b91c21320ffd17a0f",
-    message: { type: "text", id: `4687895778982${n}`, quoteToken: "q", text },
-  };
+/** The one event of lineDriver's delivery of `post` (a fresh message id). */
+function shaped(post: Omit<Parameters<typeof driver.shape>[0], "id">): webhook.MessageEvent {
+  const id = `4687895778982${_next++}`;
+  return (driver.shape({ ...post, id }) as webhook.CallbackRequest)
+    .events[0] as webhook.MessageEvent;
 }
 
-/** POSTs events as LINE does, signed with the channel secret (or `signature` as given). */
-async function post(
-  worker: TestWorker,
-  events: unknown[],
-  opts: { signature?: string | null } = {},
-): Promise<Response> {
-  const body = JSON.stringify({ destination: "Ubot0000000000", events });
-  const signature = opts.signature === undefined
-    ? await signLinePayload(SECRET, body)
-    : opts.signature;
-  return worker.fetch("/webhooks/line", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(signature === null ? {} : { "x-line-signature": signature }),
-    },
-    body,
-  });
+/** The destination every delivery names (the bot's user id), as lineDriver shapes it. */
+const DESTINATION = (driver.shape({ chat: USER, text: "", id: "0" }) as webhook.CallbackRequest)
+  .destination;
+
+/** A text message event from the 1:1 chat with `user`. */
+function textEvent(text: string, user: string) {
+  return shaped({ chat: user, text });
+}
+
+/** POSTs events as LINE does, signed by lineDriver with the channel secret. */
+async function post(worker: TestWorker, events: unknown[]): Promise<Response> {
+  const body = JSON.stringify({ destination: DESTINATION, events });
+  const headers = await driver.sign(body, driver.credentials);
+  return worker.fetch(driver.path, { method: "POST", headers, body });
 }
 
 baton.test(
@@ -126,38 +109,20 @@ Deno.test("POST /webhooks/line runs the allowed sender's events of a delivery an
 const ASKING = { ...VARS, APPROVAL_TOOLS: "session_info" };
 const asking = sharedBaton({ vars: ASKING, label: "approvals on" });
 
-/** A tap on a quick reply: a postback event from `user` (in `group` when given). */
-function postbackEvent(
-  data: string,
-  user: string,
-  opts: { group?: string; id?: string; redelivery?: boolean } = {},
-) {
-  return {
-    type: "postback",
-    mode: "active",
-    timestamp: Date.now(),
-    webhookEventId: opts.id ?? `01HTESTPOSTBACK${String(_next++).padStart(11, "0")}`,
-    deliveryContext: { isRedelivery: opts.redelivery ?? false },
-    source: opts.group ? { type: "group", groupId: opts.group, userId: user } : {
-      type: "user",
-      userId: user,
-    },
-    replyToken: `reply-token-${_next++}`,
-    postback: { data },
-  };
+/**
+ * A tap on a quick reply: a postback event from `user` (in `group` when given), lineDriver's
+ * message event with its message swapped for the postback.
+ */
+function postbackEvent(data: string, user: string, opts: { group?: string } = {}) {
+  const from = { id: user, name: user };
+  const event = shaped({ chat: opts.group ?? user, text: "", from, group: !!opts.group });
+  const { message: _, ...rest } = event;
+  return { ...rest, type: "postback", postback: { data } };
 }
 
-/** A text event in `group` from `user` that mentions the bot ("@baton <text>"). */
+/** A text event in `group` from `user` that mentions the bot, as lineDriver shapes a mention. */
 function groupMention(text: string, user: string, group: string) {
-  const event = textEvent(`@baton ${text}`, user);
-  return {
-    ...event,
-    source: { type: "group", groupId: group, userId: user },
-    message: {
-      ...event.message,
-      mention: { mentionees: [{ index: 0, length: 6, type: "user", isSelf: true }] },
-    },
-  };
+  return shaped({ chat: group, text, from: { id: user, name: user }, group: true, mention: true });
 }
 
 /** The choice data of the first question pushed (its quick replies). */

@@ -1,48 +1,37 @@
 // POST /webhooks/slack end to end: signed Events API deliveries, turns and chat.postMessage replies in one workerd for the file; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { json, sessionState, settled } from "./_support/clients.ts";
+import {
+  SLACK_BOT as BOT,
+  SLACK_TEAM as TEAM,
+  type SlackCredentials,
+  slackDriver as driver,
+} from "./_support/drivers/slack.ts";
 import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
-const SECRET = "slack-test-signing-secret-0123456789";
-const TOKEN = "xoxb-test-bot-token";
-const BOT = "UBATON";
-const TEAM = "T0TEST";
-const VARS = { SLACK_SIGNING_SECRET: SECRET, SLACK_BOT_TOKEN: TOKEN };
+const VARS = driver.vars();
+const TOKEN = VARS.SLACK_BOT_TOKEN;
 
 // One Worker for the file: each test talks in channels, DMs and as users of its own (see place).
 const baton = sharedBaton({ vars: VARS });
 
-/** POST /webhooks/slack signed like Slack does (override any part to break it). */
+/**
+ * POST /webhooks/slack signed by slackDriver (at `timestamp`, with `credentials`); `rawBody` is
+ * sent in the payload's place.
+ */
 async function sendSlack(
   worker: TestWorker,
   payload: unknown,
-  opts: {
-    timestamp?: number;
-    secret?: string;
-    signature?: string;
-    rawBody?: string;
-    contentType?: string;
-    headers?: Record<string, string>;
-  } = {},
+  opts: { timestamp?: number; credentials?: SlackCredentials; rawBody?: string } = {},
 ): Promise<Response> {
-  const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
   const body = opts.rawBody ?? JSON.stringify(payload);
-  const signature = opts.signature ??
-    await signSlackRequest({ secret: opts.secret ?? SECRET, timestamp, body });
-  return worker.fetch("/webhooks/slack", {
-    method: "POST",
-    headers: {
-      "content-type": opts.contentType ?? "application/json",
-      "x-slack-signature": signature,
-      "x-slack-request-timestamp": String(timestamp),
-      ...opts.headers,
-    },
-    body,
+  const headers = await driver.sign(body, opts.credentials ?? driver.credentials, {
+    at: opts.timestamp,
   });
+  return worker.fetch(driver.path, { method: "POST", headers, body });
 }
 
 let _tsCounter = 0;
@@ -51,17 +40,16 @@ function nextTs(): string {
   return `1700000000.${String(++_tsCounter).padStart(6, "0")}`;
 }
 
-function callback(event: Record<string, unknown>, eventId = `Ev${crypto.randomUUID()}`) {
-  return {
-    token: "legacy",
-    team_id: TEAM,
-    api_app_id: "A0TEST",
-    type: "event_callback",
-    event_id: eventId,
-    event_time: Math.floor(Date.now() / 1000),
-    authorizations: [{ team_id: TEAM, user_id: BOT, is_bot: true }],
-    event,
-  };
+type Event = Record<string, unknown>;
+
+/** slackDriver's event_callback envelope carrying `event` (a kind the driver does not shape, too). */
+function callback(event: Event) {
+  return { ...driver.shape({ chat: String(event.channel ?? ""), text: "", id: nextTs() }), event };
+}
+
+/** The inner event slackDriver shapes for `post`. */
+function shaped(post: Parameters<typeof driver.shape>[0]): Event {
+  return (driver.shape(post) as { event: Event }).event;
 }
 
 /** Where one test talks: a channel, a DM and a user of its own, and events there. */
@@ -70,9 +58,9 @@ interface Place {
   im: string;
   user: string;
   /** An app_mention of the bot in `channel` by `user` (override any field). */
-  mention(text: string, extra?: Record<string, unknown>): Record<string, unknown> & { ts: string };
+  mention(text: string, extra?: Event): Event & { ts: string };
   /** A message in the DM `im` from `user` (override any field). */
-  dm(text: string, extra?: Record<string, unknown>): Record<string, unknown> & { ts: string };
+  dm(text: string, extra?: Event): Event & { ts: string };
 }
 
 /** The channel C<tag>, the DM D<tag> and the user U<tag>: ids no other test of the file uses. */
@@ -80,32 +68,19 @@ function place(tag: string): Place {
   const channel = `C${tag}`;
   const im = `D${tag}`;
   const user = `U${tag}`;
+  const from = { id: user, name: user };
   return {
     channel,
     im,
     user,
     mention(text, extra = {}) {
-      const ts = (extra.ts as string | undefined) ?? nextTs();
-      return {
-        type: "app_mention",
-        user,
-        text: `<@${BOT}> ${text}`,
-        ts,
-        channel,
-        event_ts: ts,
-        ...extra,
-      };
+      const id = (extra.ts as string | undefined) ?? nextTs();
+      const event = shaped({ chat: channel, text, id, from, group: true, mention: true });
+      return { ...event, ...extra } as Event & { ts: string };
     },
     dm(text, extra = {}) {
-      return {
-        type: "message",
-        user,
-        text,
-        ts: nextTs(),
-        channel: im,
-        channel_type: "im",
-        ...extra,
-      };
+      const event = shaped({ chat: im, text, id: nextTs(), from });
+      return { ...event, ...extra } as Event & { ts: string };
     },
   };
 }
@@ -188,7 +163,7 @@ baton.test(
     const res = await sendSlack(worker, payload);
     assertStrictEquals(res.status, 200);
     assertEquals(await json(res), { challenge: "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmd" });
-    const forged = await sendSlack(worker, payload, { secret: "wrong" });
+    const forged = await sendSlack(worker, payload, { credentials: driver.stranger });
     assertStrictEquals(forged.status, 401);
     assert(!JSON.stringify(await json(forged)).includes("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmd"));
     assertStrictEquals(fake.requests.length, 0);

@@ -1,22 +1,19 @@
 // POST /webhooks/teams end to end: workerd (one for the file's tests of the plain settings, the others their own), a fake model and a fake Bot Framework (OpenID metadata, keys, token endpoint, Bot Connector) on loopback; approval cards and typing; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { TEAMS_ISSUER } from "../lib/platforms/teams.ts";
-import { signTestJwt, testSigningKey } from "../lib/platforms/_jwt_fixtures.ts";
 import { json, settled, until } from "./_support/clients.ts";
+import type { Post } from "./_support/drivers/mod.ts";
+import { TEAMS_APP_ID as APP_ID, teamsDriver as driver } from "./_support/drivers/teams.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
-const APP_ID = "8e2f1d6a-3b1c-4f0e-9a7d-5c6b4a3f2e1d";
-const PASSWORD = "teams-app-password-0123456789";
-const VARS = { TEAMS_APP_ID: APP_ID, TEAMS_APP_PASSWORD: PASSWORD };
+const VARS = driver.vars();
 const CONVERSATION = "a:1personal-chat-ada";
 const SESSION = `teams:${CONVERSATION}`;
+/** teamsDriver's own sender (its `shape` sends as her when no `from` is given). */
 const ADA = { id: "29:1ada", name: "Ada Lovelace", aadObjectId: "aad-ada-0001" };
-// Made once for the file: the shared Worker caches the key set it fetched.
-const KEY = await testSigningKey("bf-key-1", { endorsements: ["msteams"] });
 
 // One Worker for the file's tests of VARS, each in conversations and as users of its own; a test
 // of other settings, or of a Worker that has fetched no keys yet, starts its own.
@@ -24,9 +21,17 @@ const baton = sharedBaton({ vars: VARS });
 
 let _next = 1;
 
-/** The fake's Bot Connector: every activity names it as its serviceUrl. */
-function serviceUrl(platform: FakePlatform): string {
-  return `${platform.url}/teams/`;
+type Activity = Record<string, unknown> & { id: string };
+
+/**
+ * teamsDriver's message activity of `post` on `platform`'s Bot Connector (the driver pointed at
+ * it: its serviceUrl, its published key), sent by `from` when given (the driver names the
+ * sender's aadObjectId after its id; these tests name their own).
+ */
+function shaped(platform: FakePlatform, post: Post, from?: typeof ADA): Activity {
+  driver.vars(platform);
+  const activity = driver.shape(post) as Activity;
+  return from ? { ...activity, from } : activity;
 }
 
 /**
@@ -39,43 +44,15 @@ function activity(
   at: { conversation: string; from: typeof ADA } = { conversation: CONVERSATION, from: ADA },
   id = `17000000${_next++}`,
 ) {
-  return {
-    type: "message",
-    id,
-    timestamp: new Date().toISOString(),
-    serviceUrl: serviceUrl(platform),
-    channelId: "msteams",
-    from: at.from,
-    conversation: { id: at.conversation, conversationType: "personal", tenantId: "tenant-1" },
-    recipient: { id: `28:${APP_ID}`, name: "baton" },
-    text,
-    textFormat: "plain",
-  };
+  return shaped(platform, { chat: at.conversation, text, id }, at.from);
 }
 
-/** POSTs an activity with a Bot Framework token (or `token` as given; null: no header). */
-async function post(
-  worker: TestWorker,
-  platform: FakePlatform,
-  body: unknown,
-  opts: { token?: string | null } = {},
-): Promise<Response> {
-  platform.jwks.keys = [KEY.jwk];
-  const token = opts.token === undefined
-    ? await signTestJwt(KEY, {
-      issuer: TEAMS_ISSUER,
-      audience: APP_ID,
-      claims: { serviceurl: serviceUrl(platform) },
-    })
-    : opts.token;
-  return worker.fetch("/webhooks/teams", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
-    },
-    body: JSON.stringify(body),
-  });
+/** POSTs an activity under teamsDriver's Bot Connector token for `platform`. */
+async function post(worker: TestWorker, platform: FakePlatform, body: unknown): Promise<Response> {
+  driver.vars(platform);
+  const text = JSON.stringify(body);
+  const headers = await driver.sign(text, driver.credentials);
+  return worker.fetch(driver.path, { method: "POST", headers, body: text });
 }
 
 /** The Bot Connector path of `conversation`'s activities on the fake. */
@@ -151,15 +128,9 @@ baton.test(
   "POST /webhooks/teams answers a channel mention in its thread's session, the mention removed",
   async (worker, fake, teams) => {
     const thread = "19:abc@thread.tacv2;messageid=1700000000000";
-    const mention = {
-      ...activity(teams, "<at>baton</at> status?", personal(4)),
-    } as Record<string, unknown>;
-    mention.conversation = { id: thread, conversationType: "channel", isGroup: true };
-    mention.entities = [{
-      type: "mention",
-      text: "<at>baton</at>",
-      mentioned: { id: `28:${APP_ID}`, name: "baton" },
-    }];
+    const { from } = personal(4);
+    const said = { chat: thread, text: "status?", id: `17000000${_next++}` };
+    const mention = shaped(teams, { ...said, group: true, mention: true }, from);
     const chatter = { ...mention, id: "1700000009999", text: "just chatting", entities: [] };
     await expectOk(await post(worker, teams, chatter), { ok: true, ignored: "not mentioned" });
     await expectOk(await post(worker, teams, mention));
@@ -183,24 +154,21 @@ const group = { id: GROUP, conversationType: "groupChat", isGroup: true, tenantI
 
 /** Ada's message mentioning the bot in the group chat with Bob. */
 function groupMention(platform: FakePlatform, text: string) {
-  return {
-    ...activity(platform, `<at>baton</at> ${text}`),
-    conversation: group,
-    entities: [{ type: "mention", text: "<at>baton</at>", mentioned: { id: `28:${APP_ID}` } }],
-  };
+  const id = `17000000${_next++}`;
+  const mention = shaped(platform, { chat: GROUP, text, id, group: true, mention: true });
+  return { ...mention, conversation: group };
 }
 
 /** A click on the question card's button `data` by `from`: an Action.Submit's message activity. */
 function submit(platform: FakePlatform, data: string, from = ADA, id = `17000000${_next++}`) {
-  return {
-    type: "message",
-    id,
-    timestamp: new Date().toISOString(),
-    serviceUrl: serviceUrl(platform),
-    channelId: "msteams",
+  const { text: _, textFormat: _f, ...message } = shaped(
+    platform,
+    { chat: GROUP, text: "", id },
     from,
+  );
+  return {
+    ...message,
     conversation: group,
-    recipient: { id: `28:${APP_ID}`, name: "baton" },
     replyToId: "1:question",
     value: { baton_choice: data },
   };

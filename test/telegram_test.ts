@@ -1,17 +1,15 @@
 // POST /webhooks/telegram end to end: one workerd for the file, a fake model and a fake Telegram Bot API on loopback; Deno + Miniflare.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { sessionState, settled } from "./_support/clients.ts";
+import type { Post } from "./_support/drivers/mod.ts";
+import { telegramDriver as driver } from "./_support/drivers/telegram.ts";
 import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
-const SECRET = "tg-webhook-secret_42";
-const TOKEN = "123456789:AAH-test_bot_token_value";
-const VARS = { TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN };
-
 // One Worker for the file: each test talks from users and chats of its own.
-const baton = sharedBaton({ vars: VARS });
+const baton = sharedBaton({ vars: driver.vars() });
 
 /** A user and their private chat with the bot (in Telegram the chat's id is the user's). */
 function person(id: number, username: string) {
@@ -21,44 +19,60 @@ function person(id: number, username: string) {
   };
 }
 
-/** A forum supergroup (topics on). */
+/** A forum supergroup (topics on): Telegram's group with topics, set on top of the driver's group. */
 function forum(id: number) {
   return { id, type: "supergroup", title: "Builders", is_forum: true };
 }
 
-let _nextUpdate = 500_000;
 let _nextMessage = 1;
 
-/** A `message` update; give its `chat` and `from` (see {@link person}), or pass `update_id`. */
+/** A `message` update: telegramDriver's shape of `post`, `extra` set on its message. */
 function update(
-  message: Record<string, unknown>,
-  opts: { updateId?: number } = {},
-): { update_id: number; message: Record<string, unknown> } {
-  return {
-    update_id: opts.updateId ?? _nextUpdate++,
-    message: {
-      message_id: _nextMessage++,
-      date: Math.floor(Date.now() / 1000),
-      ...message,
-    },
+  post: Omit<Post, "id">,
+  extra: Record<string, unknown> = {},
+): { update_id: number; message: Record<string, unknown> & { message_id: number } } {
+  const shaped = driver.shape({ ...post, id: String(_nextMessage++) }) as {
+    update_id: number;
+    message: Record<string, unknown> & { message_id: number };
   };
+  return { ...shaped, message: { ...shaped.message, ...extra } };
 }
 
-/** POSTs an update as Telegram does, with the secret-token header (null leaves it out). */
-function sendUpdate(
+/** `person`'s message `text` in their private chat (`extra` set on top). */
+function said(who: ReturnType<typeof person>, text: string, extra: Record<string, unknown> = {}) {
+  return update({ chat: String(who.chat.id), text }, { from: who.from, chat: who.chat, ...extra });
+}
+
+/** `who`'s message `text` in the forum `chat`, `extra` on top (a topic, a join…). */
+function inForum(
+  chat: ReturnType<typeof forum>,
+  who: ReturnType<typeof person>["from"],
+  text: string,
+  extra: Record<string, unknown> = {},
+) {
+  return update({ chat: String(chat.id), text, group: true }, { chat, from: who, ...extra });
+}
+
+/** `u` with its message's `field` left out (a service message or a medium carries no text). */
+function without(u: ReturnType<typeof update>, field: string): ReturnType<typeof update> {
+  const { [field]: _, ...message } = u.message;
+  return { ...u, message: message as typeof u.message };
+}
+
+/** An update of another kind than `message`, under the driver's next update_id. */
+function other(fields: Record<string, unknown>): Record<string, unknown> {
+  return { update_id: update({ chat: "0", text: "" }).update_id, ...fields };
+}
+
+/** POSTs an update as Telegram does: signed by telegramDriver (`rawBody` sent in its place). */
+async function sendUpdate(
   worker: TestWorker,
   payload: unknown,
-  opts: { secret?: string | null; rawBody?: string } = {},
+  opts: { rawBody?: string } = {},
 ): Promise<Response> {
-  const secret = opts.secret === undefined ? SECRET : opts.secret;
-  return worker.fetch("/webhooks/telegram", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(secret === null ? {} : { "X-Telegram-Bot-Api-Secret-Token": secret }),
-    },
-    body: opts.rawBody ?? JSON.stringify(payload),
-  });
+  const body = opts.rawBody ?? JSON.stringify(payload);
+  const headers = await driver.sign(body, driver.credentials);
+  return worker.fetch(driver.path, { method: "POST", headers, body });
 }
 
 baton.test(
@@ -66,12 +80,9 @@ baton.test(
   async (worker, fake, telegram) => {
     const alice = person(4201, "alice");
     const builders = forum(-1001000000001);
-    const inTopic = update({
-      chat: builders,
-      from: alice.from,
+    const inTopic = inForum(builders, alice.from, "topic question", {
       message_thread_id: 77,
       is_topic_message: true,
-      text: "topic question",
     });
     await expectOk(await sendUpdate(worker, inTopic));
     await telegram.waitForCalls(1);
@@ -85,7 +96,7 @@ baton.test(
       },
     });
     await expectOk(
-      await sendUpdate(worker, update({ chat: builders, from: alice.from, text: "general" })),
+      await sendUpdate(worker, inForum(builders, alice.from, "general")),
     );
     await telegram.waitForCalls(2);
     assertEquals(telegram.calls[1].body.message_thread_id, undefined);
@@ -122,12 +133,12 @@ baton.test(
         }
         : { status: 200, body: { ok: true, result: { message_id: 1 } } }
     );
-    await expectOk(await sendUpdate(worker, update({ ...alice, text: "refused" })));
+    await expectOk(await sendUpdate(worker, said(alice, "refused")));
     await telegram.waitForCalls(1);
     await settled(worker, `telegram:${alice.chat.id}`);
     await pause(300);
     assertStrictEquals(telegram.calls.length, 1);
-    await expectOk(await sendUpdate(worker, update({ ...alice, text: "next" })));
+    await expectOk(await sendUpdate(worker, said(alice, "next")));
     await telegram.waitForCalls(2);
     assertEquals(telegram.calls[1].body.text, "next");
   },
@@ -138,34 +149,26 @@ baton.test(
   async (worker, fake, telegram) => {
     const alice = person(4204, "alice");
     const builders = forum(-1001000000004);
-    const message = update({ ...alice, text: "edited" }).message;
+    const message = said(alice, "edited").message;
     const ignored: unknown[] = [
-      { update_id: _nextUpdate++, edited_message: message },
-      {
-        update_id: _nextUpdate++,
-        channel_post: { ...message, chat: { id: -1000000000004, type: "channel" } },
-      },
-      {
-        update_id: _nextUpdate++,
+      other({ edited_message: message }),
+      other({ channel_post: { ...message, chat: { id: -1000000000004, type: "channel" } } }),
+      other({
         my_chat_member: { chat: builders, from: alice.from, date: 1, old_chat_member: {} },
-      },
-      { update_id: _nextUpdate++, chat_member: { chat: builders, from: alice.from, date: 1 } },
-      { update_id: _nextUpdate++, callback_query: { id: "cb1", from: alice.from, data: "x" } },
-      { update_id: _nextUpdate++, message_reaction: { chat: alice.chat, message_id: 1 } },
-      update({
-        chat: alice.chat,
-        text: "I am a bot",
-        from: { id: 999, is_bot: true, first_name: "Other" },
       }),
-      update({ chat: builders, from: alice.from, new_chat_members: [alice.from] }),
-      update({ chat: builders, from: alice.from, left_chat_member: alice.from }),
-      update({ ...alice, photo: [{ file_id: "p", width: 1, height: 1 }] }),
-      update({ ...alice, sticker: { file_id: "s" } }),
+      other({ chat_member: { chat: builders, from: alice.from, date: 1 } }),
+      other({ callback_query: { id: "cb1", from: alice.from, data: "x" } }),
+      other({ message_reaction: { chat: alice.chat, message_id: 1 } }),
+      said(alice, "I am a bot", { from: { id: 999, is_bot: true, first_name: "Other" } }),
+      without(inForum(builders, alice.from, "", { new_chat_members: [alice.from] }), "text"),
+      without(inForum(builders, alice.from, "", { left_chat_member: alice.from }), "text"),
+      without(said(alice, "", { photo: [{ file_id: "p", width: 1, height: 1 }] }), "text"),
+      without(said(alice, "", { sticker: { file_id: "s" } }), "text"),
       { some: "json" },
     ];
     for (const payload of ignored) await expectOk(await sendUpdate(worker, payload));
     // A real message after them: the only turn that runs.
-    await expectOk(await sendUpdate(worker, update({ ...alice, text: "real" })));
+    await expectOk(await sendUpdate(worker, said(alice, "real")));
     await telegram.waitForCalls(1);
     await settled(worker, `telegram:${alice.chat.id}`);
     await pause(200);
@@ -179,12 +182,10 @@ baton.test(
   async (worker, fake, telegram) => {
     const builders = forum(-1001000000005);
     fake.script(echoSessionInfo());
-    const delivery = update({
-      chat: builders,
-      from: { id: 314, is_bot: false, first_name: "Bob", username: "bobby" },
+    const bob = { id: 314, is_bot: false, first_name: "Bob", username: "bobby" };
+    const delivery = inForum(builders, bob, "who am I?", {
       message_thread_id: 9,
       is_topic_message: true,
-      text: "who am I?",
     });
     await expectOk(await sendUpdate(worker, delivery));
     await telegram.waitForCalls(1);

@@ -1,25 +1,20 @@
 // GET and POST /webhooks/whatsapp end to end: workerd (one per configuration of the file; tests of a missing secret their own), a fake model and a fake Graph API on loopback; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { signWhatsappPayload } from "../lib/platforms/whatsapp.ts";
 import { json, settled, until } from "./_support/clients.ts";
+import {
+  WHATSAPP_PHONE_ID as PHONE_ID,
+  whatsappDriver as driver,
+} from "./_support/drivers/whatsapp.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import type { FakePlatform, PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
-const APP_SECRET = "wa-app-secret-0123456789abcdef";
-const VERIFY_TOKEN = "wa-verify-token_42";
-const ACCESS_TOKEN = "EAAGwa-access-token-value";
-const PHONE_ID = "106540352242922";
 // The customer of the tests that start their own Worker.
 const CUSTOMER = "16505551234";
-const VARS = {
-  WHATSAPP_APP_SECRET: APP_SECRET,
-  WHATSAPP_VERIFY_TOKEN: VERIFY_TOKEN,
-  WHATSAPP_ACCESS_TOKEN: ACCESS_TOKEN,
-  WHATSAPP_PHONE_NUMBER_ID: PHONE_ID,
-};
+const VARS = driver.vars();
+const VERIFY_TOKEN = VARS.WHATSAPP_VERIFY_TOKEN;
 
 // One Worker for the file's tests of VARS (and one for the approval tests, below); a test of a
 // missing secret or of the allowlist starts its own. Each test on a shared Worker talks with
@@ -31,52 +26,40 @@ const customerOf = (n: number) => `1650555${String(n).padStart(4, "0")}`;
 
 let _next = 1;
 
+type Fields = Record<string, unknown>;
+/** A `messages` notification as whatsappDriver shapes it. */
+type Notification = { entry: { changes: { value: Fields & { messages?: Fields[] } }[] }[] };
+
 /**
- * A signed-to-be `messages` notification carrying one text message from `customer` (or the given
- * `messages`).
+ * A `messages` notification carrying one text message from `customer`, as whatsappDriver shapes
+ * it (or carrying the given `messages` instead).
  */
 function notification(
   text: string,
   customer: string,
   opts: { id?: string; messages?: unknown[] } = {},
-) {
+): Notification {
   const id = opts.id ?? `wamid.TEST${_next++}`;
-  return {
-    object: "whatsapp_business_account",
-    entry: [{
-      id: "102290129340398",
-      changes: [{
-        field: "messages",
-        value: {
-          messaging_product: "whatsapp",
-          metadata: { display_phone_number: "15550783881", phone_number_id: PHONE_ID },
-          contacts: [{ profile: { name: "Sheena Nelson" }, wa_id: customer }],
-          messages: opts.messages ??
-            [{ from: customer, id, timestamp: "1749416383", type: "text", text: { body: text } }],
-        },
-      }],
-    }],
-  };
+  const shaped = driver.shape({ chat: customer, text, id }) as Notification;
+  if (opts.messages) shaped.entry[0].changes[0].value.messages = opts.messages as Fields[];
+  return shaped;
 }
 
-/** POSTs a notification as Meta does, signed with the app secret (or `signature` as given). */
-async function post(
-  worker: TestWorker,
-  payload: unknown,
-  opts: { signature?: string | null } = {},
-): Promise<Response> {
+/**
+ * `customer`'s message `id` as whatsappDriver shapes a text one, its text swapped for `extra`
+ * (another type: an image, a tap).
+ */
+function messageOf(customer: string, id: string, extra: Fields): Fields {
+  const { text: _, ...message } = notification("", customer, { id }).entry[0].changes[0].value
+    .messages![0];
+  return { ...message, ...extra };
+}
+
+/** POSTs a notification as Meta does, signed by whatsappDriver with the app secret. */
+async function post(worker: TestWorker, payload: unknown): Promise<Response> {
   const body = JSON.stringify(payload);
-  const signature = opts.signature === undefined
-    ? await signWhatsappPayload(APP_SECRET, body)
-    : opts.signature;
-  return worker.fetch("/webhooks/whatsapp", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(signature === null ? {} : { "x-hub-signature-256": signature }),
-    },
-    body,
-  });
+  const headers = await driver.sign(body, driver.credentials);
+  return worker.fetch(driver.path, { method: "POST", headers, body });
 }
 
 baton.test("GET /webhooks/whatsapp answers the subscription handshake with the challenge, and 403 to a wrong token", async (worker) => {
@@ -100,13 +83,9 @@ baton.test(
     const customer = customerOf(2);
     const session = `whatsapp:${PHONE_ID}:${customer}`;
     const batch = notification("", customer, {
-      messages: ["one", "two"].map((body, i) => ({
-        from: customer,
-        id: `wamid.BATCH${i}`,
-        timestamp: "1749416383",
-        type: "text",
-        text: { body },
-      })),
+      messages: ["one", "two"].map((body, i) =>
+        messageOf(customer, `wamid.BATCH${i}`, { type: "text", text: { body } })
+      ),
     });
     await expectOk(await post(worker, batch));
     await settled(worker, session);
@@ -151,7 +130,7 @@ baton.test(
   async (worker, fake, graph) => {
     const customer = customerOf(4);
     const statuses = notification("", customer, { messages: [] });
-    const value = statuses.entry[0].changes[0].value as Record<string, unknown>;
+    const value = statuses.entry[0].changes[0].value;
     delete value.messages;
     value.statuses = [{ id: "wamid.S", status: "read", timestamp: "1", recipient_id: customer }];
     await expectOk(await post(worker, statuses));
@@ -159,7 +138,7 @@ baton.test(
       await post(
         worker,
         notification("", customer, {
-          messages: [{ from: customer, id: "wamid.IMG", type: "image", image: { id: "1" } }],
+          messages: [messageOf(customer, "wamid.IMG", { type: "image", image: { id: "1" } })],
         }),
       ),
     );
@@ -206,14 +185,12 @@ function tap(
 ) {
   const kind = opts.kind ?? "list_reply";
   return notification("", customer, {
-    messages: [{
+    messages: [messageOf(customer, opts.id ?? `wamid.TAP${_next++}`, {
       context: { from: "15550783881", id: "wamid.QUESTION" },
       from: opts.from ?? customer,
-      id: opts.id ?? `wamid.TAP${_next++}`,
-      timestamp: "1749416383",
       type: "interactive",
       interactive: { type: kind, [kind]: { id: data, title: "Approve once" } },
-    }],
+    })],
   });
 }
 

@@ -59,8 +59,8 @@ let _ids = 0;
 export const googleChatDriver: Driver<GoogleChatCredentials> = {
   name: "google-chat",
   path: "/webhooks/google-chat",
-  vars(platform: FakePlatform) {
-    if (!platform.jwks.keys.includes(KEY.jwk)) platform.jwks.keys.push(KEY.jwk);
+  vars(platform?: FakePlatform) {
+    if (platform && !platform.jwks.keys.includes(KEY.jwk)) platform.jwks.keys.push(KEY.jwk);
     return { GOOGLE_CHAT_AUDIENCE: PROJECT, GOOGLE_CHAT_SERVICE_ACCOUNT: ACCOUNT.json };
   },
   secretVars: ["GOOGLE_CHAT_AUDIENCE", "GOOGLE_CHAT_SERVICE_ACCOUNT"],

@@ -97,9 +97,12 @@ export interface Driver<C = unknown> {
   path: string;
   /**
    * Points the driver at `platform` (its origin, the key sets it serves) and returns the settings
-   * this platform needs in baton: secrets and ids (the API roots come from the rig).
+   * this platform needs in baton: secrets and ids (the API roots come from the rig). Without a
+   * platform it only returns the settings: a Worker started before its fake platform (the
+   * per-platform files' `sharedBaton`) is configured with them, and a test points the driver at
+   * the platform before its first delivery.
    */
-  vars(platform: FakePlatform): Record<string, string>;
+  vars(platform?: FakePlatform): Record<string, string>;
   /** The settings without which the webhook is refused 403 (each alone). */
   secretVars: readonly string[];
   /** A chat no other test uses (the platform's id format), for fresh state per scenario. */

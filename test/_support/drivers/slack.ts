@@ -9,7 +9,8 @@ import { seconds } from "./wire.ts";
 const SECRET = "slack-test-signing-secret-0123456789";
 const TOKEN = "xoxb-test-bot-token";
 /** The bot's user id: what an app_mention mentions. */
-const BOT = "UBATON";
+export const SLACK_BOT = "UBATON";
+const BOT = SLACK_BOT;
 /** The workspace every delivery comes from (session keys name it). */
 export const SLACK_TEAM = "T0TEST";
 const TEAM = SLACK_TEAM;

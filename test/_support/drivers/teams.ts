@@ -66,9 +66,11 @@ let _ids = 0;
 export const teamsDriver: Driver<TeamsCredentials> = {
   name: "teams",
   path: "/webhooks/teams",
-  vars(platform: FakePlatform) {
-    _origin = platform.url;
-    if (!platform.jwks.keys.includes(KEY.jwk)) platform.jwks.keys.push(KEY.jwk);
+  vars(platform?: FakePlatform) {
+    if (platform) {
+      _origin = platform.url;
+      if (!platform.jwks.keys.includes(KEY.jwk)) platform.jwks.keys.push(KEY.jwk);
+    }
     return { TEAMS_APP_ID: APP_ID, TEAMS_APP_PASSWORD: PASSWORD };
   },
   secretVars: ["TEAMS_APP_ID", "TEAMS_APP_PASSWORD"],
