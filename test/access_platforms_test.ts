@@ -1,19 +1,18 @@
 // Access control end to end on Slack, Discord and GitHub: pairing codes, /pair, revocation, channels and guilds, GitHub associations; Deno + Miniflare.
+import type { IssueCommentCreatedEvent } from "@octokit/webhooks-types";
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { GITHUB_REFUSAL_TEXT } from "../lib/access/access_notices.ts";
-import { APP_ID } from "../lib/platforms/_discord_fixtures.ts";
 import {
-  BOT as SLACK_BOT,
-  callback,
-  dm,
-  ENV as SLACK_ENV,
-  mention,
-  SECRET as SLACK_SECRET,
-} from "../lib/platforms/_slack_fixtures.ts";
-import { signGithubPayload } from "../lib/platforms/github.ts";
-import { signSlackRequest } from "../lib/platforms/slack.ts";
+  type APIChatInputApplicationCommandDMInteraction,
+  type APIChatInputApplicationCommandGuildInteraction,
+  ChannelType,
+  InteractionContextType,
+} from "discord-api-types/v10";
+import { GITHUB_REFUSAL_TEXT } from "../lib/access/access_notices.ts";
 import { API_KEY, json, until } from "./_support/clients.ts";
-import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
+import { DISCORD_APP_ID as APP_ID, discordDriver } from "./_support/drivers/discord.ts";
+import { GITHUB_REPO as REPO, githubDriver } from "./_support/drivers/github.ts";
+import { deliver, type Post } from "./_support/drivers/mod.ts";
+import { SLACK_TEAM as TEAM, slackDriver } from "./_support/drivers/slack.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
@@ -22,34 +21,21 @@ import type { TestWorker } from "./_support/worker.ts";
 const CODE = /pairing code to its owner: ([A-Z2-9]{8})/;
 const REFUSED = { ok: true, ignored: "sender not allowed" };
 
-// The Discord key pair is made once for the file.
-const keys = await discordTestKeys();
-const DISCORD = {
-  DISCORD_PUBLIC_KEY: keys.publicKeyHex,
-  DISCORD_APPLICATION_ID: APP_ID,
-  ACCESS_POLICY: "pairing",
-};
-
-const GH_SECRET = "github-test-webhook-secret";
-const REPO = "octo-org/hello-world";
-const GITHUB = {
-  GITHUB_WEBHOOK_SECRET: GH_SECRET,
-  GITHUB_TOKEN: "ghp_github_test_token",
-  GITHUB_BOT_LOGIN: "batonbot",
-  ACCESS_POLICY: "pairing",
-};
+// The drivers' settings: Discord's key pair is the driver's, made once (the Worker caches it).
+const DISCORD = { ...discordDriver.vars(), ACCESS_POLICY: "pairing" };
+const GITHUB = { ...githubDriver.vars(), ACCESS_POLICY: "pairing" };
 
 // One Worker for the Slack, Discord and GitHub tests that share a configuration (each with users
 // of its own: the access records are the Worker's); the GitHub settings tests start their own.
-// Slack: T1/U1 and T1/U7 are allowed, T1/UADMIN is an admin.
+// Slack (the driver's workspace TEAM): TEAM/U1 and TEAM/U7 are allowed, TEAM/UADMIN is an admin.
 const baton = sharedBaton({
   vars: {
-    ...SLACK_ENV,
+    ...slackDriver.vars(),
     ...DISCORD,
     ...GITHUB,
     ACCESS_POLICY: "pairing",
-    ALLOWED_USERS: "slack:T1/U1,slack:T1/U7",
-    ADMIN_USERS: "slack:T1/UADMIN",
+    ALLOWED_USERS: `slack:${TEAM}/U1,slack:${TEAM}/U7`,
+    ADMIN_USERS: `slack:${TEAM}/UADMIN`,
   },
 });
 
@@ -78,28 +64,25 @@ async function pending(
   ]);
 }
 
-// ---- Slack (the fixtures' workspace is T1) ----
+// ---- Slack (the driver's workspace TEAM) ----
 
 let _ts = 0;
 
-/** POST /webhooks/slack with `event` in an envelope, signed now (a fresh `ts` each time). */
-async function slack(worker: TestWorker, event: Record<string, unknown>): Promise<Response> {
-  const body = callback({ ...event, ts: `1700000100.${String(++_ts).padStart(6, "0")}` });
-  const timestamp = Math.floor(Date.now() / 1000);
-  return await worker.fetch("/webhooks/slack", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-slack-signature": await signSlackRequest({ secret: SLACK_SECRET, timestamp, body }),
-      "x-slack-request-timestamp": String(timestamp),
-    },
-    body,
-  });
+/** POST /webhooks/slack: slackDriver's envelope of `post` (a fresh `ts`), signed by it now. */
+async function slack(worker: TestWorker, post: Omit<Post, "id">): Promise<Response> {
+  const id = `1700000100.${String(++_ts).padStart(6, "0")}`;
+  const body = JSON.stringify(slackDriver.shape({ ...post, id }));
+  const headers = await slackDriver.sign(body, slackDriver.credentials);
+  return await deliver(worker.fetch, slackDriver, { headers, body, id });
 }
 
 /** A DM from Slack user `user` in their DM channel `D<user>`. */
 const slackDm = (worker: TestWorker, user: string, text: string) =>
-  slack(worker, dm({ user, text, channel: `D${user}` }));
+  slack(worker, { chat: `D${user}`, text, from: { id: user, name: user } });
+
+/** An app_mention of the bot by Slack user `user` in channel C1 (a thread of its own). */
+const slackMention = (worker: TestWorker, user: string, text: string) =>
+  slack(worker, { chat: "C1", text, from: { id: user, name: user }, group: true, mention: true });
 
 /** The texts chat.postMessage was sent to `channel`. */
 function posted(platform: FakePlatform, channel: string): string[] {
@@ -119,19 +102,19 @@ baton.test(
     await pause(100);
     assertStrictEquals(platform.calls.length, 1);
     assertStrictEquals(fake.requests.length, 0);
-    assertEquals(await pending(worker, "T1/U21"), [[code, "slack", "T1/U21", "U21"]]);
+    assertEquals(await pending(worker, `${TEAM}/U21`), [[code, "slack", `${TEAM}/U21`, "U21"]]);
 
     const approved = await api(worker, "POST", `/v1/access/pairings/${code}/approve`);
     assertStrictEquals(approved.status, 200);
-    assertEquals((await json(approved)).user.user, "T1/U21");
+    assertEquals((await json(approved)).user.user, `${TEAM}/U21`);
     await expectOk(await slackDm(worker, "U21", "now?"));
     await until(() => posted(platform, "DU21").length === 2, "the reply");
     assertEquals(posted(platform, "DU21")[1], "now?");
     assertEquals(fake.requests.map((r) => r.lastUserText), ["now?"]);
 
-    const revoked = await api(worker, "DELETE", "/v1/access/users/slack%3AT1%2FU21");
+    const revoked = await api(worker, "DELETE", `/v1/access/users/slack%3A${TEAM}%2FU21`);
     assertStrictEquals(revoked.status, 200);
-    assertEquals(await json(revoked), { revoked: true, platform: "slack", user: "T1/U21" });
+    assertEquals(await json(revoked), { revoked: true, platform: "slack", user: `${TEAM}/U21` });
     await expectOk(await slackDm(worker, "U21", "still me"), REFUSED);
     await until(() => posted(platform, "DU21").length === 3, "a new code");
     const second = CODE.exec(posted(platform, "DU21")[2])?.[1];
@@ -143,21 +126,23 @@ baton.test(
 baton.test(
   "POST /webhooks/slack ignores an unknown user's app_mention in a channel, and answers an ALLOWED_USERS user without pairing",
   async (worker, fake, platform) => {
-    await expectOk(await slack(worker, mention({ user: "U22" })), REFUSED);
-    const help = mention({ user: "U22", text: `<@${SLACK_BOT}> /help` });
-    await expectOk(await slack(worker, help), REFUSED);
+    await expectOk(await slackMention(worker, "U22", "hello there"), REFUSED);
+    await expectOk(await slackMention(worker, "U22", "/help"), REFUSED);
     await pause(100);
     assertStrictEquals(platform.calls.length, 0);
     assertStrictEquals(fake.requests.length, 0);
-    assertEquals(await pending(worker, "T1/U22"), []);
+    assertEquals(await pending(worker, `${TEAM}/U22`), []);
 
-    await expectOk(await slack(worker, mention({ user: "U1", text: `<@${SLACK_BOT}> hi all` })));
+    await expectOk(await slackMention(worker, "U1", "hi all"));
     await expectOk(await slackDm(worker, "U1", "and in private"));
     await until(() => platform.calls.length === 2, "two replies");
     assertEquals(posted(platform, "C1"), ["hi all"]);
     assertEquals(posted(platform, "DU1"), ["and in private"]);
     assertEquals(fake.requests.map((r) => r.lastUserText).sort(), ["and in private", "hi all"]);
-    assertEquals([...await pending(worker, "T1/U22"), ...await pending(worker, "T1/U1")], []);
+    assertEquals(
+      [...await pending(worker, `${TEAM}/U22`), ...await pending(worker, `${TEAM}/U1`)],
+      [],
+    );
   },
 );
 
@@ -173,15 +158,15 @@ baton.test(
     });
     await until(() => posted(platform, "DU7").length === 1, "the refusal");
     assertMatch(posted(platform, "DU7")[0], /Only an admin/);
-    assertStrictEquals((await pending(worker, "T1/U23")).length, 1);
+    assertStrictEquals((await pending(worker, `${TEAM}/U23`)).length, 1);
 
     await expectOk(await slackDm(worker, "UADMIN", `/pair ${code.toLowerCase()}`), {
       ok: true,
       ignored: "pair command",
     });
     await until(() => posted(platform, "DUADMIN").length === 1, "the approval");
-    assertMatch(posted(platform, "DUADMIN")[0], /^Approved slack:T1\/U23\b/);
-    assertEquals(await pending(worker, "T1/U23"), []);
+    assertMatch(posted(platform, "DUADMIN")[0], new RegExp(`^Approved slack:${TEAM}/U23\\b`));
+    assertEquals(await pending(worker, `${TEAM}/U23`), []);
     assertStrictEquals(fake.requests.length, 0);
 
     await expectOk(await slackDm(worker, "U23", "in?"));
@@ -197,46 +182,36 @@ const DISCORD_USER = { id: "1500000000000000002", username: "eve", global_name: 
 const DISCORD_STRANGER = { id: "1500000000000000003", username: "mallory", global_name: "Mallory" };
 let _ids = 0;
 
-/** A `/ask prompt:<text>` command from `user`, in the bot's DM or in a guild channel. */
+/**
+ * A `/ask prompt:<text>` command from `user`: discordDriver's guild command, or in the bot's DM
+ * that command as Discord sends it from a DM (no guild nor member: the user, DM context).
+ */
 function command(text: string, where: "dm" | "guild", user = DISCORD_USER) {
   const id = `12100000000${String(++_ids).padStart(8, "0")}`;
-  const place = where === "dm"
-    ? {
-      channel_id: "1300000000000000009",
-      channel: { id: "1300000000000000009", type: 1 },
-      context: 1,
-      user,
-    }
-    : {
-      channel_id: "1300000000000000001",
-      channel: { id: "1300000000000000001", name: "general", type: 0 },
-      context: 0,
-      guild_id: "1400000000000000001",
-      member: { user, roles: [] },
-    };
-  return {
+  const chat = where === "dm" ? "1300000000000000009" : "1300000000000000001";
+  const from = { id: user.id, name: user.global_name };
+  const shaped = discordDriver.shape({
+    chat,
+    text,
     id,
-    type: 2,
-    application_id: APP_ID,
-    token: `token-${id}`,
-    ...place,
-    data: { id: "16", name: "ask", type: 1, options: [{ name: "prompt", type: 3, value: text }] },
+    from,
+  }) as APIChatInputApplicationCommandGuildInteraction;
+  if (where === "guild") return shaped;
+  const { guild_id: _, guild: _guild, guild_locale: _locale, member, ...rest } = shaped;
+  const dm: APIChatInputApplicationCommandDMInteraction = {
+    ...rest,
+    channel: { id: chat, type: ChannelType.DM },
+    context: InteractionContextType.BotDM,
+    user: member.user,
   };
+  return dm;
 }
 
-async function interact(worker: TestWorker, payload: unknown): Promise<Response> {
-  const timestamp = String(Math.floor(Date.now() / 1000));
+/** POST /webhooks/discord: `payload` signed by discordDriver now. */
+async function interact(worker: TestWorker, payload: { id: string }): Promise<Response> {
   const body = JSON.stringify(payload);
-  const signature = await signDiscordRequest({ privateKey: keys.privateKey, timestamp, body });
-  return await worker.fetch("/webhooks/discord", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-signature-ed25519": signature,
-      "x-signature-timestamp": timestamp,
-    },
-    body,
-  });
+  const headers = await discordDriver.sign(body, discordDriver.credentials);
+  return await deliver(worker.fetch, discordDriver, { headers, body, id: payload.id });
 }
 
 /** The content of an ephemeral (flags 64) type-4 interaction answer, asserting that it is one. */
@@ -302,35 +277,30 @@ baton.test(
 
 let _commentIds = 5000;
 
-/** POST /webhooks/github: a signed issue comment by `login` (with `association`) on `issue`. */
+/**
+ * POST /webhooks/github: githubDriver's issue comment mentioning the bot by `login` (with
+ * `association`, which the driver's sample does not vary) on `issue`, signed by it.
+ */
 async function mentionBy(
   worker: TestWorker,
   login: string,
-  association: string,
+  association: IssueCommentCreatedEvent["comment"]["author_association"],
   issue = 42,
 ): Promise<Response> {
+  const id = String(++_commentIds);
+  const shaped = githubDriver.shape({
+    chat: String(issue),
+    text: `help, ${login}`,
+    id,
+    from: { id, name: login },
+    mention: true,
+  }) as IssueCommentCreatedEvent;
   const body = JSON.stringify({
-    action: "created",
-    issue: { number: issue, title: "Flaky build" },
-    comment: {
-      id: ++_commentIds,
-      body: `@batonbot help, ${login}`,
-      user: { login, id: _commentIds, type: "User" },
-      author_association: association,
-    },
-    repository: { id: 1296269, name: "hello-world", full_name: REPO, owner: { login: "octo-org" } },
-    sender: { login, id: _commentIds },
+    ...shaped,
+    comment: { ...shaped.comment, author_association: association },
   });
-  return await worker.fetch("/webhooks/github", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-github-event": "issue_comment",
-      "x-github-delivery": crypto.randomUUID(),
-      "x-hub-signature-256": await signGithubPayload(GH_SECRET, body),
-    },
-    body,
-  });
+  const headers = await githubDriver.sign(body, githubDriver.credentials);
+  return await deliver(worker.fetch, githubDriver, { headers, body, id });
 }
 
 /** The comment bodies posted on `issue`. */

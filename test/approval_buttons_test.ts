@@ -1,8 +1,10 @@
 // Approval buttons end to end in workerd: Telegram inline keyboards, Slack block buttons, Discord components; a click answers like /approve; Deno + Miniflare.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { json, until } from "./_support/clients.ts";
-import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
+import { discordDriver } from "./_support/drivers/discord.ts";
+import { deliver } from "./_support/drivers/mod.ts";
+import { SLACK_TEAM, slackDriver } from "./_support/drivers/slack.ts";
+import { telegramDriver } from "./_support/drivers/telegram.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import type { PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
@@ -11,24 +13,11 @@ import type { TestWorker } from "./_support/worker.ts";
 
 const ASKING = { APPROVAL_TOOLS: "session_info" };
 
-const SLACK_SECRET = "slack-test-signing-secret-0123456789";
-const SLACK = { ...ASKING, SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test" };
-
-// The Discord key pair is made once for the file.
-const keys = await discordTestKeys();
-const APP_ID = "1100000000000000001";
+// Each platform's settings are its driver's (Discord's key pair made once, with the driver).
+const SLACK = { ...ASKING, ...slackDriver.vars() };
 const CHANNEL = "1300000000000000001";
-const DISCORD = {
-  ...ASKING,
-  DISCORD_PUBLIC_KEY: keys.publicKeyHex,
-  DISCORD_APPLICATION_ID: APP_ID,
-};
-const TG_SECRET = "tg-webhook-secret_42";
-const TG = {
-  ...ASKING,
-  TELEGRAM_WEBHOOK_SECRET: TG_SECRET,
-  TELEGRAM_BOT_TOKEN: "123456789:AAH-test_bot_token_value",
-};
+const DISCORD = { ...ASKING, ...discordDriver.vars() };
+const TG = { ...ASKING, ...telegramDriver.vars() };
 
 // One Worker for Telegram, Slack and Discord under the open policy, each test in a chat of its
 // own; the allowlist test starts its own.
@@ -52,19 +41,30 @@ const _alice = { id: 42, is_bot: false, first_name: "Alice" };
 const _bob = { id: 43, is_bot: false, first_name: "Bob" };
 let _update = 700_000;
 
-function telegram(worker: TestWorker, update: Record<string, unknown>): Promise<Response> {
-  return worker.fetch("/webhooks/telegram", {
-    method: "POST",
-    headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": TG_SECRET },
-    body: JSON.stringify({ update_id: _update++, ...update }),
-  });
+/** POST /webhooks/telegram: `update` signed by telegramDriver. */
+async function telegram(
+  worker: TestWorker,
+  update: Record<string, unknown> & { update_id: number },
+): Promise<Response> {
+  const body = JSON.stringify(update);
+  const headers = await telegramDriver.sign(body, telegramDriver.credentials);
+  return await deliver(worker.fetch, telegramDriver, { headers, body, id: `${update.update_id}` });
 }
 
+/** `from`'s message `text` in the group `chat`, as telegramDriver shapes it. */
 const tgSay = async (worker: TestWorker, text: string, from = _alice, chat = _group) =>
   await expectOk(
-    await telegram(worker, {
-      message: { message_id: _update, date: 1, chat, from, text },
-    }),
+    await telegram(
+      worker,
+      telegramDriver.shape({
+        chat: String(chat.id),
+        text,
+        id: String(_update),
+        from: { id: String(from.id), name: from.first_name },
+        group: true,
+        event: String(_update++),
+      }) as { update_id: number },
+    ),
   );
 
 const tgClick = async (
@@ -75,7 +75,9 @@ const tgClick = async (
   chat = _group,
 ) =>
   await expectOk(
+    // A callback query, which the driver does not shape: written as Telegram sends one.
     await telegram(worker, {
+      update_id: _update++,
       callback_query: {
         id: `cbq-${_update}`,
         from,
@@ -190,24 +192,22 @@ baton.test(
 
 const THREAD = "1700000000.000100";
 
+/**
+ * POST /webhooks/slack: `body` signed by slackDriver; a `form` (an interactivity payload) goes
+ * form-encoded, as Slack posts one (the signature does not cover the content type).
+ */
 async function slack(worker: TestWorker, body: string, form: boolean): Promise<Response> {
-  const timestamp = Math.floor(Date.now() / 1000);
-  return worker.fetch("/webhooks/slack", {
-    method: "POST",
-    headers: {
-      "content-type": form ? "application/x-www-form-urlencoded" : "application/json",
-      "x-slack-signature": await signSlackRequest({ secret: SLACK_SECRET, timestamp, body }),
-      "x-slack-request-timestamp": String(timestamp),
-    },
-    body,
-  });
+  const headers = await slackDriver.sign(body, slackDriver.credentials);
+  if (form) headers["content-type"] = "application/x-www-form-urlencoded";
+  return await deliver(worker.fetch, slackDriver, { headers, body, id: "" });
 }
 
 async function slackClick(worker: TestWorker, value: string, user: string): Promise<void> {
+  // A block_actions click, which the driver does not shape: in the driver's workspace.
   const payload = {
     type: "block_actions",
-    user: { id: user, username: user, team_id: "T1" },
-    team: { id: "T1" },
+    user: { id: user, username: user, team_id: SLACK_TEAM },
+    team: { id: SLACK_TEAM },
     channel: { id: "C1" },
     container: { type: "message", message_ts: "1700000000.000200", thread_ts: THREAD },
     message: { ts: "1700000000.000200", thread_ts: THREAD },
@@ -224,18 +224,14 @@ baton.test(
     fake.script(askThenEcho);
     const ephemerals = () =>
       platform.calls.filter((c) => c.path.endsWith("/chat.postEphemeral")).map((c) => c.body);
-    const mention = {
-      type: "event_callback",
-      team_id: "T1",
-      authorizations: [{ user_id: "UBOT" }],
-      event: {
-        type: "app_mention",
-        user: "U1",
-        text: "<@UBOT> who am i",
-        ts: THREAD,
-        channel: "C1",
-      },
-    };
+    const mention = slackDriver.shape({
+      chat: "C1",
+      text: "who am i",
+      id: THREAD,
+      from: { id: "U1", name: "U1" },
+      group: true,
+      mention: true,
+    });
     await expectOk(await slack(worker, JSON.stringify(mention), false));
     const [once] = await questionData(
       platform.calls,
@@ -271,36 +267,31 @@ const ADA = { id: "1500000000000000001", username: "ada" };
 const BEN = { id: "1500000000000000002", username: "ben" };
 let _interaction = 0;
 
-async function discord(worker: TestWorker, payload: Record<string, unknown>): Promise<Response> {
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  const body = JSON.stringify({
-    id: `12000000000${String(++_interaction).padStart(8, "0")}`,
-    application_id: APP_ID,
-    token: `token-${_interaction}`,
-    channel_id: CHANNEL,
-    guild_id: "1400000000000000001",
-    ...payload,
-  });
-  return worker.fetch("/webhooks/discord", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-signature-ed25519": await signDiscordRequest({
-        privateKey: keys.privateKey,
-        timestamp,
-        body,
-      }),
-      "x-signature-timestamp": timestamp,
-    },
-    body,
-  });
+/** POST /webhooks/discord: `payload` signed by discordDriver. */
+async function discord(
+  worker: TestWorker,
+  payload: Record<string, unknown> & { id: string },
+): Promise<Response> {
+  const body = JSON.stringify(payload);
+  const headers = await discordDriver.sign(body, discordDriver.credentials);
+  return await deliver(worker.fetch, discordDriver, { headers, body, id: payload.id });
+}
+
+/** discordDriver's `/ask prompt:<text>` by `user` in CHANNEL, under a fresh interaction id. */
+function command(text: string, user: typeof ADA) {
+  const id = `12000000000${String(++_interaction).padStart(8, "0")}`;
+  const from = { id: user.id, name: user.username };
+  return discordDriver.shape({ chat: CHANNEL, text, id, from }) as Record<string, unknown> & {
+    id: string;
+  };
 }
 
 /** Clicks `customId` as `user`; returns the ephemeral text the clicker was answered with. */
 async function discordClick(worker: TestWorker, customId: string, user: typeof ADA) {
+  // A button click, which the driver does not shape: its command's fields, a component's data.
   const res = await discord(worker, {
+    ...command("", user),
     type: 3,
-    member: { user },
     message: { id: "1900000000000000001" },
     data: { custom_id: customId, component_type: 2 },
   });
@@ -313,12 +304,8 @@ baton.test(
   "POST /webhooks/discord: the question carries buttons; a component click by another user is not theirs, the starter's runs the tool once, a second does nothing",
   async (worker, fake, platform) => {
     fake.script(askThenEcho);
-    const command = await discord(worker, {
-      type: 2,
-      member: { user: ADA },
-      data: { name: "ask", type: 1, options: [{ name: "prompt", type: 3, value: "who am i" }] },
-    });
-    assertEquals(await json(command), { type: 5 });
+    const asked = await discord(worker, command("who am i", ADA));
+    assertEquals(await json(asked), { type: 5 });
     const [once] = await questionData(
       platform.calls,
       (c) => c.body?.components?.[0]?.components.map((b: { custom_id: string }) => b.custom_id),

@@ -1,9 +1,10 @@
 // Approvals from API clients and GitHub in workerd: chat completions and responses that pause (X-Baton-Run-Id, keep-alives, disconnects) and /approve reply comments; Deno + Miniflare.
 import OpenAI from "openai";
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { signGithubPayload } from "../lib/platforms/github.ts";
 import { parseRunId } from "../lib/run_ids.ts";
 import { API_KEY, type Json, json, sessionState, settled, until } from "./_support/clients.ts";
+import { GITHUB_REPO as REPO, githubDriver } from "./_support/drivers/github.ts";
+import { deliver } from "./_support/drivers/mod.ts";
 import { askThenEcho, toolRuns } from "./_support/fake_llm_scripts.ts";
 import { expectOk, pause } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
@@ -13,15 +14,7 @@ const auth = { authorization: `Bearer ${API_KEY}` };
 /** session_info asks; keep-alives every 100 ms so a test sees several while it waits. */
 const ASKING = { APPROVAL_TOOLS: "session_info", KEEPALIVE_MS: "100" };
 
-const SECRET = "github-test-webhook-secret";
-const REPO = "octo-org/hello-world";
-const GH = {
-  ...ASKING,
-  GITHUB_WEBHOOK_SECRET: SECRET,
-  GITHUB_TOKEN: "ghp_github_test_token",
-  GITHUB_BOT_LOGIN: "batonbot",
-  ADMIN_USERS: "github:boss",
-};
+const GH = { ...ASKING, ...githubDriver.vars(), ADMIN_USERS: "github:boss" };
 
 // One Worker for the file (asking, and GitHub): each test in sessions of its own.
 const baton = sharedBaton({ vars: GH });
@@ -226,33 +219,21 @@ baton.test(
 const USERS = { octocat: 583231, mallory: 666, boss: 1 } as const;
 let _commentId = 5000;
 
-/** A signed issue_comment `created` webhook for issue 42, by `login`; `ack` is the expected answer. */
+/**
+ * githubDriver's issue_comment `created` webhook for issue 42 saying `body` (verbatim), by `login`,
+ * signed by it; `ack` is the expected answer.
+ */
 async function commentOn(
   worker: TestWorker,
   body: string,
   login: keyof typeof USERS = "octocat",
   ack: Json = { ok: true },
 ): Promise<void> {
-  const payload = JSON.stringify({
-    action: "created",
-    issue: { number: 42, title: "Flaky build" },
-    comment: { id: ++_commentId, body, user: { login, id: USERS[login], type: "User" } },
-    repository: { full_name: REPO, name: "hello-world" },
-    sender: { login, id: USERS[login] },
-  });
-  await expectOk(
-    await worker.fetch("/webhooks/github", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-github-event": "issue_comment",
-        "x-github-delivery": crypto.randomUUID(),
-        "x-hub-signature-256": await signGithubPayload(SECRET, payload),
-      },
-      body: payload,
-    }),
-    ack,
-  );
+  const id = String(++_commentId);
+  const from = { id: String(USERS[login]), name: login };
+  const payload = JSON.stringify(githubDriver.shape({ chat: "42", text: body, id, from }));
+  const headers = await githubDriver.sign(payload, githubDriver.credentials);
+  await expectOk(await deliver(worker.fetch, githubDriver, { headers, body: payload, id }), ack);
 }
 
 const IGNORED = { ok: true, ignored: "bot not mentioned" };

@@ -1,9 +1,11 @@
 // A reply send cut off by a runtime kill, resolved after the restart the way each platform allows; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { RESEND_NOTE } from "../lib/platform.ts";
-import { signGithubPayload } from "../lib/platforms/github.ts";
-import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { settled, until, withBaton } from "./_support/clients.ts";
+import { GITHUB_REPO, githubDriver } from "./_support/drivers/github.ts";
+import { deliver, type Driver, type Post } from "./_support/drivers/mod.ts";
+import { SLACK_TEAM, slackDriver } from "./_support/drivers/slack.ts";
+import { telegramDriver } from "./_support/drivers/telegram.ts";
 import {
   type FakePlatform,
   type PlatformCall,
@@ -11,13 +13,20 @@ import {
 } from "./_support/fake_platform.ts";
 import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
 
-const TG = { TELEGRAM_WEBHOOK_SECRET: "tg-secret", TELEGRAM_BOT_TOKEN: "1:tg-token" };
-const GH = {
-  GITHUB_WEBHOOK_SECRET: "gh-secret",
-  GITHUB_TOKEN: "gh-token",
-  GITHUB_BOT_LOGIN: "bot",
-};
-const SLACK = { SLACK_SIGNING_SECRET: "slack-secret", SLACK_BOT_TOKEN: "xoxb-t" };
+/**
+ * POSTs `post` as `driver` shapes it, signed with the driver's credentials (`id` names the
+ * delivery where the platform sends one).
+ */
+async function send(
+  worker: TestWorker,
+  driver: Driver,
+  post: Post,
+  id?: string,
+): Promise<Response> {
+  const body = JSON.stringify(driver.shape(post));
+  const headers = await driver.sign(body, driver.credentials, { id });
+  return await deliver(worker.fetch, driver, { headers, body, id: post.id });
+}
 
 /** A platform's side of one case: how a message comes in, which calls are sends, which are reads. */
 interface Case {
@@ -83,87 +92,35 @@ async function cutOffAndRestart(
 }
 
 const telegram: Case = {
-  vars: TG,
+  vars: telegramDriver.vars(),
   session: "telegram:42",
   deliver: (worker, text) =>
-    worker.fetch("/webhooks/telegram", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-telegram-bot-api-secret-token": "tg-secret",
-      },
-      body: JSON.stringify({
-        update_id: 1,
-        message: {
-          message_id: 1,
-          date: 0,
-          chat: { id: 42, type: "private" },
-          from: { id: 42, is_bot: false, first_name: "A" },
-          text,
-        },
-      }),
-    }),
+    send(worker, telegramDriver, { chat: "42", text, id: "1", event: "1" }),
   isSend: (call) => call.path.endsWith("/sendMessage"),
 };
 
 const github: Case = {
-  vars: GH,
-  session: "github:o/r#1",
-  async deliver(worker, text) {
-    const body = JSON.stringify({
-      action: "created",
-      issue: { number: 1 },
-      repository: { full_name: "o/r" },
-      comment: {
-        id: 1,
-        body: `@bot ${text}`,
-        user: { login: "ann", id: 2, type: "User" },
-        author_association: "OWNER",
-      },
-    });
-    return await worker.fetch("/webhooks/github", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-github-event": "issue_comment",
-        "x-github-delivery": "d-1",
-        "x-hub-signature-256": await signGithubPayload("gh-secret", body),
-      },
-      body,
-    });
-  },
+  vars: githubDriver.vars(),
+  session: `github:${GITHUB_REPO}#1`,
+  deliver: (worker, text) =>
+    send(worker, githubDriver, { chat: "1", text, id: "1", mention: true }, "d-1"),
   isSend: (call) => call.method === "POST",
   read: (_call, arrived) => arrived.map((c, i) => ({ id: i + 1, body: c.body.body })),
 };
 
 const slack: Case = {
-  vars: SLACK,
-  session: "slack:T1:C1:1700000000.000100",
-  async deliver(worker, text) {
-    const body = JSON.stringify({
-      type: "event_callback",
-      team_id: "T1",
-      event_id: "Ev1",
-      authorizations: [{ user_id: "UBOT" }],
-      event: {
-        type: "app_mention",
-        user: "U1",
-        text: `<@UBOT> ${text}`,
-        ts: "1700000000.000100",
-        channel: "C1",
-      },
-    });
-    const timestamp = Math.floor(Date.now() / 1000);
-    return await worker.fetch("/webhooks/slack", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-slack-request-timestamp": String(timestamp),
-        "x-slack-signature": await signSlackRequest({ secret: "slack-secret", timestamp, body }),
-      },
-      body,
-    });
-  },
+  vars: slackDriver.vars(),
+  session: `slack:${SLACK_TEAM}:C1:1700000000.000100`,
+  deliver: (worker, text) =>
+    send(worker, slackDriver, {
+      chat: "C1",
+      text,
+      id: "1700000000.000100",
+      from: { id: "U1", name: "U1" },
+      group: true,
+      mention: true,
+      event: "Ev1",
+    }),
   isSend: (call) => call.path.endsWith("/chat.postMessage"),
   read: (_call, arrived) => ({
     ok: true,
@@ -192,7 +149,7 @@ Deno.test("OutboxSender after a kill: GitHub finds the comment that arrived and 
   const { sends, reads } = await cutOffAndRestart(github, { arrived: true });
   assertStrictEquals(sends.length, 1);
   assert(
-    reads.some((c) => c.path.startsWith("/repos/o/r/issues/1/comments?since=")),
+    reads.some((c) => c.path.startsWith(`/repos/${GITHUB_REPO}/issues/1/comments?since=`)),
     JSON.stringify(reads.map((c) => c.path)),
   );
 });

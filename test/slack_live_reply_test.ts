@@ -1,23 +1,17 @@
 // Slack previews in workerd: one message posted in the reply's place, grown by chat.update, edited into the reply exactly once (also across a crash); Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { signSlackRequest } from "../lib/platforms/slack.ts";
 import { SLACK_PREVIEW_MARK } from "../lib/platforms/slack_preview.ts";
 import { PREVIEW_STOPPED } from "../lib/session/live_reply.ts";
 import { until } from "./_support/clients.ts";
+import { deliver as deliverTo, type Post } from "./_support/drivers/mod.ts";
+import { SLACK_TEAM as TEAM, slackDriver } from "./_support/drivers/slack.ts";
 import type { FakeStep } from "./_support/fake_llm.ts";
 import { type PlatformCall, startFakePlatform } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
 
-const SECRET = "slack-live-signing-secret-0123456789";
-const BOT = "UBATON";
-const TEAM = "T0LIVE";
-const SLACK = {
-  SLACK_SIGNING_SECRET: SECRET,
-  SLACK_BOT_TOKEN: "xoxb-live-reply-test-token",
-  STREAM_REPLIES: "on",
-};
+const SLACK = { ...slackDriver.vars(), STREAM_REPLIES: "on" };
 
 // One Worker for the file with previews on (session_info asks: only the approval test calls it),
 // each test in a thread or DM of its own; previews off and the crash start their own.
@@ -29,40 +23,18 @@ const PIECES = 24;
 const slow: FakeStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
 let _ts = 0;
 
-/** Delivers `event` as Slack does: an event callback, signed. */
-async function deliver(worker: TestWorker, event: Record<string, unknown>): Promise<void> {
-  const body = JSON.stringify({
-    type: "event_callback",
-    team_id: TEAM,
-    event_id: `EvLive${_ts}${crypto.randomUUID().slice(0, 8)}`,
-    authorizations: [{ team_id: TEAM, user_id: BOT, is_bot: true }],
-    event,
-  });
-  const timestamp = Math.floor(Date.now() / 1000);
-  const signature = await signSlackRequest({ secret: SECRET, timestamp, body });
-  await expectOk(
-    await worker.fetch("/webhooks/slack", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-slack-signature": signature,
-        "x-slack-request-timestamp": String(timestamp),
-      },
-      body,
-    }),
-  );
+/** Delivers `post` as Slack does: slackDriver's event callback, signed by it. */
+async function deliver(worker: TestWorker, post: Post): Promise<void> {
+  const body = JSON.stringify(slackDriver.shape(post));
+  const headers = await slackDriver.sign(body, slackDriver.credentials);
+  await expectOk(await deliverTo(worker.fetch, slackDriver, { headers, body, id: post.id }));
 }
 
 /** Mentions the bot in channel C1 (a new thread); returns the thread's session key. */
 async function mention(worker: TestWorker, text: string): Promise<string> {
   const ts = `1700000100.${String(++_ts).padStart(6, "0")}`;
-  await deliver(worker, {
-    type: "app_mention",
-    user: "U1",
-    text: `<@${BOT}> ${text}`,
-    ts,
-    channel: "C1",
-  });
+  const from = { id: "U1", name: "U1" };
+  await deliver(worker, { chat: "C1", text, id: ts, from, group: true, mention: true });
   return `slack:${TEAM}:C1:${ts}`;
 }
 
@@ -204,14 +176,7 @@ Deno.test("Slack previews: a turn killed mid-preview is recovered into that same
 /** Sends a direct message to the bot (channel D1); its session is `slack:<team>:D1`. */
 async function direct(worker: TestWorker, text: string): Promise<void> {
   const ts = `1700000200.${String(++_ts).padStart(6, "0")}`;
-  await deliver(worker, {
-    type: "message",
-    channel_type: "im",
-    user: "U1",
-    text,
-    ts,
-    channel: "D1",
-  });
+  await deliver(worker, { chat: "D1", text, id: ts, from: { id: "U1", name: "U1" } });
 }
 
 baton.test(

@@ -1,12 +1,12 @@
 // Test clients for baton's HTTP surface: API calls and signed generic webhooks; Deno.
-import { signStandardWebhook } from "../../lib/standard_webhooks.ts";
+import { GENERIC_SECRET, genericDriver } from "./drivers/generic.ts";
 import { type FakeLlm, startFakeLlm } from "./fake_llm.ts";
 import { type DirectoryMode, startWorker, type TestWorker } from "./worker.ts";
 
 /** The API key every integration test configures. */
 export const API_KEY = "test-gateway-key";
 /** The generic webhook secret every integration test configures. */
-export const WEBHOOK_SECRET = "whsec_" + btoa("baton-test-webhook-secret-32byte");
+export const WEBHOOK_SECRET = GENERIC_SECRET;
 
 /** A parsed JSON response body, loosely typed for assertions. */
 // deno-lint-ignore no-explicit-any
@@ -58,28 +58,24 @@ export async function sessionState(
   return json(res);
 }
 
-/** POST /webhooks/generic signed per Standard Webhooks (override any part to break it). */
+/**
+ * POST /webhooks/generic signed per Standard Webhooks by the generic driver (the standardwebhooks
+ * package), with `secret`, under `id` at `timestamp`; `signature` replaces the signature and
+ * `rawBody` the payload's JSON (override any part to break it).
+ */
 export async function sendWebhook(
   worker: TestWorker,
   payload: unknown,
   opts: { id?: string; timestamp?: number; secret?: string; signature?: string; rawBody?: string } =
     {},
 ): Promise<Response> {
-  const id = opts.id ?? `msg_${crypto.randomUUID()}`;
-  const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
   const body = opts.rawBody ?? JSON.stringify(payload);
-  const signature = opts.signature ??
-    await signStandardWebhook({ secret: opts.secret ?? WEBHOOK_SECRET, id, timestamp, body });
-  return worker.fetch("/webhooks/generic", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "webhook-id": id,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": signature,
-    },
-    body,
+  const headers = await genericDriver.sign(body, { secret: opts.secret ?? WEBHOOK_SECRET }, {
+    id: opts.id,
+    at: opts.timestamp,
   });
+  if (opts.signature !== undefined) headers["webhook-signature"] = opts.signature;
+  return worker.fetch(genericDriver.path, { method: "POST", headers, body });
 }
 
 /** Polls `check` until it returns true (10 s at most). */

@@ -1,7 +1,6 @@
 // The generic webhook's driver: `{session, text}` deliveries signed by the standardwebhooks package, answered with the reply itself; Deno (workerd tests, fuzzer, chaos run).
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { WEBHOOK_SECRET } from "../clients.ts";
 import type { Delivery, Driver, Message, Post } from "./mod.ts";
 import { seconds, utf8 } from "./wire.ts";
 
@@ -21,6 +20,13 @@ function _sign(secret: string, id: string, at: number, body: string | Uint8Array
   const key = Uint8Array.from(atob(secret.replace(/^whsec_/, "")), (c) => c.charCodeAt(0));
   return "v1," + createHmac("sha256", key).update(`${id}.${at}.`).update(body).digest("base64");
 }
+
+/**
+ * The `whsec_` secret the workerd tests configure as WEBHOOK_SECRET (clients.ts re-exports it):
+ * defined here so clients.ts can sign with this driver without an import cycle.
+ */
+export const GENERIC_SECRET = "whsec_" + btoa("baton-test-webhook-secret-32byte");
+const WEBHOOK_SECRET = GENERIC_SECRET;
 
 let _chats = 0;
 
