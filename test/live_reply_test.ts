@@ -1,6 +1,8 @@
 // Typing and streamed previews in workerd: Telegram drafts and chat actions, Discord's @original growing, Slack's status; the final reply exactly once; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { discordTestKeys, signDiscordRequest } from "./_support/discord_signer.ts";
+import { discordDriver, discordInteractionToken } from "./_support/drivers/discord.ts";
+import { deliver } from "./_support/drivers/mod.ts";
+import { telegramDriver } from "./_support/drivers/telegram.ts";
 import type { FakeStep } from "./_support/fake_llm.ts";
 import type { PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
@@ -8,52 +10,38 @@ import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 import { PREVIEW_STOPPED } from "../lib/session/live_reply.ts";
 
-const SECRET = "tg-webhook-secret_42";
-const TOKEN = "123456789:AAH-test_bot_token_value";
-const TG = { TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN, STREAM_REPLIES: "on" };
-const _alice = { id: 42, is_bot: false, first_name: "Alice" };
-const _private = { id: 42, type: "private", first_name: "Alice" };
-// Users of their own, in their own private chats: each test's turns in a session of its own.
-const _bob = { id: 43, is_bot: false, first_name: "Bob" };
-const _bobChat = { id: 43, type: "private", first_name: "Bob" };
-const _carol = { id: 44, is_bot: false, first_name: "Carol" };
-const _carolChat = { id: 44, type: "private", first_name: "Carol" };
-const _group = { id: -100555, type: "group", title: "Ops" };
+const TG = { ...telegramDriver.vars(), STREAM_REPLIES: "on" };
+// Each test's turns in a session of its own: Alice's, Bob's and Carol's private chats, a group.
+const _alice = { id: "42", name: "Alice" };
+const _bob = { id: "43", name: "Bob" };
+const _carol = { id: "44", name: "Carol" };
+const _group = "-100555";
 let _update = 800_000;
-// The Discord key pair is made once for the file.
-const APP_ID = "1100000000000000001";
-const keys = await discordTestKeys();
-const DISCORD = { DISCORD_PUBLIC_KEY: keys.publicKeyHex, DISCORD_APPLICATION_ID: APP_ID };
 
 // One Worker for the file with previews on (Telegram and Discord); the test of STREAM_REPLIES=off
 // starts its own for that part.
-const baton = sharedBaton({ vars: { ...TG, ...DISCORD, STREAM_REPLIES: "on" } });
+const baton = sharedBaton({ vars: { ...TG, ...discordDriver.vars(), STREAM_REPLIES: "on" } });
 
 /** A reply in 24 pieces, written one every 150 ms (about 3.6 s in all). */
 const REPLY = "The quick brown fox jumps over the lazy dog, again and again and again.";
 const PIECES = 24;
 const slow: FakeStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
 
+/**
+ * `text` from `from` as Telegram delivers it (telegramDriver's shape and secret): in their private
+ * chat, or in the group when `group`.
+ */
 async function tgSay(
   worker: TestWorker,
   text: string,
-  chat: unknown = _private,
   from = _alice,
+  group = false,
 ): Promise<void> {
-  const message = {
-    message_id: _update,
-    date: Math.floor(Date.now() / 1000),
-    chat,
-    from,
-    text,
-  };
-  await expectOk(
-    await worker.fetch("/webhooks/telegram", {
-      method: "POST",
-      headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET },
-      body: JSON.stringify({ update_id: _update++, message }),
-    }),
-  );
+  const id = String(_update++);
+  const update = telegramDriver.shape({ chat: group ? _group : from.id, text, id, from, group });
+  const body = JSON.stringify(update);
+  const headers = await telegramDriver.sign(body, telegramDriver.credentials);
+  await expectOk(await deliver(worker.fetch, telegramDriver, { headers, body, id }));
 }
 
 const ending = (calls: PlatformCall[], method: string) =>
@@ -93,7 +81,7 @@ baton.test(
   "LiveReply on Telegram: a group gets typing but no drafts; STREAM_REPLIES=off none",
   async (worker, fake, telegram) => {
     fake.script(() => slow);
-    await tgSay(worker, "in the group", _group);
+    await tgSay(worker, "in the group", _alice, true);
     await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
     assertStrictEquals(ending(telegram.signals, "sendMessageDraft").length, 0);
     assert(ending(telegram.signals, "sendChatAction").length >= 1);
@@ -119,7 +107,7 @@ baton.test(
         }
         : { status: 200, body: { ok: true, result: true } }
     );
-    await tgSay(worker, "rate me", _bobChat, _bob);
+    await tgSay(worker, "rate me", _bob);
     await until(() => ending(telegram.calls, "sendMessage").length === 1, "the reply");
     await pause(300);
     assertStrictEquals(ending(telegram.signals, "sendMessageDraft").length, 1);
@@ -131,9 +119,9 @@ baton.test(
   "LiveReply on Telegram: /stop mid-stream ends the drafts and sends no reply",
   async (worker, fake, telegram) => {
     fake.script((req) => req.lastUserText === "/stop" ? { kind: "text", text: "-" } : slow);
-    await tgSay(worker, "long one", _carolChat, _carol);
+    await tgSay(worker, "long one", _carol);
     await until(() => ending(telegram.signals, "sendMessageDraft").length >= 1, "a draft");
-    await tgSay(worker, "/stop", _carolChat, _carol);
+    await tgSay(worker, "/stop", _carol);
     await until(() => ending(telegram.calls, "sendMessage").length >= 1, "the stop notice");
     await pause(1_500);
     const texts = ending(telegram.calls, "sendMessage").map((c) => String(c.body.text));
@@ -146,38 +134,20 @@ baton.test(
 
 let _ids = 0;
 
-/** Sends `/ask <text>` in guild channel `channel`; returns the interaction's token. */
+/** Sends `/ask <text>` in guild channel `channel` (discordDriver's shape, signed by it); returns the interaction's token. */
 async function ask(
   worker: TestWorker,
   text: string,
   channel = "1300000000000000002",
 ): Promise<string> {
   const id = `12000000000${String(++_ids).padStart(8, "0")}`;
-  const body = JSON.stringify({
-    id,
-    type: 2,
-    application_id: APP_ID,
-    token: `token-${id}`,
-    channel_id: channel,
-    channel: { id: channel, name: "general", type: 0 },
-    guild_id: "1400000000000000001",
-    member: { user: { id: "1500000000000000001", username: "ada" }, roles: [] },
-    data: { id: "1", name: "ask", type: 1, options: [{ name: "prompt", type: 3, value: text }] },
-  });
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  const signature = await signDiscordRequest({ privateKey: keys.privateKey, timestamp, body });
-  const res = await worker.fetch("/webhooks/discord", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-signature-ed25519": signature,
-      "x-signature-timestamp": timestamp,
-    },
-    body,
-  });
+  const interaction = discordDriver.shape({ chat: channel, text, id });
+  const body = JSON.stringify(interaction);
+  const headers = await discordDriver.sign(body, discordDriver.credentials);
+  const res = await deliver(worker.fetch, discordDriver, { headers, body, id });
   assertStrictEquals(res.status, 200);
   await res.body?.cancel();
-  return `token-${id}`;
+  return discordInteractionToken(channel, id);
 }
 
 baton.test(
