@@ -125,26 +125,34 @@ export class McpToolbox {
   async #listNow(server: _Server): Promise<void> {
     const { name } = server.config;
     server.changed = false;
-    try {
-      const client = await this.#client(server);
-      const listed: McpTool[] = [];
-      let cursor: string | undefined;
-      for (let page = 0; page < _MAX_PAGES; page++) {
-        const result = await client.listTools(cursor ? { cursor } : {}, {
-          timeout: this.#timeoutMs,
-        });
-        listed.push(...result.tools);
-        cursor = result.nextCursor;
-        if (!cursor) break;
+    for (let attempt = 1;; attempt++) {
+      try {
+        const client = await this.#client(server);
+        const listed: McpTool[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < _MAX_PAGES; page++) {
+          const result = await client.listTools(cursor ? { cursor } : {}, {
+            timeout: this.#timeoutMs,
+          });
+          listed.push(...result.tools);
+          cursor = result.nextCursor;
+          if (!cursor) break;
+        }
+        server.tools = this.#offered(server, listed);
+        server.listedAt = this.#now();
+        server.failedAt = null;
+        log.debug("MCP tools listed", { server: name, tools: server.tools.length });
+        return;
+      } catch (error) {
+        await this.#drop(server);
+        // A listing changes nothing, so a transport failure (a pooled connection the server had
+        // closed: "Network connection lost") is tried once more on a fresh connection. The SDK's
+        // own errors — a timeout, an error the server answered — are final.
+        if (attempt === 1 && !(error instanceof McpError)) continue;
+        server.failedAt = this.#now();
+        log.warn("MCP server not listed", { server: name, error: _reason(error, this.#timeoutMs) });
+        return;
       }
-      server.tools = this.#offered(server, listed);
-      server.listedAt = this.#now();
-      server.failedAt = null;
-      log.debug("MCP tools listed", { server: name, tools: server.tools.length });
-    } catch (error) {
-      server.failedAt = this.#now();
-      log.warn("MCP server not listed", { server: name, error: _reason(error, this.#timeoutMs) });
-      await this.#drop(server);
     }
   }
 

@@ -165,6 +165,27 @@ Deno.test("McpToolbox: HTTP 500 on a call is a tool error, and the next call rec
   });
 });
 
+Deno.test("McpToolbox lists once more on a fresh connection when the first listing's connection is lost", async () => {
+  const server = await startMcpServer();
+  const { servers } = parseMcpServers(JSON.stringify([{ name: "t", url: server.url }]), {});
+  // The first request meets a pooled connection the server had already closed, as workerd
+  // reports it; every later one goes through.
+  let lost = 0;
+  const toolbox = new McpToolbox({ servers, timeoutMs: 5_000, toolsTtlMs: 60_000 }, {
+    fetch: (url, init) => {
+      if (lost++ === 0) return Promise.reject(new TypeError("Network connection lost."));
+      return fetch(url, init);
+    },
+  });
+  try {
+    assertEquals((await toolbox.tools(_signal())).length, 5);
+    assertEquals(server.methods.filter((m) => m === "tools/list").length, 1);
+  } finally {
+    await toolbox.close();
+    await server.close();
+  }
+});
+
 Deno.test("McpToolbox: a server down at start-up offers nothing, and is listed again later", async () => {
   const probe = await startMcpServer();
   const { port, url } = probe;
