@@ -4,6 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { type ApiTenant, tenantOfKey } from "../lib/api_tenants.ts";
 import type { BatonConfig } from "../lib/config.ts";
+import { jsonDepthError, MAX_BODY_DEPTH } from "../lib/json_depth.ts";
 import { parseJsonBody, PayloadError, type WebhookAnswer } from "../lib/platform.ts";
 import type { Env } from "./env.ts";
 
@@ -33,7 +34,11 @@ export class RequestError extends Error {
   }
 }
 
-/** Parses `bytes` as JSON (the one decoder, `parseJsonBody`) and validates it; a failure names the field. */
+/**
+ * Parses `bytes` as JSON (the one decoder, `parseJsonBody`) and validates it; a failure names the
+ * field. The schema's own limits come first (a client's JSON Schema: `MAX_SCHEMA_DEPTH`, named
+ * precisely), then the body's nesting (`MAX_BODY_DEPTH`), wherever it is, as a 400 naming where.
+ */
 export function parseJson<S extends z.ZodType>(schema: S, bytes: Uint8Array): z.infer<S> {
   let value: unknown;
   try {
@@ -49,6 +54,12 @@ export function parseJson<S extends z.ZodType>(schema: S, bytes: Uint8Array): z.
     const issue = parsed.error.issues[0];
     const field = issue.path.length ? issue.path.join(".") : "body";
     throw new RequestError(400, `${field}: ${issue.message}`, "invalid_request_error");
+  }
+  const tooDeep = jsonDepthError(value, MAX_BODY_DEPTH);
+  if (tooDeep) {
+    // The first few steps name the field the client set; the rest is its nesting.
+    const field = tooDeep.path.slice(0, 4).join(".") || "body";
+    throw new RequestError(400, `${field}: ${tooDeep.message}`, "invalid_request_error");
   }
   return parsed.data;
 }

@@ -1,6 +1,7 @@
 // OpenAI Chat Completions shapes: request schema, session id rules, response and chunk builders; runtime-neutral.
 import { z } from "zod";
 import { type ChatMessage, messageText, type ModelParams, type ToolCall } from "./chat_model.ts";
+import { jsonSchemaObject } from "./json_depth.ts";
 
 const _contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -25,7 +26,7 @@ const _functionTool = z.object({
   function: z.object({
     name: z.string().regex(_TOOL_NAME, "1-64 characters of [A-Za-z0-9_-]"),
     description: z.string().max(10_000).optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    parameters: jsonSchemaObject.optional(),
     strict: z.boolean().nullable().optional(),
   }),
 });
@@ -35,7 +36,7 @@ const _jsonSchemaFormat = z.object({
   json_schema: z.object({
     name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 characters of [A-Za-z0-9_-]"),
     description: z.string().max(10_000).optional(),
-    schema: z.record(z.string(), z.unknown()).optional(),
+    schema: jsonSchemaObject.optional(),
     strict: z.boolean().nullable().optional(),
   }),
 });

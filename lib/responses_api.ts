@@ -1,6 +1,7 @@
 // OpenAI Responses API shapes: request schema, response ids, the response object and its stream events; runtime-neutral.
 import { parseSessionSeqId, sessionSeqId } from "./run_ids.ts";
 import { z } from "zod";
+import { jsonSchemaObject } from "./json_depth.ts";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ModelParams, ToolCall } from "./chat_model.ts";
 import type { RunState, TurnUsage } from "./session/types.ts";
@@ -40,7 +41,7 @@ const _functionTool = z.object({
   type: z.literal("function"),
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 characters of [A-Za-z0-9_-]"),
   description: z.string().max(10_000).nullable().optional(),
-  parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+  parameters: jsonSchemaObject.nullable().optional(),
   strict: z.boolean().nullable().optional(),
 });
 
@@ -66,6 +67,10 @@ export const responseRequest = z.looseObject({
     z.object({ type: z.literal("function"), name: z.string().max(64) }),
   ]).nullable().optional(),
   parallel_tool_calls: z.boolean().nullable().optional(),
+  // Ignored (the reply is text), but a schema sent here is held to the schema depth limit too.
+  text: z.looseObject({
+    format: z.looseObject({ schema: jsonSchemaObject.optional() }).nullable().optional(),
+  }).nullable().optional(),
 });
 
 /** A parsed `POST /v1/responses` body. */
