@@ -1,6 +1,6 @@
 // POST /webhooks/github end to end: signed issue comments in, issue comments out via a fake GitHub REST API, one workerd for the file; Deno + Miniflare.
 import { assertEquals, assertStrictEquals } from "@std/assert";
-import { json, sessionState } from "./_support/clients.ts";
+import { json, sessionState, settled } from "./_support/clients.ts";
 import { githubDriver as driver } from "./_support/drivers/github.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
 import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
@@ -102,7 +102,8 @@ async function assertNoTurn(
   assertStrictEquals(github.calls.length, 0);
 }
 
-// Stale timestamp: does not apply; GitHub sends no timestamp (X-GitHub-Delivery dedup is the replay defence).
+// Stale timestamp: does not apply; GitHub signs no delivery time. The replay defence is dedup on
+// what GitHub signs: the comment's id and action (X-GitHub-Delivery is outside the signature).
 
 githubTest(
   "POST /webhooks/github answers a signed ping with its zen and refuses an unsigned one",
@@ -208,6 +209,33 @@ githubTest(
       message_id: String(payload.comment.id),
       async_delivery: false,
     });
+  },
+);
+
+githubTest(
+  "POST /webhooks/github runs one signed comment once, however many fresh X-GitHub-Delivery ids resend it",
+  async (worker, fake, github) => {
+    const repo = repoOf(5);
+    const session = `github:${repo}#42`;
+    const payload = comment("@batonbot run this once", repo);
+    // The same signed body three times, each under a new X-GitHub-Delivery (the driver draws a
+    // fresh one), as anyone who captured the comment could resend it.
+    const ids = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const body = JSON.stringify(payload);
+      const headers = await driver.sign(body, driver.credentials);
+      ids.add(headers["x-github-delivery"]);
+      const res = await worker.fetch(driver.path, { method: "POST", headers, body });
+      assertStrictEquals(res.status, 200);
+      await res.body?.cancel();
+    }
+    assertStrictEquals(ids.size, 3);
+    await github.waitForCalls(1);
+    await settled(worker, session);
+    const state = await sessionState(worker, session);
+    assertStrictEquals(state.messages.filter((m) => m.role === "user").length, 1);
+    assertStrictEquals(fake.requests.length, 1);
+    assertStrictEquals(github.calls.length, 1);
   },
 );
 

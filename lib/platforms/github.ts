@@ -234,13 +234,14 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
       return ignore("bot not mentioned");
     }
     const repo = repository.full_name;
-    const delivery = request.headers.get("x-github-delivery");
     const reply: GithubTarget = { platform: "github", repo, issue: issue.number };
     return {
       kind: "message",
       message: {
         sessionKey: `github:${repo}#${issue.number}`,
-        deliveryKey: delivery ? `github:${delivery}` : `github:comment:${comment.id}`,
+        // What GitHub signs, not X-GitHub-Delivery (a header outside the signature: one captured
+        // comment resent under fresh ids would run each time): the comment and what happened to it.
+        deliveryKey: `github:comment:${comment.id}:${action}`,
         text: answer ?? comment.body,
         context: {
           chat_id: repo,

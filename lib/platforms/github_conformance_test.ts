@@ -156,7 +156,8 @@ Deno.test("githubAdapter.parse() turns each published issue_comment created samp
     const { message } = ingress;
     const repo = event.repository.full_name;
     assertStrictEquals(message.sessionKey, `github:${repo}#${event.issue.number}`);
-    assertStrictEquals(message.deliveryKey, `github:d-${i}`);
+    // The signed comment's id, not the unsigned X-GitHub-Delivery (`d-${i}`): a resend is one turn.
+    assertStrictEquals(message.deliveryKey, `github:comment:${event.comment.id}:created`);
     assertStrictEquals(message.text, event.comment.body);
     assertEquals(message.reply, { platform: "github", repo, issue: event.issue.number });
     assertEquals(message.context, {

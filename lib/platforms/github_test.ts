@@ -125,7 +125,7 @@ Deno.test("githubAdapter.parse() turns a created comment mentioning the bot into
     kind: "message",
     message: {
       sessionKey: "github:octo-org/hello-world#42",
-      deliveryKey: "github:d-1",
+      deliveryKey: "github:comment:9001:created",
       text: "@batonbot why is CI red?",
       context: {
         chat_id: "octo-org/hello-world",
@@ -221,7 +221,34 @@ Deno.test("githubAdapter.parse() reads a hook configured with the form-encoded c
     ENV,
   );
   assertStrictEquals(ingress.kind, "message");
-  if (ingress.kind === "message") assertStrictEquals(ingress.message.deliveryKey, "github:d-2");
+  if (ingress.kind === "message") {
+    assertStrictEquals(ingress.message.deliveryKey, "github:comment:9001:created");
+  }
+});
+
+Deno.test("githubAdapter.parse() keys a comment by its signed id and action, whatever X-GitHub-Delivery says", async () => {
+  // X-GitHub-Delivery is outside the signature: anyone holding one signed body can send it again
+  // under fresh ids. The key must come from the body GitHub signed, so each resend is one message.
+  const body = JSON.stringify(commentPayload({ body: "@batonbot /approve always" }));
+  const signature = await sign(body);
+  const keys = ["d-1", "d-2", "", crypto.randomUUID()].map((delivery) => {
+    const ingress = githubAdapter.parse(
+      request(body, {
+        "x-github-event": "issue_comment",
+        "x-hub-signature-256": signature,
+        ...(delivery ? { "x-github-delivery": delivery } : {}),
+      }),
+      ENV,
+    );
+    assert(ingress.kind === "message", JSON.stringify(ingress));
+    return ingress.message.deliveryKey;
+  });
+  assertEquals(new Set(keys), new Set(["github:comment:9001:created"]));
+  // Another comment is another message.
+  const other = commentPayload();
+  const ingress = parseComment({ ...other, comment: { ...other.comment, id: 9002 } });
+  assert(ingress.kind === "message");
+  assertStrictEquals(ingress.message.deliveryKey, "github:comment:9002:created");
 });
 
 function send(text = "hello"): Promise<SendResult> {

@@ -29,6 +29,7 @@ import {
   sendRequest,
 } from "./_kit.ts";
 import { log } from "../log.ts";
+import { olderThanHorizon, REPLAY_HORIZON_MS } from "./_replay_horizon.ts";
 
 const _HEADER = "x-line-signature";
 const _DEFAULT_API_ROOT = "https://api.line.me";
@@ -46,6 +47,14 @@ const _LABEL_CHARS = 20;
  * most; a reply ends it at once.
  */
 const _LOADING_SECONDS = 10;
+/**
+ * How old an event (its signed `timestamp`) may be and still start anything; older is refused as
+ * a replay, acknowledged and logged. LINE signs no delivery time and does not say how long it
+ * redelivers: "The number and interval of the webhook redelivery are not disclosed" (Messaging API
+ * news, 2022-04-19, https://developers.line.biz/en/news/2022/04/19/webhook-redelivery/). So the
+ * horizon is the one baton's dedup can keep: within it a repeat of a seen event is remembered.
+ */
+const _EVENT_HORIZON_MS = REPLAY_HORIZON_MS;
 
 const _source = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("user"), userId: z.string().regex(_ID) }),
@@ -70,6 +79,7 @@ const _mentionee = z.looseObject({
 const _messageEvent = z.looseObject({
   type: z.literal("message"),
   mode: z.string().optional(),
+  timestamp: z.number().optional(),
   webhookEventId: z.string().min(1).max(64),
   deliveryContext: z.looseObject({ isRedelivery: z.boolean() }).optional(),
   source: _source,
@@ -85,6 +95,7 @@ const _messageEvent = z.looseObject({
 const _postbackEvent = z.looseObject({
   type: z.literal("postback"),
   mode: z.string().optional(),
+  timestamp: z.number().optional(),
   webhookEventId: z.string().min(1).max(64),
   deliveryContext: z.looseObject({ isRedelivery: z.boolean() }).optional(),
   source: _source,
@@ -100,26 +111,38 @@ const _target = z.object({ platform: z.literal("line"), to: z.string().regex(_ID
 /** A LINE reply target, as stored with the message. */
 export type LineTarget = z.infer<typeof _target>;
 
-/** Every text message event and click of a delivery, in order (LINE batches events). */
-function _parse(body: Uint8Array): Ingress<LineTarget> {
+/**
+ * Every text message event and click of a delivery, in order (LINE batches events); an event older
+ * than the horizon at `nowSeconds` is dropped (logged), the delivery's others kept.
+ */
+function _parse(body: Uint8Array, nowSeconds: number): Ingress<LineTarget> {
   const payload = _payload.safeParse(parseJsonBody(body));
   // The console's "Verify" sends `events: []`: acknowledged like any delivery without a message.
   if (!payload.success) return ignore();
-  const messages = payload.data.events.map(_message).filter((m) => m !== null);
-  const choices = payload.data.events.map(_choice).filter((c) => c !== null);
+  const { events } = payload.data;
+  const messages = events.map((e) => _message(e, nowSeconds)).filter((m) => m !== null);
+  const choices = events.map((e) => _choice(e, nowSeconds)).filter((c) => c !== null);
   return batchIngress(messages, choices);
 }
 
 /**
  * Who an event is from and where its answer goes: the same for a message and a click, so a click
  * passes the access gate as its clicker's messages do. Null in standby (module mode: another
- * channel answers) or without a user to hold to account.
+ * channel answers), without a user to hold to account, or older than the replay horizon.
  */
 function _author(
-  event: { mode?: string; webhookEventId: string; source: z.infer<typeof _source> },
+  event: {
+    mode?: string;
+    timestamp?: number;
+    webhookEventId: string;
+    source: z.infer<typeof _source>;
+  },
   messageId: string,
+  nowSeconds: number,
 ): Omit<PlatformMessage<LineTarget>, "text"> | null {
   if (event.mode !== undefined && event.mode !== "active") return null;
+  const stamp = { id: event.webhookEventId, eventMs: event.timestamp };
+  if (olderThanHorizon("line", stamp, nowSeconds, _EVENT_HORIZON_MS)) return null;
   const { source } = event;
   const user = source.userId;
   if (!user) return null;
@@ -130,7 +153,8 @@ function _author(
     : source.roomId;
   return {
     sessionKey: `line:${source.type}:${chat}`,
-    // Redeliveries (`deliveryContext.isRedelivery`) keep the event's id: one turn either way.
+    // Redeliveries (`deliveryContext.isRedelivery`) keep the event's id: one turn either way, while
+    // the inbox remembers it (the horizon above refuses the event once it may not).
     deliveryKey: `line:${event.webhookEventId}`,
     context: {
       chat_id: chat,
@@ -149,12 +173,12 @@ function _author(
  * A tap on one of baton's quick replies. The reply token (first deliveries only) answers it: a
  * redelivery's original was answered already, or its answer would come late.
  */
-function _choice(raw: unknown): PlatformChoice<LineTarget> | null {
+function _choice(raw: unknown, nowSeconds: number): PlatformChoice<LineTarget> | null {
   const parsed = _postbackEvent.safeParse(raw);
   // Rich menus' and other postbacks: acknowledged, nothing to answer.
   if (!parsed.success || !isChoiceData(parsed.data.postback.data)) return null;
   const event = parsed.data;
-  const author = _author(event, event.webhookEventId);
+  const author = _author(event, event.webhookEventId, nowSeconds);
   if (!author) return null;
   const first = event.deliveryContext?.isRedelivery !== true;
   return {
@@ -164,13 +188,13 @@ function _choice(raw: unknown): PlatformChoice<LineTarget> | null {
   };
 }
 
-function _message(raw: unknown): PlatformMessage<LineTarget> | null {
+function _message(raw: unknown, nowSeconds: number): PlatformMessage<LineTarget> | null {
   const parsed = _messageEvent.safeParse(raw);
   // Follows, joins, stickers, images: acknowledged, no turn.
   if (!parsed.success || parsed.data.message.type !== "text") return null;
   const event = parsed.data;
   const { source, message } = event;
-  const author = _author(event, message.id);
+  const author = _author(event, message.id, nowSeconds);
   if (!author) return null;
   let text = message.text ?? "";
   if (source.type !== "user") {
@@ -328,9 +352,10 @@ async function _typing(target: LineTarget, env: PlatformEnv): Promise<boolean> {
 
 /**
  * LINE Messaging API webhooks in (signed; text `message` events from a user, or mentioning the bot
- * in a group or room; postbacks of baton's quick replies; redeliveries run once), push messages out
- * (the reply token expires before a turn may end; a question carries quick replies), each part
- * under a retry key so a resend can never show twice; the loading animation while a turn runs.
+ * in a group or room; postbacks of baton's quick replies; redeliveries run once; events older than
+ * the replay horizon refused), push messages out (the reply token expires before a turn may end; a
+ * question carries quick replies), each part under a retry key so a resend can never show twice;
+ * the loading animation while a turn runs.
  */
 export const lineAdapter: PlatformAdapter<LineTarget> = {
   name: "line",
@@ -349,7 +374,7 @@ export const lineAdapter: PlatformAdapter<LineTarget> = {
     const ok = await hmacVerify(secret, signature, request.body);
     return ok ? null : `${_HEADER} does not match the body`;
   },
-  parse: (request) => _parse(request.body),
+  parse: (request) => _parse(request.body, request.nowSeconds),
   send: _push,
   // Every part carries a retry key drawn from its marker: sending it again cannot show twice.
   idempotentPart: () => true,

@@ -4,6 +4,9 @@ import { PayloadError, type RawRequest } from "../platform.ts";
 import { replyChannel } from "../reply_channel.ts";
 import { lineAdapter, lineRetryKey, type LineTarget, signLinePayload } from "./line.ts";
 import { withFetch } from "./_fetch_stub.ts";
+import { setLogSink } from "../log.ts";
+import { DEDUP_MS } from "../session/inbox.ts";
+import { approvalButtons } from "../session/approval_buttons.ts";
 
 const SECRET = "line-channel-secret-0123456789ab";
 const TOKEN = "line-channel-access-token-value";
@@ -17,18 +20,28 @@ const GROUP = "Ca56f94637c3f7b6c0e3b9d1f0e0a0b0c";
 const TARGET: LineTarget = { platform: "line", to: USER };
 const PART = { index: 0, count: 1, marker: "o7-lz0abc" };
 
+/** The Messaging API reference's sample event time (ms), and "now" in these tests: a second later. */
+const SAMPLE_MS = 1_692_251_666_727;
+const NOW_S = Math.floor(SAMPLE_MS / 1000) + 1;
+
 let _next = 0;
 
 /** A text `message` event as the Messaging API documents it (a 1:1 chat unless `source` is given). */
 export function lineText(
   text: string,
-  opts: { id?: string; redelivery?: boolean; source?: unknown; mention?: unknown } = {},
+  opts: {
+    id?: string;
+    redelivery?: boolean;
+    source?: unknown;
+    mention?: unknown;
+    timestamp?: number;
+  } = {},
 ): Record<string, unknown> {
   _next++;
   return {
     type: "message",
     mode: "active",
-    timestamp: 1_692_251_666_727,
+    timestamp: opts.timestamp ?? SAMPLE_MS,
     webhookEventId: opts.id ?? `01H810YECXQQZ37VAXPF6H9E${String(_next).padStart(2, "0")}`,
     deliveryContext: { isRedelivery: opts.redelivery ?? false },
     source: opts.source ?? { type: "user", userId: USER },
@@ -43,12 +56,24 @@ export function lineText(
   };
 }
 
+/** The lines `fn` logs. */
+async function captureLog(fn: () => Promise<void>): Promise<string[]> {
+  const lines: string[] = [];
+  const restore = setLogSink((_level, line) => lines.push(line));
+  try {
+    await fn();
+  } finally {
+    restore();
+  }
+  return lines;
+}
+
 function raw(body: string, headers: Record<string, string> = {}): RawRequest {
   return {
     headers: new Headers({ "content-type": "application/json", ...headers }),
     body: new TextEncoder().encode(body),
     url: "https://baton.test/webhooks/line",
-    nowSeconds: 1_700_000_000,
+    nowSeconds: NOW_S,
   };
 }
 
@@ -165,6 +190,44 @@ Deno.test("lineAdapter.parse() acknowledges the console's verify, stickers, foll
     );
   }
   assert(assertThrows(() => lineAdapter.parse(raw("{no"), ENV)) instanceof PayloadError);
+});
+
+Deno.test("lineAdapter.parse() refuses an event older than the inbox remembers: acknowledged, logged, no turn", async () => {
+  // LINE signs the body only, with no delivery time: a captured delivery verifies for ever. Its
+  // events' own signed timestamps age it; an event the inbox's dedup may have forgotten (older
+  // than DEDUP_MS, 24 h) must not run again.
+  const nowMs = NOW_S * 1000;
+  const at = (ageMs: number) => lineText(`aged ${ageMs}`, { timestamp: nowMs - ageMs });
+  const logged = await captureLog(async () => {
+    for (const ageMs of [DEDUP_MS, 7 * DEDUP_MS, 365 * DEDUP_MS]) {
+      const ingress = lineAdapter.parse(await signed([at(ageMs)]), ENV);
+      assertStrictEquals(ingress.kind, "respond", `${ageMs} ms old`);
+    }
+  });
+  assertStrictEquals(logged.filter((l) => l.includes("older than")).length, 3, logged.join("\n"));
+  // A postback of baton's own buttons ages the same way.
+  const click = {
+    type: "postback",
+    mode: "active",
+    timestamp: nowMs - DEDUP_MS,
+    webhookEventId: "01HOLDCLICK000000000000000",
+    deliveryContext: { isRedelivery: false },
+    source: { type: "user", userId: USER },
+    postback: { data: approvalButtons(7, "call_old")[0].data },
+  };
+  assertStrictEquals(lineAdapter.parse(await signed([click]), ENV).kind, "respond");
+  assertStrictEquals(
+    lineAdapter.parse(await signed([{ ...click, timestamp: nowMs }]), ENV).kind,
+    "choice",
+  );
+  // Fresh, hours late (a redelivery), or stamped ahead of this clock: it runs.
+  for (const ageMs of [0, 60 * 60_000, 22 * 60 * 60_000, -60_000]) {
+    assertStrictEquals(lineAdapter.parse(await signed([at(ageMs)]), ENV).kind, "message");
+  }
+  // In one delivery, only the old event is dropped.
+  const mixed = lineAdapter.parse(await signed([at(DEDUP_MS), at(1000)]), ENV);
+  assert(mixed.kind === "message");
+  assertStrictEquals(mixed.message.text, "aged 1000");
 });
 
 Deno.test("lineAdapter.send() pushes to /v2/bot/message/push with a retry key drawn from the part", async () => {

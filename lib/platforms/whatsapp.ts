@@ -32,6 +32,7 @@ import {
 } from "./_kit.ts";
 import { whatsappInteractive, whatsappTapData } from "./whatsapp_choices.ts";
 import { log } from "../log.ts";
+import { olderThanHorizon, REPLAY_HORIZON_MS } from "./_replay_horizon.ts";
 
 const _SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
 const _DEFAULT_API_ROOT = "https://graph.facebook.com/v21.0";
@@ -51,10 +52,26 @@ const _OUTSIDE_WINDOW_CODE = 131047;
  * (`typingEveryMs`), a long turn keeps it for one call every ~20 s, not one every 4 s.
  */
 const _TYPING_RENEW_MS = 18_000;
+/**
+ * Meta retries a notification that was not answered 200 "with decreasing frequency until the
+ * request succeeds, for up to 7 days" (Cloud API, Set up webhooks: webhook delivery failure,
+ * https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks#webhook-delivery-failure).
+ */
+const _META_RETRY_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * How old a message (its signed `timestamp`) may be and still start anything; older is refused as
+ * a replay, acknowledged and logged. Meta signs no delivery time, and its retries outlast the
+ * inbox's memory of message ids, so the shorter of the two: a retry one to seven days late is
+ * dropped, when a reply to it would mostly be refused anyway (131047: over 24 h since the
+ * customer last wrote).
+ */
+const _EVENT_HORIZON_MS = Math.min(_META_RETRY_MS, REPLAY_HORIZON_MS);
 
 const _inbound = z.looseObject({
   from: z.string().regex(_ID),
   id: z.string().min(1).max(256),
+  /** Unix seconds, a decimal string as Meta sends it. */
+  timestamp: z.union([z.string(), z.number()]).optional(),
   type: z.string(),
   text: z.looseObject({ body: z.string() }).optional(),
   interactive: z.unknown().optional(),
@@ -120,8 +137,11 @@ async function _handshake(query: URLSearchParams, env: PlatformEnv): Promise<Web
   return { status: 200, body: challenge, contentType: "text/plain; charset=utf-8" };
 }
 
-/** Every text message and click of a verified notification, for the configured business number only. */
-function _parse(body: Uint8Array, env: PlatformEnv): Ingress<WhatsappTarget> {
+/**
+ * Every text message and click of a verified notification, for the configured business number
+ * only; a message older than the horizon at `nowSeconds` is dropped (logged), the others kept.
+ */
+function _parse(body: Uint8Array, env: PlatformEnv, nowSeconds: number): Ingress<WhatsappTarget> {
   const notification = _notification.safeParse(parseJsonBody(body));
   if (!notification.success) return ignore();
   if (notification.data.object !== "whatsapp_business_account") {
@@ -142,7 +162,9 @@ function _parse(body: Uint8Array, env: PlatformEnv): Ingress<WhatsappTarget> {
         const parsed = _inbound.safeParse(raw);
         // Media, reactions, locations, unsupported types: acknowledged, no turn.
         if (!parsed.success) continue;
-        const { type, text, interactive } = parsed.data;
+        const { id, timestamp, type, text, interactive } = parsed.data;
+        const eventMs = timestamp === undefined ? undefined : Number(timestamp) * 1000;
+        if (olderThanHorizon("whatsapp", { id, eventMs }, nowSeconds, _EVENT_HORIZON_MS)) continue;
         if (type === "text" && text?.body) {
           messages.push({ ..._author(parsed.data, value.data, ours), text: text.body });
         }
@@ -171,6 +193,8 @@ function _author(
   const name = contact?.profile?.name ?? "";
   return {
     sessionKey: `whatsapp:${phoneNumberId}:${from}`,
+    // The message id Meta signs: a retry keeps it, so one turn while the inbox remembers it (the
+    // horizon refuses the message once it may not).
     deliveryKey: `wa:${id}`,
     context: {
       chat_id: from,
@@ -300,10 +324,10 @@ async function _typing(target: WhatsappTarget, env: PlatformEnv): Promise<boolea
 
 /**
  * WhatsApp Business Cloud API webhooks in (the GET subscription handshake; signed `messages`
- * notifications with text, and taps on baton's buttons and lists; status callbacks acknowledged),
- * Graph API messages out (a question as reply buttons or a list), the typing indicator while a turn
- * runs. A reply outside the 24-hour customer-service window is refused by the API (131047): a final
- * failure, never retried.
+ * notifications with text, and taps on baton's buttons and lists; status callbacks acknowledged;
+ * messages older than the replay horizon refused), Graph API messages out (a question as reply
+ * buttons or a list), the typing indicator while a turn runs. A reply outside the 24-hour
+ * customer-service window is refused by the API (131047): a final failure, never retried.
  */
 export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
   name: "whatsapp",
@@ -325,7 +349,7 @@ export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
     const ok = signature !== null && await hmacVerify(secret, signature, request.body);
     return ok ? null : "X-Hub-Signature-256 does not match the body";
   },
-  parse: (request, env) => _parse(request.body, env),
+  parse: (request, env) => _parse(request.body, env, request.nowSeconds),
   handshake: _handshake,
   send: _send,
   answerChoice: _answerChoice,

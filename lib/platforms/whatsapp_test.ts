@@ -3,6 +3,9 @@ import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/ass
 import { PayloadError, type RawRequest } from "../platform.ts";
 import { signWhatsappPayload, whatsappAdapter, type WhatsappTarget } from "./whatsapp.ts";
 import { withFetch } from "./_fetch_stub.ts";
+import { setLogSink } from "../log.ts";
+import { DEDUP_MS } from "../session/inbox.ts";
+import { approvalButtons } from "../session/approval_buttons.ts";
 
 const APP_SECRET = "wa-app-secret-0123456789abcdef";
 const VERIFY = "wa-verify-token_42";
@@ -48,9 +51,29 @@ export function waNotification(
   };
 }
 
-/** A text message from the documented sample customer. */
-export function waText(body: string, id = "wamid.ID1"): Record<string, unknown> {
-  return { from: "16505551234", id, timestamp: "1749416383", type: "text", text: { body } };
+/** The documented sample message's time (Unix seconds, as Meta sends it: a string), and "now" in these tests: a second later. */
+const SAMPLE_S = 1_749_416_383;
+const NOW_S = SAMPLE_S + 1;
+
+/** A text message from the documented sample customer, sent at `timestamp` (seconds). */
+export function waText(
+  body: string,
+  id = "wamid.ID1",
+  timestamp = SAMPLE_S,
+): Record<string, unknown> {
+  return { from: "16505551234", id, timestamp: String(timestamp), type: "text", text: { body } };
+}
+
+/** The lines `fn` logs. */
+async function captureLog(fn: () => Promise<void>): Promise<string[]> {
+  const lines: string[] = [];
+  const restore = setLogSink((_level, line) => lines.push(line));
+  try {
+    await fn();
+  } finally {
+    restore();
+  }
+  return lines;
 }
 
 function raw(body: string, headers: Record<string, string> = {}): RawRequest {
@@ -58,7 +81,7 @@ function raw(body: string, headers: Record<string, string> = {}): RawRequest {
     headers: new Headers({ "content-type": "application/json", ...headers }),
     body: new TextEncoder().encode(body),
     url: "https://baton.test/webhooks/whatsapp",
-    nowSeconds: 1_700_000_000,
+    nowSeconds: NOW_S,
   };
 }
 
@@ -187,6 +210,54 @@ Deno.test("whatsappAdapter.parse() acknowledges statuses, media, other numbers a
     const ingress = whatsappAdapter.parse(await signed(payload), ENV);
     assertStrictEquals(ingress.kind, "respond", JSON.stringify(payload));
   }
+});
+
+Deno.test("whatsappAdapter.parse() refuses a message older than the inbox remembers: acknowledged, logged, no turn", async () => {
+  // Meta signs the body only, with no delivery time: a captured notification verifies for ever.
+  // Its messages' own signed timestamps age it; a message the inbox's dedup may have forgotten
+  // (older than DEDUP_MS, 24 h) must not run again, though Meta retries for up to 7 days.
+  const day = DEDUP_MS / 1000;
+  const at = (ageS: number, id = `wamid.AGED${ageS}`) => waText(`aged ${ageS}`, id, NOW_S - ageS);
+  const logged = await captureLog(async () => {
+    for (const ageS of [day, 6 * day, 365 * day]) {
+      const ingress = whatsappAdapter.parse(
+        await signed(waNotification({ messages: [at(ageS)] })),
+        ENV,
+      );
+      assertStrictEquals(ingress.kind, "respond", `${ageS} s old`);
+    }
+  });
+  assertStrictEquals(logged.filter((l) => l.includes("older than")).length, 3, logged.join("\n"));
+  // A tap on baton's own buttons ages the same way.
+  const tap = (ageS: number) => ({
+    from: "16505551234",
+    id: "wamid.OLDTAP",
+    timestamp: String(NOW_S - ageS),
+    type: "interactive",
+    interactive: {
+      type: "button_reply",
+      button_reply: { id: approvalButtons(7, "call_old")[0].data, title: "Approve once" },
+    },
+  });
+  const oldTap = whatsappAdapter.parse(await signed(waNotification({ messages: [tap(day)] })), ENV);
+  assertStrictEquals(oldTap.kind, "respond");
+  const newTap = whatsappAdapter.parse(await signed(waNotification({ messages: [tap(0)] })), ENV);
+  assertStrictEquals(newTap.kind, "choice");
+  // Fresh, hours late (a retry), or stamped ahead of this clock: it runs.
+  for (const ageS of [0, 3600, 22 * 3600, -60]) {
+    const ingress = whatsappAdapter.parse(
+      await signed(waNotification({ messages: [at(ageS)] })),
+      ENV,
+    );
+    assertStrictEquals(ingress.kind, "message", `${ageS} s old`);
+  }
+  // In one notification, only the old message is dropped.
+  const mixed = whatsappAdapter.parse(
+    await signed(waNotification({ messages: [at(day), at(1)] })),
+    ENV,
+  );
+  assert(mixed.kind === "message");
+  assertStrictEquals(mixed.message.text, "aged 1");
 });
 
 Deno.test("whatsappAdapter.parse() throws PayloadError for a body that is not JSON", () => {
