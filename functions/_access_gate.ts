@@ -1,7 +1,6 @@
 // The webhook routes' access check: after the signature, before anything is stored — allowlists, pairing codes, /pair, per-user quotas; Workers.
 import type { Context } from "hono";
 import {
-  type AccessConfig,
   accessVerdict,
   refusalFor,
   type Sender,
@@ -24,7 +23,6 @@ import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { parseCommand } from "../lib/session_commands.ts";
 import { accessStub, approvePairingCode, directoryStub, senderStub } from "./access_client.ts";
 import { type App, webhookAnswer } from "./_http.ts";
-import type { Env } from "./env.ts";
 import { log } from "../lib/log.ts";
 
 const _HOUR_MS = 60 * 60 * 1000;
@@ -171,23 +169,4 @@ function _notices(c: Context<App>, adapter: PlatformAdapter, message: PlatformMe
       return { response: ack(reason), delivered: result.ok };
     },
   };
-}
-
-/**
- * Whether the chat user who created a scheduled job may still use the bot, asked each time the
- * job is due: listed by the settings, or (unlisted) still paired. A revoked user's jobs stop.
- * API and generic-webhook jobs answer to their key or signature, GitHub ones to the association
- * the creator had: not asked here.
- */
-export async function creatorMayRun(
-  env: Env,
-  access: AccessConfig,
-  context: { platform?: string; user_id?: string; user_name?: string },
-): Promise<boolean> {
-  const platform = context.platform ?? "";
-  const user = context.user_id ?? "";
-  if (!user || ["api", "webhook", "generic", "github"].includes(platform)) return true;
-  const sender: Sender = { platform, user, name: context.user_name ?? "", direct: false };
-  if (accessVerdict(access, sender).kind === "allowed") return true;
-  return await senderStub(env, sender).paired();
 }

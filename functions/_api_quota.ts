@@ -25,22 +25,34 @@ export async function overTurnQuota(c: Context<App>, deliveryKey: string): Promi
 }
 
 /**
+ * Counts one turn against the request's tenant's `API_TURNS_PER_MINUTE`: the 429 `rate_limited`
+ * answer with `Retry-After` when the tenant is over, else null (counted). `deliveryKey` as for
+ * `overTurnQuota`.
+ */
+export async function turnQuotaRefusal(
+  c: Context<App>,
+  deliveryKey: string,
+): Promise<Response | null> {
+  const retryAfterMs = await overTurnQuota(c, deliveryKey);
+  if (retryAfterMs === null) return null;
+  const limit = c.var.config.apiTurnsPerMinute;
+  c.header("Retry-After", String(Math.ceil(retryAfterMs / 1000)));
+  return jsonError(
+    c,
+    429,
+    `this API key's tenant is over API_TURNS_PER_MINUTE (${limit}); retry after the Retry-After seconds`,
+    "rate_limited",
+  );
+}
+
+/**
  * On a route that starts a turn, after `requireApiKey`: counts the request against its tenant's
  * `API_TURNS_PER_MINUTE` and answers 429 `rate_limited` with `Retry-After` when the tenant is
  * over. A retry with the same Idempotency-Key is counted once.
  */
 export const apiTurnQuota: MiddlewareHandler<App> = async (c, next) => {
   const key = c.req.header("idempotency-key");
-  const retryAfterMs = await overTurnQuota(c, key ? `idem:${key}` : crypto.randomUUID());
-  if (retryAfterMs !== null) {
-    const limit = c.var.config.apiTurnsPerMinute;
-    c.header("Retry-After", String(Math.ceil(retryAfterMs / 1000)));
-    return jsonError(
-      c,
-      429,
-      `this API key's tenant is over API_TURNS_PER_MINUTE (${limit}); retry after the Retry-After seconds`,
-      "rate_limited",
-    );
-  }
+  const refusal = await turnQuotaRefusal(c, key ? `idem:${key}` : crypto.randomUUID());
+  if (refusal) return refusal;
   await next();
 };

@@ -9,6 +9,7 @@ import { jobId, parseJobId, runId } from "../lib/run_ids.ts";
 import { scheduleInput } from "../lib/schedule.ts";
 import type { JobAnswer, JobRequest, JobView } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { turnQuotaRefusal } from "./_api_quota.ts";
 import { sessionStub } from "./session_client.ts";
 
 const _createRequest = z.strictObject({
@@ -62,9 +63,25 @@ jobRoutes.delete("/:id", requireApiKey, async (c) => {
 for (const op of ["run", "pause", "resume"] as const) {
   jobRoutes.post(`/:id/${op}`, requireApiKey, async (c) => {
     const { session, n } = _jobParam(c);
+    // A run now is a turn: counted against the caller's tenant like a chat call, once the job
+    // id is one it may address. Every call runs again (no Idempotency-Key here), so each counts.
+    // Resuming a one-off job past its time runs it at once (late): a turn, counted the same way;
+    // when refused it stays paused. Resuming anything else starts no turn.
+    if (op === "run" || (op === "resume" && await _resumeRuns(c, session.key, n))) {
+      const refusal = await turnQuotaRefusal(c, crypto.randomUUID());
+      if (refusal) return refusal;
+    }
     const job = _job(session, _expect(await _ask(c, session.key, { op, id: n }), "job"));
     return c.json(job, op === "run" ? 202 : 200);
   });
+}
+
+/** Whether resuming job `n` would run it now: a paused one-off job whose time has passed. */
+async function _resumeRuns(c: Context<App>, key: string, n: number): Promise<boolean> {
+  const answer = await _ask(c, key, { op: "get", id: n });
+  if (!("job" in answer)) return false; // the resume itself answers the error
+  const { status, schedule } = answer.job;
+  return status === "paused" && "at" in schedule && Date.parse(schedule.at) <= Date.now();
 }
 
 /** A session as the caller names it: `key`, and `id` when it is one of the caller's API sessions. */

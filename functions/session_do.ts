@@ -28,7 +28,7 @@ import {
 import { d1DirectoryWriter } from "./_directory.ts";
 import type { Env } from "./env.ts";
 import { tools } from "./tools.ts";
-import { creatorMayRun } from "./_access_gate.ts";
+import { admitJobOccurrence } from "./_job_creator.ts";
 import { errorText, log, setLogLevel } from "../lib/log.ts";
 
 /**
@@ -72,8 +72,10 @@ export class SessionDO extends DurableObject<Env> {
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
       maxJobs: this.#config.maxJobsPerSession,
       streamReplies: this.#config.streamReplies,
-      // A revoked user's jobs stop: asked before each fire, never on a message's path.
-      jobAllowed: (context) => creatorMayRun(env, this.#config.access, context),
+      // A revoked user's jobs stop, and a job's turns count against its creator's quota: asked
+      // before each fire, never on a message's path.
+      jobAllowed: (context, occurrence) =>
+        admitJobOccurrence(env, this.#config, context, occurrence),
       ...(env.DIRECTORY ? { directory: d1DirectoryWriter(env.DIRECTORY) } : {}),
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
       startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),

@@ -1,5 +1,5 @@
 // Scheduled turns end to end in workerd: the jobs API, a job the model schedules in Telegram, restarts around a fire; Deno + Miniflare.
-import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { API_KEY, type Json, json, until, withBaton } from "./_support/clients.ts";
 import type { FakeRequest, FakeStep } from "./_support/fake_llm.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
@@ -131,6 +131,34 @@ baton.test(
   },
 );
 
+baton.test(
+  "POST /v1/jobs/{id}/resume of a one-off job paused past its time runs it once, late, saying so; done after",
+  async (worker, fake) => {
+    const job = await json(
+      await createJob(worker, { session: "jobs-r", prompt: "stretch now", schedule: { in: 2 } }),
+    );
+    const paused = await json(await api(worker, `/v1/jobs/${job.id}/pause`, { method: "POST" }));
+    assertEquals(paused.status, "paused");
+    await pause(3_000); // past its time, paused
+    assertStrictEquals(fake.requests.length, 0, "paused: nothing ran at its time");
+    const resumed = await api(worker, `/v1/jobs/${job.id}/resume`, { method: "POST" });
+    assertStrictEquals(resumed.status, 200);
+    const done = await untilRuns(worker, job.id, 1);
+    assertEquals([done.status, done.next_run_at, done.last_runs.length], ["done", null, 1]);
+    const again = await api(worker, `/v1/jobs/${job.id}/resume`, { method: "POST" });
+    assertStrictEquals(again.status, 409, "a repeated resume: the job is done");
+    await pause(1_000);
+    const asked = fake.requests.map((r) => r.lastUserText);
+    assertStrictEquals(asked.length, 1, JSON.stringify(asked));
+    assertEquals(
+      asked[0],
+      `(Scheduled for ${job.next_run_at}; running late, paused past its time, then resumed.) stretch now`,
+    );
+    const run = await json(await api(worker, `/v1/runs/${done.last_runs[0].run_id}`));
+    assertEquals([run.status, run.output], ["completed", asked[0]]);
+  },
+);
+
 const _forum = { id: -1001234567890, type: "supergroup", title: "Builders", is_forum: true };
 let _update = 700_000;
 
@@ -233,6 +261,48 @@ Deno.test("SessionDO fires a job due while the runtime was down once after the r
   }
 });
 
+Deno.test("SessionDO: a one-off job resumed past its time with restarts around the resume runs once, late", async () => {
+  const dir = await tempPersistDir();
+  try {
+    let id = "";
+    await withBaton(async (worker) => {
+      const res = await createJob(worker, {
+        session: "jobs-rr",
+        prompt: "late one",
+        schedule: {
+          in: 1,
+        },
+      });
+      id = (await json(res)).id;
+      assertStrictEquals(
+        (await api(worker, `/v1/jobs/${id}/pause`, { method: "POST" })).status,
+        200,
+      );
+    }, { persistDir: dir.path });
+    await pause(1_500); // its time passes while paused and nothing runs
+    await withBaton(async (worker) => {
+      const res = await api(worker, `/v1/jobs/${id}/resume`, { method: "POST" });
+      assertStrictEquals(res.status, 200); // the runtime stops right after
+    }, { persistDir: dir.path });
+    await withBaton(async (worker, fake) => {
+      const job = await untilRuns(worker, id, 1);
+      assertEquals([job.status, job.last_runs.length], ["done", 1]);
+      const run = await json(await api(worker, `/v1/runs/${job.last_runs[0].run_id}`));
+      assertMatch(
+        run.output,
+        /^\(Scheduled for .*; running late, paused past its time.*\) late one$/,
+      );
+      const again = await api(worker, `/v1/jobs/${id}/resume`, { method: "POST" });
+      assertStrictEquals(again.status, 409);
+      await pause(1_000);
+      assertEquals(fake.requests.filter((r) => !r.lastUserText.endsWith("late one")), []);
+      assertEquals((await getJob(worker, id)).last_runs.length, 1, "one occurrence, one run");
+    }, { persistDir: dir.path });
+  } finally {
+    await dir.cleanup();
+  }
+});
+
 Deno.test("SessionDO killed while a job's turn runs reruns that occurrence's message after the restart: one run, one occurrence", async () => {
   const dir = await tempPersistDir();
   const vars = { TURN_LEASE_MS: "300" };
@@ -294,3 +364,178 @@ Deno.test("SessionDO removes a job whose creator's pairing was revoked before it
 });
 
 baton.done();
+
+// A second Worker with quotas: API_TURNS_PER_MINUTE=3 (each test with a tenant of its own, the
+// minute is counted for as long as the Worker runs) and USER_TURNS_PER_HOUR=2 (each test with a
+// Telegram user of its own).
+const quota = sharedBaton({
+  vars: {
+    ...TG,
+    API_TURNS_PER_MINUTE: "3",
+    USER_TURNS_PER_HOUR: "2",
+    GATEWAY_API_KEYS: "q-run:q-run-key-1,q-fire:q-fire-key-1,q-resume:q-resume-key-1",
+  },
+  label: "quotas",
+});
+
+quota.test(
+  "POST /v1/jobs/{id}/run counts against API_TURNS_PER_MINUTE: the fourth within the minute is 429 rate_limited and starts no model call",
+  async (worker, fake) => {
+    const key = "q-run-key-1";
+    const job = await json(
+      await createJob(
+        worker,
+        { session: "q-run", prompt: "run me", schedule: { every: 3600 } },
+        key,
+      ),
+    );
+    const run = () => api(worker, `/v1/jobs/${job.id}/run`, { method: "POST" }, key);
+    for (let i = 0; i < 3; i++) {
+      const ran = await run();
+      assertStrictEquals(ran.status, 202, `run ${i + 1}`);
+      await ran.body?.cancel();
+    }
+    const over = await run();
+    const body = await json(over);
+    assertStrictEquals(over.status, 429, `the fourth run: ${JSON.stringify(body)}`);
+    assertEquals(body.error.type, "rate_limited");
+    assertMatch(body.error.message, /API_TURNS_PER_MINUTE \(3\)/);
+    const wait = Number(over.headers.get("retry-after"));
+    assertStrictEquals(wait >= 1 && wait <= 60, true, `Retry-After ${wait}`);
+    await untilRuns(worker, job.id, 3);
+    await pause(1_000);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["run me", "run me", "run me"]);
+    assertStrictEquals((await getJobWith(worker, job.id, key)).last_runs.length, 3);
+  },
+);
+
+quota.test(
+  "POST /v1/jobs/{id}/resume of a one-off job past its time counts like a run: over API_TURNS_PER_MINUTE it is 429 and the job stays paused",
+  async (worker, fake) => {
+    const key = "q-resume-key-1";
+    const job = await json(
+      await createJob(
+        worker,
+        { session: "q-resume", prompt: "late one", schedule: { in: 2 } },
+        key,
+      ),
+    );
+    const paused = await api(worker, `/v1/jobs/${job.id}/pause`, { method: "POST" }, key);
+    assertStrictEquals(paused.status, 200);
+    await paused.body?.cancel();
+    // The tenant's minute used up by three turns of another session, while the job's time passes.
+    for (let i = 0; i < 3; i++) {
+      const res = await api(worker, "/v1/runs", {
+        method: "POST",
+        body: JSON.stringify({ input: `busy ${i}`, session: "q-resume-chat" }),
+      }, key);
+      assertStrictEquals(res.status, 202, `turn ${i}`);
+      await res.body?.cancel();
+    }
+    await pause(2_500);
+    const over = await api(worker, `/v1/jobs/${job.id}/resume`, { method: "POST" }, key);
+    const body = await json(over);
+    assertStrictEquals(over.status, 429, JSON.stringify(body));
+    assertEquals(body.error.type, "rate_limited");
+    await pause(500);
+    assert(!fake.requests.some((r) => r.lastUserText.includes("late one")), "the job never ran");
+    assertStrictEquals((await getJobWith(worker, job.id, key)).status, "paused");
+  },
+);
+
+quota.test(
+  "SessionDO skips a job's occurrence while its tenant is over API_TURNS_PER_MINUTE: the run fails rate_limited, no model call",
+  async (worker, fake) => {
+    const key = "q-fire-key-1";
+    for (let i = 0; i < 3; i++) {
+      const res = await api(worker, "/v1/runs", {
+        method: "POST",
+        body: JSON.stringify({ input: `turn ${i}`, session: "q-fire-chat" }),
+      }, key);
+      assertStrictEquals(res.status, 202, `turn ${i}`);
+      await res.body?.cancel();
+    }
+    const job = await json(
+      await createJob(
+        worker,
+        { session: "q-fire", prompt: "over quota", schedule: { in: 1 } },
+        key,
+      ),
+    );
+    let done: Json = null;
+    await until(async () => {
+      done = await getJobWith(worker, job.id, key);
+      return done.last_runs.length === 1 && done.last_runs[0].status !== "queued" &&
+        done.last_runs[0].status !== "running";
+    }, "the occurrence settled");
+    await pause(1_000);
+    assertEquals(
+      fake.requests.map((r) => r.lastUserText).filter((t) => t === "over quota"),
+      [],
+      "no model call for the skipped occurrence",
+    );
+    assertEquals([done.status, done.last_runs[0].status], ["done", "failed"]);
+    const run = await json(await api(worker, `/v1/runs/${done.last_runs[0].run_id}`, {}, key));
+    assertEquals([run.status, run.error?.type], ["failed", "rate_limited"]);
+    assertMatch(run.error.message, /API_TURNS_PER_MINUTE \(3\)/);
+  },
+);
+
+let _quotaUpdate = 990_000;
+
+/** A Telegram message from `user` in their private chat. */
+async function tgFrom(worker: TestWorker, user: number, text: string) {
+  const message = {
+    message_id: _quotaUpdate,
+    date: Math.floor(Date.now() / 1000),
+    chat: { id: user, type: "private", first_name: `User${user}` },
+    from: { id: user, is_bot: false, first_name: `User${user}` },
+    text,
+  };
+  await expectOk(
+    await worker.fetch("/webhooks/telegram", {
+      method: "POST",
+      headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET },
+      body: JSON.stringify({ update_id: _quotaUpdate++, message }),
+    }),
+  );
+}
+
+quota.test(
+  "SessionDO skips a schedule_task job's occurrence once its Telegram creator is over USER_TURNS_PER_HOUR, and tells the chat",
+  async (worker, fake, telegram) => {
+    fake.script(scheduler);
+    const user = 4343;
+    await tgFrom(worker, user, "remind job skipped"); // turn 1 of 2: schedules "job skipped" in 1 s
+    await tgFrom(worker, user, "hello"); // turn 2 of 2
+    const session = encodeURIComponent(`telegram:${user}`);
+    const settled = (j: Json) => ["completed", "failed"].includes(j.last_runs[0]?.status);
+    await until(async () => {
+      const jobs = await json(await api(worker, `/v1/jobs?session=${session}`));
+      return jobs.data?.length === 1 && settled(jobs.data[0]);
+    }, "the job's occurrence settled");
+    await pause(1_000);
+    assertEquals(
+      fake.requests.map((r) => r.lastUserText).filter((t) => t === "job skipped"),
+      [],
+      "the job's turn did not run",
+    );
+    const texts = telegram.calls.map((c) => String(c.body.text));
+    assertEquals(
+      texts.filter((t) => /scheduled task was skipped/.test(t)).length,
+      1,
+      texts.join(" | "),
+    );
+    assertMatch(texts.find((t) => /scheduled task was skipped/.test(t))!, /2 turns per hour/);
+    const jobs = await json(await api(worker, `/v1/jobs?session=${session}`));
+    assertEquals(jobs.data.map((j: Json) => [j.status, j.last_runs[0]?.status]), [[
+      "done",
+      "failed",
+    ]]);
+  },
+);
+
+const getJobWith = async (worker: TestWorker, id: string, key: string): Promise<Json> =>
+  json(await api(worker, `/v1/jobs/${id}`, {}, key));
+
+quota.done();

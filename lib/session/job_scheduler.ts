@@ -51,6 +51,16 @@ export type JobAnswer =
   | { deleted: true }
   | { error: string; status: 400 | 404 | 409 };
 
+/**
+ * A due occurrence that is not to run (its creator is over their turn quota): it is recorded as
+ * a run that failed with `error`, no turn starts, and `notice` (null: none now) goes to the job's
+ * chat.
+ */
+export interface JobSkip {
+  error: { message: string; type: string };
+  notice: string | null;
+}
+
 /** Tunables of the scheduler. */
 export interface JobSchedulerOptions {
   /** Jobs not done yet, at most, per session. */
@@ -147,29 +157,72 @@ export class JobScheduler {
     return this.#stores.jobs.due(this.#options.now());
   }
 
-  /** Turns every due occurrence into a message; returns how many it fired. */
-  fireDue(tx: Tx): number {
+  /**
+   * Turns every due occurrence into a message; returns how many it fired. With `decided` (what
+   * the host said of each occurrence it was asked about, by job id), only those occurrences
+   * fire, and one with a skip is recorded failed instead of run: a job that fell due while the
+   * host was asked waits for the next round, never fires unasked.
+   */
+  fireDue(tx: Tx, decided?: ReadonlyMap<number, { at: number; skip: JobSkip | null }>): number {
     const now = this.#options.now();
-    const due = this.#stores.jobs.due(now);
-    for (const job of due) this.#fire(tx, job, job.nextRunAt!, now);
+    const due = this.#stores.jobs.due(now).filter((job) =>
+      !decided || decided.get(job.id)?.at === job.nextRunAt
+    );
+    for (const job of due) {
+      const occurrence = job.nextRunAt!;
+      this.#fire(tx, job, occurrence, now);
+      const skip = decided?.get(job.id)?.skip;
+      if (skip) this.#skipped(tx, job.id, occurrence, skip, now);
+    }
     return due.length;
+  }
+
+  /**
+   * Settles the message occurrence `occurrence` of job `id` just became as failed with the
+   * skip's error (it never runs), queues the skip's notice to the job's chat, and keeps the
+   * error as the job's reason. A message that was there already (a repeated alarm) is left be.
+   */
+  #skipped(tx: Tx, id: number, occurrence: number, skip: JobSkip, now: number): void {
+    const { inbox, jobs, outbox } = this.#stores;
+    const run = jobs.runs(id, 1)[0];
+    if (!run || run.occurrence !== occurrence || inbox.get(run.seq)?.status !== "queued") return;
+    this.#stores.settle(tx, run.seq, { status: "failed", error: skip.error });
+    const job = jobs.get(id)!;
+    if (job.target && skip.notice) {
+      outbox.add(tx, "notice", run.seq, job.target, [skip.notice], now);
+    }
+    jobs.update(tx, id, {
+      status: job.status,
+      nextRunAt: job.nextRunAt,
+      reason: skip.error.message,
+    });
   }
 
   /** Fires job `id` now, off its schedule (`POST /v1/jobs/{id}/run`); false when there is none. */
   runNow(tx: Tx, id: number): boolean {
     const job = this.#stores.jobs.get(id);
     if (!job) return false;
-    this.#submit(tx, job, this.#options.now(), false, "manual");
+    this.#submit(tx, job, this.#options.now(), null, "manual");
     return true;
   }
 
-  /** Pauses or resumes job `id`; false when there is none or it is done. */
+  /**
+   * Pauses or resumes job `id`; false when there is none or it is done. A one-off job resumed
+   * past its time runs now, once and late, saying so (a reminder is still wanted; its
+   * (job, occurrence) key and its move to done are this transaction, so a repeated resume or a
+   * restart never runs it twice); a recurring one continues from now, skipping what it was paused
+   * through.
+   */
   setPaused(tx: Tx, id: number, paused: boolean): boolean {
     const job = this.#stores.jobs.get(id);
     if (!job || job.status === "done") return false;
     const now = this.#options.now();
     const next = paused ? job.nextRunAt : nextOccurrence(job.schedule, now);
     if (!paused && next === null) {
+      if ("at" in job.schedule && job.nextRunAt !== null) {
+        this.#fire(tx, job, job.nextRunAt, now, "paused past its time, then resumed");
+        return true;
+      }
       this.#stores.jobs.update(tx, id, { status: "done", nextRunAt: null });
       return true;
     }
@@ -223,9 +276,14 @@ export class JobScheduler {
     return this.#stores.jobs.list().map((job) => this.view(job.id)!);
   }
 
-  /** Fires `occurrence` of `job` and moves it on: to its next occurrence after now, or done. */
-  #fire(tx: Tx, job: Job, occurrence: number, now: number): void {
-    const late = now - occurrence > (this.#options.lateAfterMs ?? 60_000);
+  /**
+   * Fires `occurrence` of `job` and moves it on: to its next occurrence after now, or done. It
+   * says it is late when it is past `lateAfterMs` (an outage), or always when `lateBecause` says
+   * why (a resume).
+   */
+  #fire(tx: Tx, job: Job, occurrence: number, now: number, lateBecause?: string): void {
+    const outage = now - occurrence > (this.#options.lateAfterMs ?? 60_000);
+    const late = lateBecause ?? (outage ? "after an outage" : null);
     this.#submit(tx, job, occurrence, late, String(occurrence));
     const next = nextOccurrence(job.schedule, Math.max(now, occurrence));
     this.#stores.jobs.update(tx, job.id, {
@@ -234,16 +292,17 @@ export class JobScheduler {
     });
   }
 
-  /** The occurrence's message, stored queued like any message (a job never interrupts a turn). */
-  #submit(tx: Tx, job: Job, occurrence: number, late: boolean, tag: string): void {
+  /**
+   * The occurrence's message, stored queued like any message (a job never interrupts a turn);
+   * `late` (why it is late, or null) prefixes the prompt with its time and why.
+   */
+  #submit(tx: Tx, job: Job, occurrence: number, late: string | null, tag: string): void {
     const { inbox, jobs, events } = this.#stores;
     const now = this.#options.now();
     const deliveryKey = `job:${job.id}:${tag === "manual" ? `manual:${now}` : tag}`;
     if (inbox.seen(tx, deliveryKey, now) !== null) return;
     const due = new Date(occurrence).toISOString();
-    const text = late
-      ? `(Scheduled for ${due}; running late, after an outage.) ${job.prompt}`
-      : job.prompt;
+    const text = late ? `(Scheduled for ${due}; running late, ${late}.) ${job.prompt}` : job.prompt;
     const message: InboundMessage = {
       text,
       deliveryKey,

@@ -127,6 +127,50 @@ Deno.test("JobScheduler: a pause or a cancel takes effect before the next occurr
   assertEquals(sentinel.withJobs((jobs) => jobs.view(cancelled.id)), null);
 });
 
+Deno.test("JobScheduler.apply() resume of a one-off job paused past its time runs it once, late, saying so; a repeat or a restart never runs it again", async () => {
+  const clock = { now: T0 };
+  const exec = recordingExecutor();
+  const first = sentinelAt(clock, sqliteStorage(), exec.execute);
+  const job = create(first.sentinel, { prompt: "stretch", schedule: { in: 60 } });
+  const resume = (sentinel: SessionSentinel) =>
+    sentinel.withJobs((jobs, tx) => jobs.apply(tx, { op: "resume", id: job.id }, "api:j"));
+  first.sentinel.withJobs((jobs, tx) => jobs.setPaused(tx, job.id, true));
+  clock.now = T0 + 62_000; // 2 s past its time: under lateAfterMs, still late (it was paused)
+  await first.sentinel.alarm();
+  assertEquals(exec.state.order, [], "paused: nothing runs at its time");
+  const answer = resume(first.sentinel);
+  assertEquals("job" in answer && [answer.job.status, answer.job.last_runs.length], ["done", 1]);
+  // A restart right after the resume: its transaction stored the run, which the next drain runs.
+  const restarted = sentinelAt(clock, first.storage, exec.execute);
+  await restarted.sentinel.alarm();
+  await first.sentinel.alarm();
+  assertEquals(resume(restarted.sentinel), { error: "the job is done", status: 409 });
+  await restarted.sentinel.alarm();
+  assertEquals(exec.state.order.length, 1, JSON.stringify(exec.state.order));
+  assertMatch(
+    exec.state.order[0],
+    /^\(Scheduled for 2026-03-01T12:01:00\.000Z; running late, .*paused.*\) stretch$/,
+  );
+  const view = restarted.sentinel.withJobs((jobs) => jobs.view(job.id)!);
+  assertEquals([view.status, view.next_run_at, view.last_runs.length], ["done", null, 1]);
+  assertEquals(view.last_runs[0].status, "completed");
+});
+
+Deno.test("JobScheduler.setPaused() resume of a one-off job before its time keeps it due then, on time", async () => {
+  const clock = { now: T0 };
+  const exec = recordingExecutor();
+  const { sentinel } = sentinelAt(clock, sqliteStorage(), exec.execute);
+  const job = create(sentinel, { prompt: "later", schedule: { in: 60 } });
+  sentinel.withJobs((jobs, tx) => jobs.setPaused(tx, job.id, true));
+  clock.now = T0 + 30_000;
+  sentinel.withJobs((jobs, tx) => jobs.setPaused(tx, job.id, false));
+  await sentinel.alarm();
+  assertEquals(exec.state.order, [], "not due yet");
+  clock.now = T0 + 60_000;
+  await sentinel.alarm();
+  assertEquals(exec.state.order, ["later"], "on time, not late");
+});
+
 Deno.test("JobScheduler refuses a bad schedule and the job past MAX_JOBS, storing nothing", () => {
   const clock = { now: T0 };
   const storage = sqliteStorage();
@@ -255,4 +299,58 @@ Deno.test("JobScheduler removes a due job whose creator lost access instead of f
   assertEquals(exec.state.order, ["tick"], "ran while allowed, not after");
   assertEquals(asked, ["42", "42"]);
   assertEquals(sentinel.withJobs((jobs) => jobs.view(job.id)), null);
+});
+
+Deno.test("JobScheduler records an occurrence its host skips (creator over quota) as a failed run, tells the chat, and keeps the schedule", async () => {
+  const clock = { now: T0 };
+  const exec = recordingExecutor();
+  const sent: { target: ReplyTarget; text: string }[] = [];
+  const channel: ReplyChannel = {
+    split: (_t, text) => [text],
+    send: (target, text, part) => {
+      part.leaving?.();
+      sent.push({ target, text });
+      return Promise.resolve({ ok: true });
+    },
+    inDoubt: () => Promise.resolve("resend_marked"),
+  };
+  const asked: string[] = [];
+  let over = true;
+  const sentinel = new SessionSentinel(sqliteStorage(), exec.execute, {
+    ...options,
+    now: () => clock.now,
+    channel,
+    jobAllowed: (_context, occurrence) => {
+      asked.push(occurrence);
+      const error = {
+        type: "rate_limited",
+        message: "its creator is over USER_TURNS_PER_HOUR (2)",
+      };
+      return Promise.resolve(over ? { error, notice: "skipped: over the limit" } : true);
+    },
+  });
+  const target = { platform: "telegram", chat_id: 7 };
+  const job = create(sentinel, { prompt: "tick", schedule: { every: 60 } }, {
+    target,
+    context: { session_key: "telegram:7", platform: "telegram", chat_id: "7", user_id: "42" },
+  });
+  clock.now += 60_000;
+  await sentinel.alarm();
+  await sentinel.alarm(); // a repeated alarm asks nothing more and changes nothing
+  await new Promise((resolve) => setTimeout(resolve, 10)); // the notice's send
+  assertEquals(exec.state.order, [], "no turn for a skipped occurrence");
+  assertEquals(asked, [`job:${job.id}:${T0 + 60_000}`]);
+  assertEquals(sent, [{ target, text: "skipped: over the limit" }]);
+  const skipped = sentinel.withJobs((jobs) => jobs.view(job.id)!);
+  assertEquals([skipped.status, skipped.last_runs.map((r) => r.status)], ["active", ["failed"]]);
+  assertEquals(skipped.next_run_at, new Date(T0 + 120_000).toISOString());
+  assertMatch(skipped.reason ?? "", /over USER_TURNS_PER_HOUR/);
+  assertEquals(sentinel.runState(skipped.last_runs[0].seq), {
+    status: "failed",
+    error: { type: "rate_limited", message: "its creator is over USER_TURNS_PER_HOUR (2)" },
+  });
+  over = false;
+  clock.now += 60_000;
+  await sentinel.alarm();
+  assertEquals(exec.state.order, ["tick"], "the next occurrence, under the quota, runs");
 });

@@ -9,6 +9,7 @@ export type {
   JobOrigin,
   JobRequest,
   JobScheduler,
+  JobSkip,
   JobSpec,
   JobView,
 } from "./job_scheduler.ts";

@@ -10,7 +10,7 @@ import type { DirectoryWriter } from "./directory_entry.ts";
 import { DirectorySync } from "./directory_sync.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
 import { MessageAdmission } from "./message_admission.ts";
-import { JobScheduler } from "./job_scheduler.ts";
+import { JobScheduler, type JobSkip } from "./job_scheduler.ts";
 import { OutboxSender } from "./outbox_sender.ts";
 import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
 import { runStateOf, SessionStores } from "./session_stores.ts";
@@ -55,10 +55,16 @@ export interface SentinelOptions {
   /** Scheduled jobs not done yet, at most, per session; default 20. */
   maxJobs?: number;
   /**
-   * Asked before a due job fires, with the context it was created in: false removes the job (its
-   * creator lost access). A check that fails lets the job run, and says so in the log.
+   * Asked before a due job fires, with the context it was created in and a key naming the
+   * occurrence (unique in the session, the same when asked again): true runs it, false removes
+   * the job (its creator lost access), a skip records the occurrence failed instead of running
+   * it (its creator is over their quota). A check that fails lets the job run, and says so in
+   * the log.
    */
-  jobAllowed?: (context: InboundMessage["context"]) => Promise<boolean>;
+  jobAllowed?: (
+    context: InboundMessage["context"],
+    occurrence: string,
+  ) => Promise<boolean | JobSkip>;
   /** How long an approval question waits before it counts as denied; default 24 h (chat), 10 min (API). */
   approvalTimeoutMs?: { chat: number; api: number };
   /**
@@ -335,22 +341,43 @@ export class SessionSentinel {
     if (next.length) this.#stores.db.armAlarm(Math.min(...next));
   }
 
-  /** Due occurrences become messages; a job whose creator lost access is removed instead. */
+  /**
+   * Due occurrences become messages; a job whose creator lost access is removed instead, and an
+   * occurrence over its creator's quota is recorded failed (skipped) instead of run.
+   */
   async #fireJobs(): Promise<void> {
     // One indexed read per turn when nothing is due (the common case): nothing else runs.
     const due = this.#jobs.due();
     if (!due.length) return;
     const allowed = this.#options.jobAllowed;
-    for (const job of allowed ? due : []) {
-      const may = await allowed!(job.context).catch((error) => {
-        log.warn("job access not checked; it runs", { job: job.id, error: String(error) });
-        return true;
-      });
-      if (may) continue;
-      this.#stores.db.transaction((tx) => this.#jobs.remove(tx, job.id));
-      log.info("job removed: its creator may no longer use the bot", { job: job.id });
+    if (!allowed) {
+      this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx));
+      return;
     }
-    this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx));
+    const decided = new Map<number, { at: number; skip: JobSkip | null }>();
+    for (const job of due) {
+      const at = job.nextRunAt!;
+      const verdict = await allowed(job.context, `job:${job.id}:${at}`).catch((error) => {
+        log.warn("job access not checked; it runs", { job: job.id, error: String(error) });
+        return true as const;
+      });
+      if (verdict === false) {
+        this.#stores.db.transaction((tx) => this.#jobs.remove(tx, job.id));
+        log.info("job removed: its creator may no longer use the bot", { job: job.id });
+        continue;
+      }
+      const skip = verdict === true ? null : verdict;
+      if (skip) {
+        log.info("job occurrence skipped: over its creator's quota", {
+          job: job.id,
+          occurrence: new Date(at).toISOString(),
+          reason: skip.error.message,
+        });
+      }
+      decided.set(job.id, { at, skip });
+    }
+    this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx, decided));
+    if ([...decided.values()].some((d) => d.skip?.notice)) this.#flushNotices();
   }
 
   /**
