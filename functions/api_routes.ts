@@ -175,7 +175,7 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
     placement = submitted.placement;
     const { message, receipt } = submitted;
     const sessionId = placement.sessionId;
-    const id = await completionId(sessionId, receipt.seq);
+    const id = await completionId(tenantSessionKey(c.var.tenant.name, sessionId), receipt.seq);
     const run = runId(sessionId, receipt.seq);
     const relay = await relayRunEvents(
       c.env,
@@ -198,7 +198,7 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
   }
   const respond = async (run: PlainRun<ChatPlacement>) => {
     const { outcome: result, placement: at } = run;
-    const id = await completionId(at.sessionId, run.seq);
+    const id = await completionId(tenantSessionKey(c.var.tenant.name, at.sessionId), run.seq);
     const headers = { "X-Session-Id": at.sessionId };
     if (result.status === "failed") {
       // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.

@@ -24,7 +24,11 @@ export interface Env {
   BUSY_INPUT_MODE?: string;
   MAX_QUEUED?: string;
   BUSY_ACK?: string;
+  /** Who may /stop, /new or /reset a turn in a group chat: sender (its sender or an admin; the default) or anyone. */
+  GROUP_STOP?: string;
   APPROVAL_TOOLS?: string;
+  /** A recurring job the model schedules waits for the user's approval: on (the default) or off. */
+  APPROVE_RECURRING_JOBS?: string;
   APPROVAL_TIMEOUT_MS?: string;
   KEEPALIVE_MS?: string;
   /** Chat replies previewed as they grow (on, the default, or off). */

@@ -68,6 +68,7 @@ export class SessionDO extends DurableObject<Env> {
       busyMode: this.#config.busyMode,
       maxQueued: this.#config.maxQueued,
       busyNotice: this.#config.busyAck,
+      groupStop: this.#config.groupStop,
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
       maxJobs: this.#config.maxJobsPerSession,

@@ -123,6 +123,8 @@ for (const adapter of PLATFORM_ADAPTERS) {
         context: { ...message.context, platform: adapter.name, session_key: message.sessionKey },
         reply: message.reply,
         commands: true,
+        // A chat the sender shares with others: grants and /stop are per member there (GROUP_STOP).
+        ...(message.sender.direct ? {} : { group: true }),
         // Decided here, where the platform's own identity is at hand (a GitHub login, a Slack T…/U…).
         ...(isAdmin(c.var.config.access, { platform: adapter.name, ...message.sender })
           ? { admin: true }

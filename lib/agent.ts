@@ -3,7 +3,7 @@ import { type ChatModel, echoModel, openAIChatModel } from "./chat_model.ts";
 import type { BatonConfig } from "./config.ts";
 import { createDelegateTaskTool } from "./delegate_task.ts";
 import { runTurn, type ToolEvent } from "./run_turn.ts";
-import { SCHEDULE_TOOLS } from "./schedule_tools.ts";
+import { SCHEDULE_TOOL_NAMES, scheduleTools } from "./schedule_tools.ts";
 import type { TurnExecutor } from "./session/mod.ts";
 import { bindTurn } from "./session_context.ts";
 import { sessionInfoTool, type Tool, toolAsks, ToolRegistry } from "./tools.ts";
@@ -25,7 +25,7 @@ export function batonToolNames(extraTools: Tool[]): Set<string> {
   return new Set([
     "session_info",
     "delegate_task",
-    ...SCHEDULE_TOOLS.map((tool) => tool.name),
+    ...SCHEDULE_TOOL_NAMES,
     ...extraTools.map((tool) => tool.name),
   ]);
 }
@@ -49,7 +49,7 @@ export function createTurnExecutor(
   const childTools = [sessionInfoTool, ...extraTools];
   const tools = new ToolRegistry([
     ...childTools,
-    ...SCHEDULE_TOOLS,
+    ...scheduleTools({ approveRecurring: config.approveRecurringJobs }),
     createDelegateTaskTool({
       model,
       tools: new ToolRegistry(childTools),

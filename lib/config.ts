@@ -5,6 +5,7 @@ import { parseTenantKeys, type TenantKey } from "./api_tenants.ts";
 import { type McpConfig, parseMcpServers } from "./mcp/mcp_servers.ts";
 import { type ContextDefaults, contextDefaultsFromEnv } from "./session_context.ts";
 import type { BusyMode } from "./session/mod.ts";
+import { GROUP_STOP_MODES, type GroupStop } from "./session/group_stop.ts";
 
 /** Everything baton reads from its environment. */
 export interface BatonConfig {
@@ -25,6 +26,11 @@ export interface BatonConfig {
   maxQueued: number;
   /** The "Queued —" notice to chat users; BUSY_ACK=off disables it. */
   busyAck: boolean;
+  /**
+   * Who may /stop, /new or /reset a turn in a group chat (`GROUP_STOP`): `sender` (the default:
+   * the turn's sender or an admin, `ADMIN_USERS`) or `anyone` (every member).
+   */
+  groupStop: GroupStop;
   /** API keys and their tenants: `GATEWAY_API_KEY` (tenant `default`) and `GATEWAY_API_KEYS`; none: the API is off. */
   apiKeys: readonly TenantKey[];
   /** Tenants that may use `/v1/access/*` and address platform sessions (`ADMIN_API_KEYS`, default `default`). */
@@ -38,6 +44,11 @@ export interface BatonConfig {
   webhookSecret: string;
   /** Tools whose every call waits for the user's approval (`APPROVAL_TOOLS`, built-ins too); default none. */
   approvalTools: ReadonlySet<string>;
+  /**
+   * A recurring job the model schedules (`schedule_task` with `every` or `cron`) waits for the
+   * user's approval like an `APPROVAL_TOOLS` call (`APPROVE_RECURRING_JOBS`, default on; `off`).
+   */
+  approveRecurringJobs: boolean;
   /**
    * How long a pending approval waits before it counts as denied: `chat` for chat users, `api` for
    * API callers. `APPROVAL_TIMEOUT_MS` sets both; unset, 24 h and 10 min.
@@ -75,6 +86,8 @@ export function readConfig(vars: object): BatonConfig {
       "queue",
     maxQueued: _int(env.MAX_QUEUED, 32, 1, 1_000),
     busyAck: _string(env.BUSY_ACK).toLowerCase() !== "off",
+    groupStop: GROUP_STOP_MODES.find((m) => m === _string(env.GROUP_STOP).toLowerCase()) ??
+      "sender",
     apiKeys: parseTenantKeys(_string(env.GATEWAY_API_KEY), _string(env.GATEWAY_API_KEYS)),
     adminTenants: _list(env.ADMIN_API_KEYS, ["default"]),
     apiTurnsPerMinute: _limit(env.API_TURNS_PER_MINUTE),
@@ -82,6 +95,7 @@ export function readConfig(vars: object): BatonConfig {
     access: readAccessConfig(env),
     webhookSecret: _string(env.WEBHOOK_SECRET),
     approvalTools: new Set(_list(env.APPROVAL_TOOLS, [])),
+    approveRecurringJobs: _string(env.APPROVE_RECURRING_JOBS).toLowerCase() !== "off",
     approvalTimeoutMs: {
       chat: _int(env.APPROVAL_TIMEOUT_MS, _DAY_MS, 100, 7 * _DAY_MS),
       api: _int(env.APPROVAL_TIMEOUT_MS, 10 * 60_000, 100, 7 * _DAY_MS),

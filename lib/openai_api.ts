@@ -188,9 +188,13 @@ export async function hashHex(parts: unknown[], bytes = 20): Promise<string> {
   return Array.from(digest.slice(0, bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** A chat completion's id, the same for every answer about one run of one session. */
-export async function completionId(sessionId: string, seq: number): Promise<string> {
-  return `chatcmpl-${await hashHex(["completion", sessionId, seq], 16)}`;
+/**
+ * A chat completion's id, the same for every answer about one run of one session (a retry gets
+ * its first answer's id). Made from the session *key*, which names the tenant: two tenants may
+ * use one X-Session-Id, and their runs must not share ids.
+ */
+export async function completionId(sessionKey: string, seq: number): Promise<string> {
+  return `chatcmpl-${await hashHex(["completion", sessionKey, seq], 16)}`;
 }
 
 /** A non-streaming `chat.completion` response body. */

@@ -20,42 +20,60 @@ function _jobs(): TurnJobs {
   return jobs;
 }
 
+/** How the scheduling tools behave in a deployment. */
+export interface ScheduleToolsOptions {
+  /**
+   * A recurring job (`every`, `cron`) waits for the user's approval before it is created
+   * (`APPROVE_RECURRING_JOBS`, default on): a prompt injected into a tool result must not plant a
+   * job that runs for ever unasked. A one-off runs once, so it does not ask.
+   */
+  approveRecurring: boolean;
+}
+
+/** Whether `schedule_task` arguments ask for a recurring job (either field given, whatever else is). */
+export function schedulesRecurring(args: Record<string, unknown>): boolean {
+  return args.every !== undefined || args.cron !== undefined;
+}
+
 /** `schedule_task`: a prompt to run later in this conversation, once or on a schedule. */
-export const scheduleTaskTool: Tool = defineTool<Record<string, unknown>>({
-  name: "schedule_task",
-  description:
-    "Schedules a prompt to run later as a new turn in this conversation; the answer is posted " +
-    "here. Give exactly one of: at (ISO-8601 time with zone), in (seconds from now), every " +
-    `(seconds, at least ${MIN_EVERY_SECONDS}), or cron (5 fields) with tz (IANA zone, default UTC).`,
-  parameters: {
-    type: "object",
-    properties: {
-      prompt: { type: "string", description: "What to do or say when it runs." },
-      at: { type: "string", description: "Once, at this time, e.g. 2030-01-31T09:00:00+01:00." },
-      in: { type: "integer", description: "Once, this many seconds from now." },
-      every: { type: "integer", description: `Repeatedly, every this many seconds (≥ 60).` },
-      cron: { type: "string", description: "Repeatedly, on this 5-field cron expression." },
-      tz: { type: "string", description: "The cron expression's IANA time zone." },
+export function createScheduleTaskTool(options: ScheduleToolsOptions): Tool {
+  return defineTool<Record<string, unknown>>({
+    name: "schedule_task",
+    description:
+      "Schedules a prompt to run later as a new turn in this conversation; the answer is posted " +
+      "here. Give exactly one of: at (ISO-8601 time with zone), in (seconds from now), every " +
+      `(seconds, at least ${MIN_EVERY_SECONDS}), or cron (5 fields) with tz (IANA zone, default UTC).`,
+    parameters: {
+      type: "object",
+      properties: {
+        prompt: { type: "string", description: "What to do or say when it runs." },
+        at: { type: "string", description: "Once, at this time, e.g. 2030-01-31T09:00:00+01:00." },
+        in: { type: "integer", description: "Once, this many seconds from now." },
+        every: { type: "integer", description: `Repeatedly, every this many seconds (≥ 60).` },
+        cron: { type: "string", description: "Repeatedly, on this 5-field cron expression." },
+        tz: { type: "string", description: "The cron expression's IANA time zone." },
+      },
+      required: ["prompt"],
+      additionalProperties: false,
     },
-    required: ["prompt"],
-    additionalProperties: false,
-  },
-  run(raw) {
-    const args = _args.safeParse(raw);
-    if (!args.success) throw new Error("prompt (a string) and one schedule field are required");
-    const { prompt, tz, ...when } = args.data;
-    const given = Object.entries(when).filter(([, v]) => v !== undefined);
-    if (given.length !== 1) throw new Error("give exactly one of at, in, every or cron");
-    const schedule = scheduleInput.safeParse({
-      ...Object.fromEntries(given),
-      ...(when.cron !== undefined && tz !== undefined ? { tz } : {}),
-    });
-    if (!schedule.success) throw new Error("the schedule's value has the wrong type or range");
-    const result = _jobs().create({ prompt, schedule: schedule.data as ScheduleInput });
-    if ("error" in result) throw new Error(result.error);
-    return { scheduled: result.job };
-  },
-});
+    run(raw) {
+      const args = _args.safeParse(raw);
+      if (!args.success) throw new Error("prompt (a string) and one schedule field are required");
+      const { prompt, tz, ...when } = args.data;
+      const given = Object.entries(when).filter(([, v]) => v !== undefined);
+      if (given.length !== 1) throw new Error("give exactly one of at, in, every or cron");
+      const schedule = scheduleInput.safeParse({
+        ...Object.fromEntries(given),
+        ...(when.cron !== undefined && tz !== undefined ? { tz } : {}),
+      });
+      if (!schedule.success) throw new Error("the schedule's value has the wrong type or range");
+      const result = _jobs().create({ prompt, schedule: schedule.data as ScheduleInput });
+      if ("error" in result) throw new Error(result.error);
+      return { scheduled: result.job };
+    },
+    ...(options.approveRecurring ? { approval: schedulesRecurring } : {}),
+  });
+}
 
 /** `list_scheduled_tasks`: this conversation's jobs. */
 export const listScheduledTasksTool: Tool = defineTool({
@@ -84,8 +102,10 @@ export const cancelScheduledTaskTool: Tool = defineTool<{ id: unknown }>({
 });
 
 /** The three scheduling tools, in the order the model sees them. */
-export const SCHEDULE_TOOLS: readonly Tool[] = [
-  scheduleTaskTool,
-  listScheduledTasksTool,
-  cancelScheduledTaskTool,
-];
+export function scheduleTools(options: ScheduleToolsOptions): Tool[] {
+  return [createScheduleTaskTool(options), listScheduledTasksTool, cancelScheduledTaskTool];
+}
+
+/** The scheduling tools' names (a client's tools may not take them). */
+export const SCHEDULE_TOOL_NAMES: readonly string[] = scheduleTools({ approveRecurring: true })
+  .map((tool) => tool.name);

@@ -87,6 +87,31 @@ export function jobsText(
   ].join("\n");
 }
 
+/**
+ * The notice a chat gets when a turn creates a job (`schedule_task`): what runs when, and how to
+ * cancel it. baton sends it itself, so a model steered by injected text cannot keep it quiet.
+ */
+export function jobCreatedText(
+  job: {
+    id: number;
+    prompt: string;
+    schedule: Record<string, unknown>;
+    next_run_at: string | null;
+  },
+): string {
+  const { schedule } = job;
+  const when = typeof schedule.every === "number"
+    ? `every ${schedule.every} s`
+    : typeof schedule.cron === "string"
+    ? `cron ${schedule.cron}${typeof schedule.tz === "string" ? ` ${schedule.tz}` : ""}`
+    : `once at ${job.next_run_at ?? schedule.at}`;
+  const prompt = job.prompt.length > 200 ? `${job.prompt.slice(0, 200)}…` : job.prompt;
+  return [
+    `Scheduled task #${job.id} (${when}): ${prompt}`,
+    `To cancel it, ask me to cancel task #${job.id}; /jobs lists this chat's tasks.`,
+  ].join("\n");
+}
+
 /** The reply to /start (Telegram sends it when a chat opens). */
 export const START_TEXT = "Hi! Send me a message and I will answer. /help lists the commands.";
 
@@ -125,6 +150,11 @@ export function statusText(state: {
 export function stopText(stopped: boolean, dropped: number): string {
   const dropText = dropped ? ` Dropped ${dropped} waiting message${dropped === 1 ? "" : "s"}.` : "";
   return (stopped ? "Stopped. The session is unlocked." : "Nothing was running.") + dropText;
+}
+
+/** The reply to a group member's /stop, /new or /reset of another member's turn (`GROUP_STOP`). */
+export function notYourTurnText(word: string): string {
+  return `Not yours: only who started the current reply (or an admin) can /${word} it.`;
 }
 
 /** The reply to /new and /reset. */

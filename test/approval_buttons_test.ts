@@ -19,9 +19,14 @@ const CHANNEL = "1300000000000000001";
 const DISCORD = { ...ASKING, ...discordDriver.vars() };
 const TG = { ...ASKING, ...telegramDriver.vars() };
 
+/** Carol, an admin (`ADMIN_USERS`) of the Telegram group tests: may stop anyone's turn. */
+const _carol = { id: 44, is_bot: false, first_name: "Carol" };
+
 // One Worker for Telegram, Slack and Discord under the open policy, each test in a chat of its
 // own; the allowlist test starts its own.
-const baton = sharedBaton({ vars: { ...TG, ...SLACK, ...DISCORD } });
+const baton = sharedBaton({
+  vars: { ...TG, ...SLACK, ...DISCORD, ADMIN_USERS: `telegram:${_carol.id}` },
+});
 
 /** The choice data of the first question sent, once it is there (`of` finds a call's buttons). */
 async function questionData(
@@ -185,6 +190,83 @@ baton.test(
     await until(() => platform.calls.some((c) => c.body?.text === "done twice"), "done");
     assertEquals(toasts()[2], "Denied: session_info will not run");
     assertStrictEquals(toolRuns(fake), 1);
+  },
+);
+
+/** The group of the per-member grant test, and of the /stop test: sessions of their own. */
+const _group3 = { id: -100781, type: "group", title: "Ops 3" };
+const _group4 = { id: -100783, type: "group", title: "Ops 4" };
+
+/** Every inline keyboard sent so far, as its buttons' callback data. */
+const tgKeyboards = (calls: PlatformCall[]): string[][] =>
+  calls.filter((c) => c.body?.reply_markup).map((c) =>
+    c.body.reply_markup.inline_keyboard.flat().map((b: { callback_data: string }) =>
+      b.callback_data
+    )
+  );
+
+baton.test(
+  "POST /webhooks/telegram: in a group, Alice's Always click lets only Alice's later calls run unasked; Bob's call still asks",
+  async (worker, fake, platform) => {
+    fake.script(askThenEcho);
+    const dones = () => platform.calls.filter((c) => String(c.body?.text).startsWith("done: "));
+    await tgSay(worker, "who am i", _alice, _group3);
+    await until(() => tgKeyboards(platform.calls).length === 1, "alice's question");
+    const always = tgKeyboards(platform.calls)[0][2];
+    assertMatch(always, /:a$/);
+    await tgClick(worker, always, _alice, { ok: true }, _group3);
+    await until(() => dones().length === 1, "alice's reply");
+
+    await tgSay(worker, "who am i", _bob, _group3);
+    await until(
+      () => tgKeyboards(platform.calls).length === 2 || dones().length === 2,
+      "bob's question (or, wrongly, his reply)",
+    );
+    assertEquals(dones().length, 1, "bob's call did not run on alice's grant");
+    assertStrictEquals(toolRuns(fake), 1);
+    // Bob's own answer still decides his call.
+    await tgClick(worker, tgKeyboards(platform.calls)[1][3], _bob, { ok: true }, _group3);
+    await until(() => dones().length === 2, "bob's reply");
+    assertStrictEquals(toolRuns(fake), 1);
+
+    await tgSay(worker, "who am i", _alice, _group3);
+    await until(() => dones().length === 3, "alice's second reply, unasked");
+    assertEquals(tgKeyboards(platform.calls).length, 2);
+    assertStrictEquals(toolRuns(fake), 2);
+  },
+);
+
+baton.test(
+  "POST /webhooks/telegram: in a group, Bob's /stop of Alice's turn is refused; an admin's stops it",
+  async (worker, fake, platform) => {
+    fake.script(askThenEcho);
+    const texts = () =>
+      platform.calls.filter((c) => c.path.endsWith("/sendMessage")).map((c) => String(c.body.text));
+    const toasts = () =>
+      platform.calls.filter((c) => c.path.endsWith("/answerCallbackQuery")).map((c) => c.body.text);
+    await tgSay(worker, "who am i", _alice, _group4);
+    await until(() => tgKeyboards(platform.calls).length === 1, "alice's question");
+    const [once] = tgKeyboards(platform.calls)[0];
+
+    await tgSay(worker, "/stop", _bob, _group4);
+    await until(
+      () => texts().some((t) => t.startsWith("Not yours") || t.startsWith("Stopped")),
+      "bob's answer",
+    );
+    assertEquals(
+      texts().at(-1),
+      "Not yours: only who started the current reply (or an admin) can /stop it.",
+    );
+
+    await tgSay(worker, "/stop", _carol, _group4);
+    await until(() => texts().some((t) => t.startsWith("Stopped")), "carol's answer");
+    assertEquals(texts().at(-1), "Stopped. The session is unlocked.");
+    // The question went with the turn: Alice's click answers nothing, the tool never runs.
+    await tgClick(worker, once, _alice, { ok: true }, _group4);
+    await until(() => toasts().length === 1, "alice's toast");
+    assertEquals(toasts(), ["Already answered"]);
+    await pause(100);
+    assertStrictEquals(toolRuns(fake), 0);
   },
 );
 

@@ -11,6 +11,9 @@ import {
 } from "./_support/clients.ts";
 import { holdOn } from "./_support/fake_llm_scripts.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
+import { deliver, replies } from "./_support/drivers/mod.ts";
+import { telegramDriver } from "./_support/drivers/telegram.ts";
+import { QUEUE_FULL_NOTICE } from "../lib/session_commands.ts";
 
 // One Worker for the file in the default queue mode; interrupt and merge each start their own.
 const baton = sharedBaton();
@@ -222,4 +225,35 @@ baton.test(
   },
 );
 
+// A Telegram chat with room for one waiting message: refusals, and the notices they get.
+const tight = sharedBaton({
+  vars: { MAX_QUEUED: "1", BUSY_ACK: "off", ...telegramDriver.vars() },
+  label: "MAX_QUEUED=1",
+});
+
+tight.test(
+  "MAX_QUEUED: 8 messages refused in one chat get one queue-full notice, not 8",
+  async (worker, fake, platform) => {
+    telegramDriver.vars(platform);
+    const chat = telegramDriver.newChat();
+    const send = async (text: string) =>
+      await deliver(worker.fetch, telegramDriver, await telegramDriver.message({ chat, text }));
+    fake.script(holdOn("slow"));
+    await (await send("slow")).text();
+    await fake.waitForRequests(1);
+    await (await send("waits")).text();
+    await untilQueued(worker, telegramDriver.session(chat), 1);
+    for (let i = 0; i < 8; i++) await (await send(`refused ${i}`)).text();
+    fake.release();
+    await until(
+      () => replies(telegramDriver, platform, chat).includes("waits"),
+      "the waiting message's reply",
+    );
+    const sent = replies(telegramDriver, platform, chat);
+    assertEquals(sent.filter((text) => text === QUEUE_FULL_NOTICE).length, 1, sent.join(" | "));
+    assert(!fake.requests.some((r) => r.lastUserText.startsWith("refused")), "none ran");
+  },
+);
+
 baton.done();
+tight.done();

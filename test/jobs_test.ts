@@ -212,7 +212,7 @@ baton.test(
     fake.script(scheduler);
     await tgSay(worker, _forum, "remind job one", 7);
     await tgSay(worker, { id: 555, type: "private", first_name: "Bob" }, "remind job two");
-    await telegram.waitForCalls(4);
+    await telegram.waitForCalls(6); // per chat: the job's announcement, "scheduled", the job's reply
     await pause(800);
     const sent = telegram.calls.map((c) => ({
       chat: c.body.chat_id,
@@ -362,6 +362,55 @@ Deno.test("SessionDO removes a job whose creator's pairing was revoked before it
     assertEquals(jobs.data, [], "the job is gone");
   });
 });
+
+/**
+ * "every <text>" schedules <text> every 60 s with the tool, "once <text>" in an hour; after a
+ * tool result the model says "scheduled".
+ */
+function recurring(req: FakeRequest): FakeStep {
+  if (req.body.messages.at(-1).role === "tool") return { kind: "text", text: "scheduled" };
+  const [, how, prompt] = /^(every|once) (.*)$/.exec(req.lastUserText) ?? [];
+  if (how === "every") {
+    return { kind: "tool_call", name: "schedule_task", args: { prompt, every: 60 } };
+  }
+  if (how === "once") {
+    return { kind: "tool_call", name: "schedule_task", args: { prompt, in: 3600 } };
+  }
+  return { kind: "text", text: `re: ${req.lastUserText}` };
+}
+
+baton.test(
+  "schedule_task: a recurring job the model schedules waits for the chat user's approval and is announced; a one-off is created without asking",
+  async (worker, fake, telegram) => {
+    fake.script(recurring);
+    const chat = { id: 4260, type: "private", first_name: "Alice" };
+    const jobsOf = async (): Promise<Json[]> =>
+      (await json(await api(worker, `/v1/jobs?session=${encodeURIComponent("telegram:4260")}`)))
+        .data;
+    const texts = () => telegram.calls.map((c) => String(c.body.text));
+
+    await tgSay(worker, chat, "every ping the server");
+    await until(() => Promise.resolve(texts().length > 0), "the turn's first message");
+    assertMatch(texts()[0], /^Approval needed: schedule_task .*"every":60/, texts().join(" | "));
+    assertEquals(await jobsOf(), [], "no job before the user approves");
+
+    await tgSay(worker, chat, "yes");
+    await until(() => Promise.resolve(texts().includes("scheduled")), "the resumed turn's reply");
+    const [job] = await jobsOf();
+    assertEquals([job?.prompt, job?.schedule.every], ["ping the server", 60]);
+    const announced = texts().filter((t) => t.startsWith("Scheduled task"));
+    assertStrictEquals(announced.length, 1, texts().join(" | "));
+    assertMatch(announced[0], /^Scheduled task #\d+ \(every 60 s\): ping the server\n.*cancel/s);
+
+    await tgSay(worker, chat, "once stretch");
+    await until(async () => (await jobsOf()).length === 2, "the one-off job");
+    await until(
+      () => Promise.resolve(texts().filter((t) => t.startsWith("Scheduled task")).length === 2),
+      "the one-off's announcement",
+    );
+    assertEquals(texts().filter((t) => t.startsWith("Approval needed")).length, 1, "asked once");
+  },
+);
 
 baton.done();
 

@@ -317,5 +317,27 @@ baton.test("every response carries X-Content-Type-Options: nosniff and Referrer-
   assertEquals(answers.slice(0, 4).map(([, res]) => res.status), [200, 404, 401, 405]);
 });
 
+baton.test("POST /v1/chat/completions: one X-Session-Id in two tenants gets two completion ids; a retry its own again", async (worker) => {
+  const complete = async (key: string, stream = false) => {
+    const res = await as(worker, key, "/v1/chat/completions", {
+      method: "POST",
+      headers: { "x-session-id": "same-ids", "idempotency-key": `ids-${key}-${stream}` },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], stream }),
+    });
+    assertStrictEquals(res.status, 200);
+    if (!stream) return (await json(res)).id as string;
+    const first = (await res.text()).split("\n").find((line) => line.startsWith("data: {"))!;
+    return JSON.parse(first.slice("data: ".length)).id as string;
+  };
+  // Run 1 of session `same-ids` in each tenant: ids made from the session id alone coincide.
+  const [acme, beta] = [await complete(ACME), await complete(BETA)];
+  assert(acme.startsWith("chatcmpl-") && beta.startsWith("chatcmpl-"), `${acme} ${beta}`);
+  assert(acme !== beta, `one id in two tenants: ${acme}`);
+  assertStrictEquals(await complete(ACME), acme, "a retry (same Idempotency-Key) keeps its id");
+  // Streamed: run 2 of each tenant's session.
+  const [acmeStream, betaStream] = [await complete(ACME, true), await complete(BETA, true)];
+  assert(acmeStream !== betaStream, `one streamed id in two tenants: ${acmeStream}`);
+});
+
 listed.done();
 baton.done();

@@ -149,9 +149,13 @@ export class ApprovalGate {
       return { kind: "not_pending" };
     }
     if (answer.choice === "session" || answer.choice === "always") {
+      // A chat answer's grant is the answering member's (a chat turn answered over the API: the
+      // asking member's), so that in a group one member's "always" never lets another's calls
+      // run unasked; an API turn's is everyone's ("").
+      const member = sender ? sender.userId : waiting.message.reply ? waiting.pause.askedBy : "";
       approvals.grant(
         tx,
-        { tool: question.tool, scope: answer.choice },
+        { tool: question.tool, scope: answer.choice, member },
         claims.state().conversation,
       );
     }

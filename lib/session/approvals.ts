@@ -34,10 +34,14 @@ export interface ApprovalRow {
   answeredBy: string | null;
 }
 
-/** A remembered answer: the tool does not ask again in this conversation (`session`) or at all (`always`). */
+/**
+ * A remembered answer: the tool does not ask again in this conversation (`session`) or at all
+ * (`always`), in the turns of `member` (the chat user who gave it; "": every turn of the session).
+ */
 export interface ApprovalGrant {
   tool: string;
   scope: "session" | "always";
+  member: string;
 }
 
 /**
@@ -160,32 +164,49 @@ export class ApprovalStore {
     this.#db.exec(tx, `DELETE FROM approval_run WHERE seq = ?`, seq);
   }
 
-  /** Remembers that `tool` does not ask again: in `conversation` (`session`) or in this session key (`always`). */
+  /**
+   * Remembers that `tool` does not ask again in `grant.member`'s turns: in `conversation`
+   * (`session`) or in this session key (`always`).
+   */
   grant(tx: Tx, grant: ApprovalGrant, conversation: number): void {
     this.#db.exec(
       tx,
-      `INSERT OR REPLACE INTO approval_grant (tool, scope, conversation) VALUES (?, ?, ?)`,
+      `INSERT OR REPLACE INTO approval_grant (tool, scope, conversation, member) VALUES (?, ?, ?, ?)`,
       grant.tool,
       grant.scope,
       conversation,
+      grant.member,
     );
   }
 
-  /** The grants in force in `conversation`. */
-  grants(conversation: number): ApprovalGrant[] {
+  /**
+   * The grants in force in `conversation` for a turn of `member` (its user id, "" for none):
+   * theirs, and those given for every turn. Another member's never count.
+   */
+  grants(conversation: number, member: string): ApprovalGrant[] {
     return this.#db.rows(
-      `SELECT tool, scope FROM approval_grant WHERE scope = 'always' OR conversation = ?
-       ORDER BY tool, scope`,
+      `SELECT tool, scope, member FROM approval_grant
+       WHERE (scope = 'always' OR conversation = ?) AND member IN ('', ?)
+       ORDER BY tool, scope, member`,
       conversation,
+      member,
     ).map((row) => ({
       tool: str(row, "tool"),
       scope: str(row, "scope") as ApprovalGrant["scope"],
+      member: str(row, "member"),
     }));
   }
 
-  /** Forgets every grant (`/forget approvals`); returns how many there were. */
-  forgetGrants(tx: Tx): number {
-    return this.#db.exec(tx, `DELETE FROM approval_grant RETURNING tool`).length;
+  /**
+   * Forgets the grants `member`'s turns have (`/forget approvals`: their own and those for
+   * every turn, never another member's); returns how many there were.
+   */
+  forgetGrants(tx: Tx, member: string): number {
+    return this.#db.exec(
+      tx,
+      `DELETE FROM approval_grant WHERE member IN ('', ?) RETURNING tool`,
+      member,
+    ).length;
   }
 }
 

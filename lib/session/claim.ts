@@ -16,8 +16,19 @@ export interface Claim {
   conversation: number;
 }
 
-/** Minimum time between two queued notices of one session. */
+/** Minimum time between two queued notices of one session, and between two queue-full notices. */
 export const NOTICE_INTERVAL_MS = 30_000;
+
+/**
+ * The session notices that are throttled, each with its own slot (its `run` column): a queued
+ * notice just sent must not silence the notice that a later message was dropped.
+ */
+export type NoticeKind = "queued" | "queue_full";
+
+const _NOTICE_COLUMN: Record<NoticeKind, string> = {
+  queued: "notice_at",
+  queue_full: "queue_full_notice_at",
+};
 
 /**
  * The `run` row: one turn holds the session at a time. Every change of holder bumps the
@@ -93,11 +104,12 @@ export class ClaimStore {
     this.#db.exec(tx, `UPDATE run SET conversation = conversation + 1 WHERE id = 1`);
   }
 
-  /** Whether a queued notice may go out now (none in the last 30 s); records it when so. */
-  takeNoticeSlot(tx: Tx, now: number): boolean {
-    const row = this.#db.rows(`SELECT notice_at FROM run WHERE id = 1`)[0];
-    if (now - num(row, "notice_at") < NOTICE_INTERVAL_MS) return false;
-    this.#db.exec(tx, `UPDATE run SET notice_at = ? WHERE id = 1`, now);
+  /** Whether a notice of `kind` may go out now (none in the last 30 s); records it when so. */
+  takeNoticeSlot(tx: Tx, now: number, kind: NoticeKind = "queued"): boolean {
+    const column = _NOTICE_COLUMN[kind];
+    const row = this.#db.rows(`SELECT ${column} FROM run WHERE id = 1`)[0];
+    if (now - num(row, column) < NOTICE_INTERVAL_MS) return false;
+    this.#db.exec(tx, `UPDATE run SET ${column} = ? WHERE id = 1`, now);
     return true;
   }
 }

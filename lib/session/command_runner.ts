@@ -6,6 +6,7 @@ import {
   HELP_TEXT,
   jobsText,
   newConversationText,
+  notYourTurnText,
   type ParsedCommand,
   START_TEXT,
   statusText,
@@ -14,6 +15,7 @@ import {
 } from "../session_commands.ts";
 import type { ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
+import { type GroupStop, mayStopTurn } from "./group_stop.ts";
 import type { Tx } from "./session_db.ts";
 import type { SessionStores } from "./session_stores.ts";
 import type { TurnRunner } from "./turn_runner.ts";
@@ -25,12 +27,20 @@ export class CommandRunner {
   readonly #runner: TurnRunner;
   readonly #gate: ApprovalGate;
   readonly #now: () => number;
+  readonly #groupStop: GroupStop;
 
-  constructor(stores: SessionStores, runner: TurnRunner, gate: ApprovalGate, now: () => number) {
+  constructor(
+    stores: SessionStores,
+    runner: TurnRunner,
+    gate: ApprovalGate,
+    now: () => number,
+    groupStop: GroupStop = "sender",
+  ) {
     this.#stores = stores;
     this.#runner = runner;
     this.#gate = gate;
     this.#now = now;
+    this.#groupStop = groupStop;
   }
 
   /** A command's answer; /stop, /new, /approve, /deny and /forget change state. */
@@ -47,7 +57,8 @@ export class CommandRunner {
           queued: this.#stores.inbox.waitingCount(),
           ...(waiting ? { waiting } : {}),
         });
-        const grants = grantsText(this.#stores.approvals.grants(claim.conversation));
+        const member = message.context.user_id ?? "";
+        const grants = grantsText(this.#stores.approvals.grants(claim.conversation, member));
         return grants ? `${state}\n${grants}` : state;
       }
       case "approve":
@@ -68,14 +79,14 @@ export class CommandRunner {
       case "forget":
         return forgetText(
           argument,
-          argument === "approvals" ? this.#stores.approvals.forgetGrants(tx) : 0,
+          argument === "approvals"
+            ? this.#stores.approvals.forgetGrants(tx, message.context.user_id ?? "")
+            : 0,
         );
-      case "stop": {
-        const { stopped, dropped } = this.stopAll(tx, false);
-        return stopText(stopped, dropped);
-      }
+      case "stop":
       case "new":
-        return newConversationText(this.stopAll(tx, true).stopped);
+        if (!this.#mayStop(message)) return notYourTurnText(word);
+        return this.#stop(tx, command === "new");
       case "jobs":
         return jobsText(this.#stores.jobs.list());
       case "help":
@@ -85,6 +96,23 @@ export class CommandRunner {
       case "unknown":
         return unknownCommandText(word);
     }
+  }
+
+  /** /stop's or /new's answer, once allowed. */
+  #stop(tx: Tx, fresh: boolean): string {
+    const { stopped, dropped } = this.stopAll(tx, fresh);
+    return fresh ? newConversationText(stopped) : stopText(stopped, dropped);
+  }
+
+  /** Whether `message`'s /stop or /new may end the turn holding the session (`GROUP_STOP`). */
+  #mayStop(message: InboundMessage): boolean {
+    const { seq } = this.#stores.claims.state();
+    const turnSender = seq === null ? null : this.#stores.inbox.message(seq)?.context.user_id ?? "";
+    return mayStopTurn(this.#groupStop, {
+      group: message.group === true,
+      userId: message.context.user_id ?? "",
+      admin: message.admin === true,
+    }, turnSender);
   }
 
   /** Ends the running turn and cancels every waiting message; `fresh` also starts a new conversation. */

@@ -233,7 +233,14 @@ Deno.test("JobScheduler: a job the turn's tool creates replies in that chat, bou
   await sentinel.alarm();
   clock.now += 60_000;
   await sentinel.alarm();
-  assertEquals(targets.map((t) => [t.text, t.target]), [
+  // The chat is told of the job by baton itself (a notice stored with it), not only by the model.
+  const announced = (t: { text: string }) => t.text.startsWith("Scheduled task");
+  assertEquals(targets.filter(announced).map((t) => [t.text, t.target]), [[
+    `Scheduled task #1 (once at ${new Date(T0 + 60_000).toISOString()}): drink water\n` +
+    "To cancel it, ask me to cancel task #1; /jobs lists this chat's tasks.",
+    target,
+  ]]);
+  assertEquals(targets.filter((t) => !announced(t)).map((t) => [t.text, t.target]), [
     ["re: remind me", target],
     ["re: drink water", target],
   ]);

@@ -95,7 +95,7 @@ export class MessageAdmission {
     );
     if (decision.action === "refuse") {
       const refused: SubmitReceipt = { seq: 0, duplicate: false, refused: "queue_full" };
-      return this.#withNotice(tx, message, refused, QUEUE_FULL_NOTICE, now);
+      return this.#withNotice(tx, message, refused, this.#queueFullNotice(tx, message, now), now);
     }
     let seq: number;
     if (decision.action === "merge" && newest) {
@@ -127,6 +127,17 @@ export class MessageAdmission {
       this.#stores.outbox.add(tx, "notice", receipt.seq || null, message.reply, [notice], now);
     }
     return { ...receipt, notice };
+  }
+
+  /**
+   * The queue-full notice, for a chat user at most once per 30 s per session: a flood of refused
+   * messages gets one reply, not one each (an API caller's refusal is its own 429).
+   */
+  #queueFullNotice(tx: Tx, message: InboundMessage, now: number): string | undefined {
+    if (!message.reply) return QUEUE_FULL_NOTICE;
+    return this.#stores.claims.takeNoticeSlot(tx, now, "queue_full")
+      ? QUEUE_FULL_NOTICE
+      : undefined;
   }
 
   /** The queued notice for a chat user, at most once per 30 s per session. */

@@ -4,6 +4,7 @@ export type { SessionStorage } from "./session_db.ts";
 export { FINAL_RUN_EVENTS } from "./run_events.ts";
 export * from "./types.ts";
 export { APPROVAL_CHOICES, type ApprovalChoice } from "./approvals.ts";
+export { GROUP_STOP_MODES, type GroupStop } from "./group_stop.ts";
 export type {
   JobAnswer,
   JobOrigin,

@@ -91,10 +91,10 @@ const _REQUEST_HASH = [
 ];
 
 /**
- * Approvals: a turn paused for its user's answer (its messages so far, kept until the turn ends),
- * the calls it asks about with their answers, and the answers remembered for later turns.
+ * Approvals: a turn paused for its user's answer (its messages so far, kept until the turn ends)
+ * and the calls it asks about with their answers (the answers remembered: `approval_grant`).
  */
-const _APPROVALS = [
+const _APPROVAL_TURNS = [
   `CREATE TABLE approval_pause (
       seq INTEGER PRIMARY KEY,
       messages TEXT NOT NULL,
@@ -113,12 +113,37 @@ const _APPROVALS = [
       answered_by TEXT,
       PRIMARY KEY (seq, call_id)
     )`,
-  `CREATE TABLE approval_grant (
+];
+
+/** The remembered answers as approvals first made them: one per tool and scope, for everyone. */
+const _APPROVAL_GRANT_V1 = `CREATE TABLE approval_grant (
       tool TEXT NOT NULL,
       scope TEXT NOT NULL,
       conversation INTEGER NOT NULL,
       PRIMARY KEY (tool, scope)
-    )`,
+    )`;
+
+/**
+ * The remembered answers now, under `name`: each for the chat member who gave it (`member`, ""
+ * for every caller of the session: an API answer, or a grant from before members were recorded),
+ * so that in a group one member's "always" never lets another member's calls run unasked.
+ */
+function _approvalGrant(name: string): string {
+  return `CREATE TABLE ${name} (
+    tool TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    conversation INTEGER NOT NULL,
+    member TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (tool, scope, member)
+  )`;
+}
+
+/** Rebuilds `approval_grant` with its member (a primary key cannot be altered in place). */
+const _GRANT_MEMBERS = [
+  _approvalGrant("approval_grant_v2"),
+  `INSERT INTO approval_grant_v2 (tool, scope, conversation) SELECT tool, scope, conversation FROM approval_grant`,
+  `DROP TABLE approval_grant`,
+  `ALTER TABLE approval_grant_v2 RENAME TO approval_grant`,
 ];
 
 /** A notice's buttons (an approval question's choices), sent with its last part. */
@@ -176,6 +201,11 @@ const _PREVIEW_MESSAGES = [
   `ALTER TABLE outbox ADD COLUMN replaces TEXT`,
 ];
 
+/** When the last queue-full notice went out: a flood of refused messages gets one per interval. */
+const _QUEUE_FULL_NOTICE = [
+  `ALTER TABLE run ADD COLUMN queue_full_notice_at INTEGER NOT NULL DEFAULT 0`,
+];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -213,7 +243,7 @@ const _MIGRATIONS: readonly _Migration[] = [
   // that outcome instead of a second run, and an Idempotency-Key reused for another body is seen.
   _REQUEST_HASH,
   // 3 → 4: approvals (a turn paused for its user's answer survives eviction and restarts).
-  _APPROVALS,
+  [..._APPROVAL_TURNS, _APPROVAL_GRANT_V1],
   // 4 → 5: a notice carries buttons (an approval question's choices on Telegram, Slack, Discord).
   _OUTBOX_CHOICES,
   // 5 → 6: a resumed turn's calls and their results (an approved call runs at most once).
@@ -224,6 +254,10 @@ const _MIGRATIONS: readonly _Migration[] = [
   _RUN_EVENT_TIMES,
   // 8 → 9: a preview message's handle (the reply replaces it; a recovered attempt reuses it).
   _PREVIEW_MESSAGES,
+  // 9 → 10: a remembered approval belongs to the chat member who gave it (group chats).
+  _GRANT_MEMBERS,
+  // 10 → 11: the queue-full notice's own throttle (8 refused messages got 8 notices).
+  _QUEUE_FULL_NOTICE,
 ];
 
 /**
@@ -235,12 +269,14 @@ const _CURRENT = [
   _outbox("outbox"),
   ..._OUTBOX_INDEXES,
   ..._REQUEST_HASH,
-  ..._APPROVALS,
+  ..._APPROVAL_TURNS,
+  _approvalGrant("approval_grant"),
   ..._OUTBOX_CHOICES,
   ..._APPROVAL_RUNS,
   ..._JOBS,
   ..._RUN_EVENT_TIMES,
   ..._PREVIEW_MESSAGES,
+  ..._QUEUE_FULL_NOTICE,
   ..._VERSION_TABLE,
 ];
 

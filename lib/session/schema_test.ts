@@ -1,7 +1,7 @@
 // Unit tests for lib/session/schema.ts over node:sqlite; Deno.
 import { assertEquals } from "@std/assert";
 import { migrate, SCHEMA_VERSION } from "./schema.ts";
-import { SessionDb, type SessionStorage } from "./session_db.ts";
+import { SessionDb, type SessionStorage, type SqlValue } from "./session_db.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 
 /** Counts the statements run through `storage`. */
@@ -98,4 +98,29 @@ Deno.test("migrate() makes the same schema on a fresh database as through every 
   const migrated = new SessionDb(old);
   migrate(migrated);
   assertEquals(shape(fresh), shape(migrated));
+});
+
+Deno.test("migrate() keeps the grants made before members were recorded, as grants for every member", () => {
+  const storage = sqliteStorage();
+  storage.db.exec(
+    `CREATE TABLE outbox (seq INTEGER NOT NULL, part INTEGER NOT NULL, count INTEGER NOT NULL,
+     text TEXT NOT NULL, sent_at INTEGER, error TEXT, PRIMARY KEY (seq, part))`,
+  );
+  // A grant stored by a build of the version before, just as its table is rebuilt with members.
+  const sql = {
+    exec: (query: string, ...bindings: SqlValue[]) => {
+      if (query.startsWith("INSERT INTO approval_grant_v2")) {
+        storage.sql.exec(
+          `INSERT INTO approval_grant (tool, scope, conversation) VALUES ('act', 'always', 3)`,
+        );
+      }
+      return storage.sql.exec(query, ...bindings);
+    },
+  };
+  const db = new SessionDb({ ...storage, sql });
+  migrate(db);
+  assertEquals(
+    db.rows(`SELECT tool, scope, conversation, member FROM approval_grant`).map((r) => ({ ...r })),
+    [{ tool: "act", scope: "always", conversation: 3, member: "" }],
+  );
 });

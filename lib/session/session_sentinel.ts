@@ -8,6 +8,7 @@ import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import type { DirectoryWriter } from "./directory_entry.ts";
 import { DirectorySync } from "./directory_sync.ts";
+import type { GroupStop } from "./group_stop.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
 import { MessageAdmission } from "./message_admission.ts";
 import { JobScheduler, type JobSkip } from "./job_scheduler.ts";
@@ -48,6 +49,8 @@ export interface SentinelOptions {
   maxQueued?: number;
   /** Whether chat users get the queued notice (at most once per 30 s). Default true. */
   busyNotice?: boolean;
+  /** Who may /stop or /new a turn in a group chat (`GROUP_STOP`); default `sender`. */
+  groupStop?: GroupStop;
   /** Longest wait for one part's send, Retry-After included, before giving up on it. */
   maxSendWaitMs?: number;
   /** Whether chat turns preview their reply as it grows (`STREAM_REPLIES`); default true. */
@@ -128,7 +131,13 @@ export class SessionSentinel {
       sender: this.#sender,
       now: this.#now,
     });
-    this.#commands = new CommandRunner(this.#stores, this.#runner, this.#gate, this.#now);
+    this.#commands = new CommandRunner(
+      this.#stores,
+      this.#runner,
+      this.#gate,
+      this.#now,
+      options.groupStop,
+    );
     this.#admission = new MessageAdmission({
       stores: this.#stores,
       gate: this.#gate,

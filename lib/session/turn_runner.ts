@@ -9,6 +9,7 @@ import { runClaimedTurn } from "./run_claimed_turn.ts";
 import { type TurnJobs, withTurnJobs } from "./turn_jobs.ts";
 import type { Tx } from "./session_db.ts";
 import type { SessionStores } from "./session_stores.ts";
+import { jobCreatedText } from "../session_commands.ts";
 import {
   failureNotice,
   type InboundMessage,
@@ -204,7 +205,9 @@ export class TurnRunner {
       progress.preview = (delta) => live.delta(delta);
       live.start();
     }
-    const granted = new Set(approvals.grants(claim.conversation).map((grant) => grant.tool));
+    // This turn's sender's grants (and those for everyone), never another group member's.
+    const grants = approvals.grants(claim.conversation, message.context.user_id ?? "");
+    const granted = new Set(grants.map((grant) => grant.tool));
     const result = await withTurnJobs(this.#turnJobs(claim, message), () =>
       runClaimedTurn(
         this.#options.execute,
@@ -317,16 +320,30 @@ export class TurnRunner {
 
   /**
    * The session's jobs as `claim`'s turn sees them: a job it creates replies where the turn
-   * does and binds its chat and user, never the message's own id.
+   * does and binds its chat and user, never the message's own id. A chat is told of each job
+   * created, how to cancel it included, by a notice stored with the job (never one without the
+   * other) and sent at once, like an approval question: the model's reply cannot leave it out.
    */
   #turnJobs(claim: Claim, message: InboundMessage): TurnJobs {
-    const { db, claims } = this.#stores;
-    const scheduler = this.#options.scheduler;
+    const { db, claims, outbox } = this.#stores;
+    const { scheduler, sender } = this.#options;
     const origin = originOf(message);
     const ended = { error: "the turn has ended" };
+    const target = sender ? message.reply : undefined;
     return {
-      create: (spec) =>
-        db.transaction((tx) => claims.holds(claim) ? scheduler.create(tx, spec, origin) : ended),
+      create: (spec) => {
+        const made = db.transaction((tx) => {
+          if (!claims.holds(claim)) return ended;
+          const result = scheduler.create(tx, spec, origin);
+          if (target && "job" in result) {
+            const text = jobCreatedText(result.job);
+            outbox.add(tx, "notice", claim.seq, target, [text], this.#options.now());
+          }
+          return result;
+        });
+        if (target && "job" in made) sender!.flushNotices().catch(() => {});
+        return made;
+      },
       list: () => scheduler.list(),
       cancel: (id) => db.transaction((tx) => claims.holds(claim) && scheduler.remove(tx, id)),
     };

@@ -43,6 +43,12 @@ export interface InboundMessage {
    * platform's own identity: may answer anyone's approval question.
    */
   admin?: boolean;
+  /**
+   * The chat is shared by several members (a group, a channel, a GitHub thread; the platform's
+   * sender is not `direct`): only the running turn's sender or an admin may /stop or /new it
+   * (`GROUP_STOP`).
+   */
+  group?: boolean;
   /** Record the run's events (runs API, streaming completions): kept durably, readable live. */
   events?: boolean;
   /** The caller's own data kept with the message and unused by the session (a Responses API request's fields). */
