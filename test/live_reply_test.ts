@@ -163,7 +163,12 @@ baton.test(
     assert(contents.length >= 3, `${contents.length} edits`);
     assert(contents.length <= PIECES / 3 + 1, `throttled: ${contents.length} edits`);
     assertEquals(contents.at(-1), REPLY);
-    assertEquals(contents.filter((c) => c === REPLY).length, 1);
+    // On a loaded machine a preview can catch the last piece and show the whole text just before
+    // the reply's own edit: the same text twice in one message, never a second message.
+    assert(
+      contents.filter((c) => c === REPLY).length <= 2,
+      "the whole reply at most previewed once",
+    );
     for (const c of contents) assert(REPLY.startsWith(c), "a preview is the reply so far");
   },
 );
