@@ -1,42 +1,12 @@
-// MCP_SERVERS in workerd: a real SDK server's tools offered to the model, called, failing, stopped, cached; Deno + Miniflare.
+// MCP_SERVERS in workerd: a real SDK server's tools offered to the model, called, failing, stopped, cached — each test with a Worker and an MCP server of its own (shared ones lost listings under a loaded full run, not understood yet); Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { API_KEY, chat, chatReply, type Json, json, until, withBaton } from "./_support/clients.ts";
 import type { FakeLlm, FakeRequest, FakeStep } from "./_support/fake_llm.ts";
 import { startMcpServer, type TestMcpServer } from "./_support/mcp_server.ts";
-import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
 const auth = { authorization: `Bearer ${API_KEY}` };
 const MCP_TOKEN = "mcp-bearer-secret-value";
-
-/**
- * The vars naming `server` as `t` (its header naming a secret), then `vars`.
- * MCP_TIMEOUT_MS is generous: under a loaded run a healthy server's tools/list can take over a second.
- */
-function mcpVars(
-  server: TestMcpServer,
-  entry: Record<string, unknown> = {},
-  vars: Record<string, string> = {},
-): Record<string, string> {
-  const servers = [{
-    name: "t",
-    url: server.url,
-    headers: { Authorization: "Bearer ${MCP_TOKEN}" },
-    ...entry,
-  }];
-  return { MCP_SERVERS: JSON.stringify(servers), MCP_TOKEN, MCP_TIMEOUT_MS: "5000", ...vars };
-}
-
-// One Worker for the file's tests of a healthy server, and one (a 3 s MCP timeout) for those of a
-// failing one, each with its MCP server (a session lists the tools itself: its first turn lists them
-// anew). The tools filter and the server not started yet each start their own.
-const healthy = await startMcpServer();
-const failing = await startMcpServer();
-const baton = sharedBaton({ vars: mcpVars(healthy, {}, { MCP_TIMEOUT_MS: "60000" }) });
-const slow = sharedBaton({
-  vars: mcpVars(failing, {}, { MCP_TIMEOUT_MS: "3000" }),
-  label: "failing server",
-});
 
 /** Runs `fn` against baton configured with the test server as `t` (its header naming a secret). */
 async function withMcp(
@@ -46,8 +16,20 @@ async function withMcp(
 ): Promise<void> {
   const server = opts.server ?? await startMcpServer();
   try {
+    const servers = [{
+      name: "t",
+      url: server.url,
+      headers: { Authorization: "Bearer ${MCP_TOKEN}" },
+      ...opts.entry,
+    }];
     await withBaton((worker, fake) => fn(worker, fake, server), {
-      vars: mcpVars(server, opts.entry, opts.vars),
+      vars: {
+        MCP_SERVERS: JSON.stringify(servers),
+        MCP_TOKEN,
+        // Generous: under a loaded run a healthy server's tools/list can take over a second.
+        MCP_TIMEOUT_MS: "5000",
+        ...opts.vars,
+      },
     });
   } finally {
     await server.close();
@@ -63,9 +45,8 @@ const toolThenText =
       : { kind: "tool_call", name: tool, args };
   };
 
-baton.test(
-  "MCP_SERVERS offers each server's tools to the model as <name>__<tool> with their schemas",
-  async (worker, fake) => {
+Deno.test("MCP_SERVERS offers each server's tools to the model as <name>__<tool> with their schemas", async () => {
+  await withMcp(async (worker, fake, server) => {
     assertEquals(await chatReply(await chat(worker, "hello", { session: "m1" })), "hello");
     const tools: Json[] = fake.requests[0].body.tools;
     const byName = new Map(tools.map((t) => [t.function.name, t.function]));
@@ -79,9 +60,9 @@ baton.test(
     assertEquals(echo.parameters.properties.text.type, "string");
     assertEquals(echo.parameters.required, ["text"]);
     // The header's ${MCP_TOKEN} was resolved from the Worker's secrets.
-    assertEquals(healthy.lastHeaders?.get("authorization"), `Bearer ${MCP_TOKEN}`);
-  },
-);
+    assertEquals(server.lastHeaders?.get("authorization"), `Bearer ${MCP_TOKEN}`);
+  });
+});
 
 Deno.test("MCP_SERVERS tools filter and approval: only the listed tools, the marked one asks first", async () => {
   await withMcp(async (worker, fake) => {
@@ -104,23 +85,21 @@ Deno.test("MCP_SERVERS tools filter and approval: only the listed tools, the mar
   }, { entry: { tools: ["echo", "add"], approval: ["add"] } });
 });
 
-baton.test(
-  "MCP_SERVERS: a call's arguments and result round-trip through the model",
-  async (worker, fake) => {
-    const before = healthy.calls.length; // the shared server's calls of earlier tests
+Deno.test("MCP_SERVERS: a call's arguments and result round-trip through the model", async () => {
+  await withMcp(async (worker, fake, server) => {
     fake.script(toolThenText("t__add", { a: 20, b: 22 }));
     assertEquals(await chatReply(await chat(worker, "sum", { session: "m2" })), "result: 42");
-    assertEquals(healthy.calls.slice(before), [{ name: "add", arguments: { a: 20, b: 22 } }]);
-  },
-);
+    assertEquals(server.calls, [{ name: "add", arguments: { a: 20, b: 22 } }]);
+  });
+});
 
-baton.test("MCP_SERVERS: a second turn does not list the tools again", async (worker) => {
-  const lists = () => healthy.methods.filter((m) => m === "tools/list").length;
-  const before = lists(); // the other sessions' listings on the shared server
-  await chatReply(await chat(worker, "one", { session: "m3" }));
-  await chatReply(await chat(worker, "two", { session: "m3" }));
-  await chatReply(await chat(worker, "three", { session: "m3" }));
-  assertEquals(lists() - before, 1);
+Deno.test("MCP_SERVERS: a second turn does not list the tools again", async () => {
+  await withMcp(async (worker, _fake, server) => {
+    await chatReply(await chat(worker, "one", { session: "m3" }));
+    await chatReply(await chat(worker, "two", { session: "m3" }));
+    await chatReply(await chat(worker, "three", { session: "m3" }));
+    assertEquals(server.methods.filter((m) => m === "tools/list").length, 1);
+  });
 });
 
 for (
@@ -129,25 +108,19 @@ for (
     ["hangs", () => {}, /no answer within 3000 ms/],
   ] as const
 ) {
-  // 3 s, not the file's 1 s: under a loaded run the warm-up's tools/list could itself take 1 s,
-  // leaving the model no tool to call (seen: "unknown tool: t__stuck").
-  slow.test(
-    `MCP_SERVERS: a server that ${what} gives the model a tool error and the turn completes`,
-    async (worker, fake) => {
-      const session = `m4-${what.replace(" ", "-")}`;
-      await chatReply(await chat(worker, "warm up", { session }));
-      arrange(failing);
-      try {
-        const tool = what === "hangs" ? "t__stuck" : "t__echo";
-        fake.script(toolThenText(tool, { text: "x" }));
-        const reply = await chatReply(await chat(worker, "call it", { session }));
-        assertMatch(reply, /^result: \{"error":"MCP server t: /);
-        assertMatch(reply, pattern);
-      } finally {
-        failing.failCalls = false; // the next test's server answers again
-      }
-    },
-  );
+  Deno.test(`MCP_SERVERS: a server that ${what} gives the model a tool error and the turn completes`, async () => {
+    // 3 s, not the file's 1 s: under a loaded run the warm-up's tools/list could itself take 1 s,
+    // leaving the model no tool to call (seen: "unknown tool: t__stuck").
+    await withMcp(async (worker, fake, server) => {
+      await chatReply(await chat(worker, "warm up", { session: "m4" }));
+      arrange(server);
+      const tool = what === "hangs" ? "t__stuck" : "t__echo";
+      fake.script(toolThenText(tool, { text: "x" }));
+      const reply = await chatReply(await chat(worker, "call it", { session: "m4" }));
+      assertMatch(reply, /^result: \{"error":"MCP server t: /);
+      assertMatch(reply, pattern);
+    }, { vars: { MCP_TIMEOUT_MS: "3000" } });
+  });
 }
 
 Deno.test("MCP_SERVERS: a server that is not started offers no tools, the turn completes, it is listed later", async () => {
@@ -180,16 +153,8 @@ Deno.test("MCP_SERVERS: a server that is not started offers no tools, the turn c
   }
 });
 
-baton.test(
-  "MCP_SERVERS: POST /v1/runs/{id}/stop cancels an in-flight MCP call",
-  async (worker, fake) => {
-    // The shared server's records of earlier tests: this test waits for its own.
-    const count = (method: string) => healthy.methods.filter((m) => m === method).length;
-    const [calls, cancels, cancelled] = [
-      count("tools/call"),
-      count("notifications/cancelled"),
-      healthy.cancelled,
-    ];
+Deno.test("MCP_SERVERS: POST /v1/runs/{id}/stop cancels an in-flight MCP call", async () => {
+  await withMcp(async (worker, fake, server) => {
     fake.script(toolThenText("t__wait", {}));
     const res = await worker.fetch("/v1/runs", {
       method: "POST",
@@ -198,27 +163,19 @@ baton.test(
     });
     assertStrictEquals(res.status, 202);
     const run = await json(res);
-    await healthy.waitFor("tools/call", calls + 1);
+    await server.waitFor("tools/call");
     const stop = await worker.fetch(`/v1/runs/${run.run_id}/stop`, {
       method: "POST",
       headers: auth,
     });
     assertStrictEquals(stop.status, 200);
-    await healthy.waitFor("notifications/cancelled", cancels + 1);
-    await until(() => healthy.cancelled === cancelled + 1, "the server's handler cancelled");
+    await server.waitFor("notifications/cancelled");
+    await until(() => server.cancelled === 1, "the server's handler cancelled");
     await until(
       async () =>
         (await json(await worker.fetch(`/v1/runs/${run.run_id}`, { headers: auth }))).status ===
           "cancelled",
       "run cancelled",
     );
-  },
-);
-
-Deno.test("the file's MCP servers close", async () => {
-  await healthy.close();
-  await failing.close();
+  }, { vars: { MCP_TIMEOUT_MS: "60000" } });
 });
-
-slow.done();
-baton.done();
