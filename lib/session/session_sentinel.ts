@@ -11,7 +11,8 @@ import { DirectorySync } from "./directory_sync.ts";
 import type { GroupStop } from "./group_stop.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
 import { MessageAdmission } from "./message_admission.ts";
-import { JobScheduler, type JobSkip } from "./job_scheduler.ts";
+import { dueJobVerdicts, type JobCheck } from "./due_job_verdicts.ts";
+import { JobScheduler } from "./job_scheduler.ts";
 import { OutboxSender } from "./outbox_sender.ts";
 import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
 import { runStateOf, SessionStores } from "./session_stores.ts";
@@ -64,10 +65,7 @@ export interface SentinelOptions {
    * it (its creator is over their quota). A check that fails lets the job run, and says so in
    * the log.
    */
-  jobAllowed?: (
-    context: InboundMessage["context"],
-    occurrence: string,
-  ) => Promise<boolean | JobSkip>;
+  jobAllowed?: JobCheck;
   /** How long an approval question waits before it counts as denied; default 24 h (chat), 10 min (API). */
   approvalTimeoutMs?: { chat: number; api: number };
   /**
@@ -358,33 +356,13 @@ export class SessionSentinel {
     // One indexed read per turn when nothing is due (the common case): nothing else runs.
     const due = this.#jobs.due();
     if (!due.length) return;
-    const allowed = this.#options.jobAllowed;
-    if (!allowed) {
+    const check = this.#options.jobAllowed;
+    if (!check) {
       this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx));
       return;
     }
-    const decided = new Map<number, { at: number; skip: JobSkip | null }>();
-    for (const job of due) {
-      const at = job.nextRunAt!;
-      const verdict = await allowed(job.context, `job:${job.id}:${at}`).catch((error) => {
-        log.warn("job access not checked; it runs", { job: job.id, error: String(error) });
-        return true as const;
-      });
-      if (verdict === false) {
-        this.#stores.db.transaction((tx) => this.#jobs.remove(tx, job.id));
-        log.info("job removed: its creator may no longer use the bot", { job: job.id });
-        continue;
-      }
-      const skip = verdict === true ? null : verdict;
-      if (skip) {
-        log.info("job occurrence skipped: over its creator's quota", {
-          job: job.id,
-          occurrence: new Date(at).toISOString(),
-          reason: skip.error.message,
-        });
-      }
-      decided.set(job.id, { at, skip });
-    }
+    const { remove, decided } = await dueJobVerdicts(due, check);
+    for (const id of remove) this.#stores.db.transaction((tx) => this.#jobs.remove(tx, id));
     this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx, decided));
     if ([...decided.values()].some((d) => d.skip?.notice)) this.#flushNotices();
   }
