@@ -75,7 +75,10 @@ export async function gateMessage(
         },
         result.pairing.firstAt,
         result.pairing.expiresAt,
+        access.maxPendingPairings,
       );
+      // Full: no code, and the record keeps this try as the hour's one (no retry per message).
+      if (registered === "full") return notices.ack("too many pairing requests pending");
       if (!registered) {
         await record.noticeFailed("refusal");
         return notices.ack("sender not allowed");
@@ -84,13 +87,13 @@ export async function gateMessage(
     const text = result.pairing
       ? (result.notify ? pairingText(result.pairing.code) : PAIRING_PENDING_TEXT)
       : PRIVATE_TEXT;
-    const sent = await notices.send(text, result.notify, "sender not allowed");
+    const sent = await notices.send(text, result.notify, "sender not allowed", true);
     if (!sent.delivered) await record.noticeFailed("refusal");
     return sent.response;
   }
   if (result.kind === "over_quota") {
     const text = quotaText(access.userTurnsPerHour!, result.retryAfterMs);
-    const sent = await notices.send(text, result.notify, "over quota");
+    const sent = await notices.send(text, result.notify, "over quota", true);
     if (!sent.delivered) await record.noticeFailed("quota");
     return sent.response;
   }
@@ -139,12 +142,16 @@ interface _Notices {
   ack(reason: string): Response;
   /**
    * Answers the sender with `text` when `due` (or always, where the platform wants an answer to
-   * every delivery) and acknowledges. `delivered` is false only when a due notice failed.
+   * every delivery) and acknowledges. `perChat`: an access notice, which a group chat gets once
+   * per `GROUP_NOTICE_MS` whoever it is for. `delivered` is false when a due notice was not sent
+   * (it failed, or the group had one within the period): the sender's record lets a later
+   * message try again, so each member is told in turn.
    */
   send(
     text: string,
     due: boolean,
     reason: string,
+    perChat?: boolean,
   ): Promise<{ response: Response; delivered: boolean }>;
 }
 
@@ -155,17 +162,27 @@ function _notices(c: Context<App>, adapter: PlatformAdapter, message: PlatformMe
     own ? webhookAnswer(c, own) : c.json({ ok: true, ignored: reason });
   return {
     ack,
-    async send(text, due, reason) {
+    async send(text, due, reason, perChat = false) {
       if (adapter.inlineNotice) {
         // Discord: every command needs an answer, and an ephemeral one is the sender's alone.
         const inline = adapter.inlineNotice(text);
         return { response: c.json(inline.body, inline.status as 200), delivered: true };
       }
       if (!due) return { response: ack(reason), delivered: true };
+      // Asked only once the sender's own throttle says a notice is due: one call more, then.
+      const group = perChat && !message.sender.direct
+        ? accessStub(c.env, `notice:${message.sessionKey}`)
+        : null;
+      if (group && !(await group.groupNoticeDue())) {
+        return { response: ack(reason), delivered: false };
+      }
       // Sent before the acknowledgement, not after: nothing outlives the request that owns it.
       const channel = replyChannel(PLATFORM_ADAPTERS, c.env as unknown as PlatformEnv);
       const result = await channel.send(message.reply, text, { index: 0, count: 1 });
-      if (!result.ok) log.warn("access: a notice was not delivered", { error: result.message });
+      if (!result.ok) {
+        log.warn("access: a notice was not delivered", { error: result.message });
+        await group?.noticeFailed("group");
+      }
       return { response: ack(reason), delivered: result.ok };
     },
   };

@@ -1,7 +1,8 @@
 // API_TURNS_PER_MINUTE: each API tenant's turn quota, counted in the tenant's own access object; Workers.
 import type { Context, MiddlewareHandler } from "hono";
 import { accessStub } from "./access_client.ts";
-import { type App, jsonError } from "./_http.ts";
+import { type App, jsonError, RequestError } from "./_http.ts";
+import { errorText, log } from "../lib/log.ts";
 
 const _MINUTE_MS = 60_000;
 
@@ -48,11 +49,25 @@ export async function turnQuotaRefusal(
 /**
  * On a route that starts a turn, after `requireApiKey`: counts the request against its tenant's
  * `API_TURNS_PER_MINUTE` and answers 429 `rate_limited` with `Retry-After` when the tenant is
- * over. A retry with the same Idempotency-Key is counted once.
+ * over. A retry with the same Idempotency-Key is counted once. A stream refused its slot
+ * (`stream_limit`, before any turn) is given its turn back; with an Idempotency-Key the count
+ * stays, for the retry that runs the turn (counted once).
  */
 export const apiTurnQuota: MiddlewareHandler<App> = async (c, next) => {
   const key = c.req.header("idempotency-key");
-  const refusal = await turnQuotaRefusal(c, key ? `idem:${key}` : crypto.randomUUID());
+  const deliveryKey = key ? `idem:${key}` : crypto.randomUUID();
+  const refusal = await turnQuotaRefusal(c, deliveryKey);
   if (refusal) return refusal;
   await next();
+  // The route threw (the app answered it): `c.error`. Only this request's own key is given back —
+  // a client's key may name an earlier turn, which must stay counted.
+  const refused = c.error instanceof RequestError && c.error.type === "stream_limit";
+  if (refused && !key && c.var.config.apiTurnsPerMinute !== null) {
+    try {
+      await accessStub(c.env, `tenant:${c.var.tenant.name}`).uncountTurn(deliveryKey);
+    } catch (error) {
+      // The refusal stands: the turn lapses from the tenant's minute on its own.
+      log.warn("a refused stream's turn was not given back", { error: errorText(error) });
+    }
+  }
 };

@@ -29,11 +29,14 @@ const _UPSERT = `INSERT INTO session_directory
     queued = excluded.queued,
     updated_at = excluded.updated_at`;
 
+// A direct chat's user, kept as long as the row: the sessions `DELETE /v1/users/…` erases.
+const _USER = `INSERT OR IGNORE INTO session_user (platform, user, key) VALUES (?, ?, ?)`;
+
 /** The session object's directory writer over the `DIRECTORY` binding. */
 export function d1DirectoryWriter(db: D1Database): DirectoryWriter {
   return {
     async upsert(e: DirectoryEntry): Promise<void> {
-      await db.prepare(_UPSERT).bind(
+      const row = db.prepare(_UPSERT).bind(
         e.key,
         e.tenant,
         e.platform,
@@ -45,9 +48,32 @@ export function d1DirectoryWriter(db: D1Database): DirectoryWriter {
         e.status,
         e.queued,
         Date.now(),
-      ).run();
+      );
+      // One batch (atomic): a session is never listed without the user its erasure finds it by.
+      if (e.user === null) await row.run();
+      else await db.batch([row, db.prepare(_USER).bind(e.platform, e.user, e.key)]);
     },
   };
+}
+
+/** The keys of the direct platform sessions of chat user `platform:user`. */
+export async function userSessionKeys(
+  db: D1Database,
+  sender: { platform: string; user: string },
+): Promise<string[]> {
+  const { results } = await db.prepare(
+    `SELECT key FROM session_user WHERE platform = ? AND user = ? ORDER BY key`,
+  ).bind(sender.platform, sender.user).all<{ key: string }>();
+  return results.map((r) => String(r.key));
+}
+
+/** Removes session `key` from the directory (its row and its user); true when it was listed. */
+export async function deleteDirectoryRow(db: D1Database, key: string): Promise<boolean> {
+  const [row] = await db.batch([
+    db.prepare(`DELETE FROM session_directory WHERE key = ?`).bind(key),
+    db.prepare(`DELETE FROM session_user WHERE key = ?`).bind(key),
+  ]);
+  return (row.meta.changes ?? 0) > 0;
 }
 
 /**

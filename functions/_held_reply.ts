@@ -12,8 +12,8 @@ export type PlainRun<P> = { placement: P; seq: number; outcome: TurnOutcome };
  * pauses for approval. A turn that ends without pausing gets `respond`'s answer as it is (its
  * status code too, so errors stay errors for clients that retry). A turn that pauses cannot wait
  * for its body before anything goes out — the client needs the run id to answer — so the
- * response starts then: status 200 and headers at once (`X-Baton-Run-Id`, `sessionOf`'s
- * `X-Session-Id`), a newline every `keepAliveMs` (JSON allows leading whitespace, so the body
+ * response starts then: status 200 and headers at once (`X-Baton-Run-Id` of `tenant`'s run,
+ * `sessionOf`'s `X-Session-Id`), a newline every `keepAliveMs` (JSON allows leading whitespace, so the body
  * still parses) and `respond`'s JSON body once the turn ends, whatever its status; a client that
  * disconnects only stops the relay, never the turn.
  */
@@ -21,6 +21,7 @@ export async function heldReply<P>(
   run: (onPaused: (placement: P, seq: number) => void) => Promise<PlainRun<P>>,
   respond: (run: PlainRun<P>) => Promise<Response>,
   sessionOf: (placement: P) => string,
+  tenant: string,
   keepAliveMs: number,
 ): Promise<Response> {
   let onPaused!: (placement: P, seq: number) => void;
@@ -35,7 +36,7 @@ export async function heldReply<P>(
   if ("ended" in first) {
     const response = await respond(first.ended);
     const { placement, seq } = first.ended;
-    response.headers.set(RUN_ID_HEADER, runId(sessionOf(placement), seq));
+    response.headers.set(RUN_ID_HEADER, runId(tenant, sessionOf(placement), seq));
     return response;
   }
   const session = sessionOf(first.at.placement);
@@ -79,7 +80,7 @@ export async function heldReply<P>(
       "content-type": "application/json",
       "cache-control": "no-cache",
       "X-Session-Id": session,
-      [RUN_ID_HEADER]: runId(session, first.at.seq),
+      [RUN_ID_HEADER]: runId(tenant, session, first.at.seq),
     },
   });
 }

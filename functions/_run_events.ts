@@ -5,12 +5,15 @@ import { readNdjson, type SseEvent, sseTransport } from "../lib/transport.ts";
 import type { Env } from "./env.ts";
 import { sessionStub } from "./session_client.ts";
 import { errorText, log } from "../lib/log.ts";
+import type { StreamSlot } from "./_tenant_caps.ts";
 
 /**
  * Opens run `seq`'s event stream (stored events first, then live ones) and relays it as SSE,
  * `translate` mapping each event to the frames to send, with a keep-alive comment every
  * `keepAliveMs` (a turn waiting for approval may send nothing for minutes). The stream ends after the final event;
  * a client that goes away is dropped without touching the run. Null when there is no such run.
+ * `slot` (the tenant's stream slot the request took) is released when the stream ends, when a
+ * keep-alive finds the client gone, or at once when there is no stream.
  */
 export async function relayRunEvents(
   env: Env,
@@ -19,12 +22,21 @@ export async function relayRunEvents(
   translate: (event: RunEvent) => SseEvent[] | Promise<SseEvent[]>,
   headers: Record<string, string>,
   keepAliveMs = 15_000,
+  slot?: StreamSlot,
 ): Promise<Response | null> {
-  const upstream = await sessionStub(env, context.session_key ?? "").runEvents(seq, context);
+  let upstream: ReadableStream<Uint8Array> | null;
+  try {
+    upstream = await sessionStub(env, context.session_key ?? "").runEvents(seq, context);
+  } finally {
+    if (!upstream!) slot?.release();
+  }
   if (!upstream) return null;
   const sse = sseTransport();
   sse.write({ comment: "stream open" });
-  const keepAlive = setInterval(() => sse.write({ comment: "keep-alive" }), keepAliveMs);
+  // A client that left is seen here first when the run is quiet: its slot is free at once.
+  const keepAlive = setInterval(() => {
+    if (!sse.write({ comment: "keep-alive" })) slot?.release();
+  }, keepAliveMs);
   const pump = async () => {
     try {
       for await (const event of readNdjson<RunEvent>(upstream)) {
@@ -45,6 +57,7 @@ export async function relayRunEvents(
     } finally {
       clearInterval(keepAlive);
       sse.close();
+      slot?.release();
     }
   };
   void pump();

@@ -11,17 +11,29 @@ import {
   type AdmitResult,
   admitToRecord,
   approveRecord,
+  groupNoticeDue,
   isPaired,
   noticeFailed,
   revokeRecord,
+  uncountTurn,
 } from "../lib/access/sender_record.ts";
+import {
+  acquireStream,
+  admitSession,
+  forgetSession,
+  releaseStream,
+  type SessionAdmission,
+} from "../lib/access/tenant_caps.ts";
+import { admitJob, forgetJobs, type JobAdmission, reportJobs } from "../lib/access/tenant_jobs.ts";
 import { readConfig } from "../lib/config.ts";
 import { type ContextDefaults, withSessionContext } from "../lib/session_context.ts";
 import type { Env } from "./env.ts";
 
 /**
  * Named `sender:<platform>:<user>` (one sender's record, consulted once per message from a sender
- * the settings do not list), `tenant:<name>` (an API tenant's turn quota), `notice:<session key>`
+ * the settings do not list), `tenant:<name>` (an API tenant's turn quota, its sessions — asked by
+ * a session's first message only —, its jobs per session — asked when a job is created or ends —
+ * and its open streams' leases), `notice:<session key>`
  * (a per-chat notice throttle) or `directory` (the owner's list of codes and paired users, never
  * on an ordinary message's path). Every method is synchronous: the object runs one at a time, so
  * a record's decisions are consistent under any concurrency.
@@ -40,9 +52,52 @@ export class AccessDO extends DurableObject<Env> {
     return this.#bound(() => admitToRecord(this.ctx.storage.kv, request));
   }
 
-  /** A notice `admit` counted as sent was not sent: let the next message try. */
-  noticeFailed(kind: "refusal" | "quota"): void {
+  /** A group chat's throttle: whether an access notice may go to the chat now (see `groupNoticeDue`). */
+  groupNoticeDue(): boolean {
+    return this.#bound(() => groupNoticeDue(this.ctx.storage.kv, Date.now()));
+  }
+
+  /** Tenant: takes back the turn `admit` counted for `deliveryKey` (see `uncountTurn`). */
+  uncountTurn(deliveryKey: string): boolean {
+    return this.#bound(() => uncountTurn(this.ctx.storage.kv, deliveryKey));
+  }
+
+  /** A notice `admit` (or `groupNoticeDue`) counted as sent was not sent: let the next message try. */
+  noticeFailed(kind: "refusal" | "quota" | "group"): void {
     this.#bound(() => noticeFailed(this.ctx.storage.kv, kind));
+  }
+
+  /** Tenant: counts session `key` unless that passes `limit` (see `admitSession`). */
+  admitSession(key: string, limit: number, existing: boolean): SessionAdmission {
+    return this.#bound(() => admitSession(this.ctx.storage.kv, key, limit, existing));
+  }
+
+  /** Tenant: uncounts session `key` (erased), its jobs included; true when it was counted. */
+  forgetSession(key: string): boolean {
+    return this.#bound(() => {
+      forgetJobs(this.ctx.storage.kv, key);
+      return forgetSession(this.ctx.storage.kv, key);
+    });
+  }
+
+  /** Tenant: one more job in session `key`, which holds `live`, unless past `limit` (see `admitJob`). */
+  admitJob(key: string, live: number, limit: number): JobAdmission {
+    return this.#bound(() => admitJob(this.ctx.storage.kv, key, live, limit));
+  }
+
+  /** Tenant: session `key` holds `live` jobs not done. */
+  reportJobs(key: string, live: number): void {
+    this.#bound(() => reportJobs(this.ctx.storage.kv, key, live));
+  }
+
+  /** Tenant: takes or renews stream lease `id`; null when held, else a retry hint in ms. */
+  acquireStream(id: string, limit: number): number | null {
+    return this.#bound(() => acquireStream(this.ctx.storage.kv, id, limit, Date.now()));
+  }
+
+  /** Tenant: frees stream lease `id`. */
+  releaseStream(id: string): void {
+    this.#bound(() => releaseStream(this.ctx.storage.kv, id));
   }
 
   /** Pairs this sender (idempotent). */
@@ -60,13 +115,17 @@ export class AccessDO extends DurableObject<Env> {
     return this.#bound(() => revokeRecord(this.ctx.storage.kv));
   }
 
-  /** Directory: records a pending code; false when the code names someone else. */
+  /**
+   * Directory: records a pending code; false when the code names someone else, `"full"` when
+   * `limit` others of the platform wait already.
+   */
   registerPairing(
     pairing: { code: string; platform: string; user: string; name: string },
     firstAt: number,
     expiresAt: number,
-  ): boolean {
-    return this.#bound(() => this.#dir.register(pairing, firstAt, expiresAt, Date.now()));
+    limit?: number,
+  ): boolean | "full" {
+    return this.#bound(() => this.#dir.register(pairing, firstAt, expiresAt, Date.now(), limit));
   }
 
   /** Directory: approves a code once. */
@@ -77,6 +136,22 @@ export class AccessDO extends DurableObject<Env> {
   /** Directory: forgets a paired user; true when listed. */
   forgetPaired(platform: string, user: string): boolean {
     return this.#bound(() => this.#dir.forget(platform, user));
+  }
+
+  /** Directory: forgets a sender's pairing and codes, for their erasure (see `PairingDirectory.erase`). */
+  eraseSender(platform: string, user: string): { paired: boolean; codes: number } {
+    return this.#bound(() => this.#dir.erase(platform, user));
+  }
+
+  /**
+   * Erases this object (a sender's record, a chat's notice throttle): everything it keeps, for a
+   * data-protection request. True when it kept anything.
+   */
+  async erase(): Promise<boolean> {
+    // A sender's record and a notice throttle keep keys only (the directory is never erased).
+    const held = [...this.ctx.storage.kv.list({ limit: 1 })].length > 0;
+    await this.ctx.storage.deleteAll();
+    return held;
   }
 
   /** Directory: codes waiting for approval. */

@@ -59,7 +59,7 @@ accessRoutes.get("/users", async (c) => {
 });
 
 accessRoutes.delete("/users/:user", async (c) => {
-  const sender = _senderParam(c.req.param("user"));
+  const sender = senderParam(c.req.param("user"));
   const result = await revokeSender(c.env, c.var.config.access, sender);
   if (result === "listed_in_settings") {
     throw new RequestError(
@@ -72,8 +72,8 @@ accessRoutes.delete("/users/:user", async (c) => {
   return c.json({ revoked: true, platform: sender.platform, user: sender.user });
 });
 
-// `platform:user` (URL-encoded; Slack's `T…/U…` carries a slash).
-function _senderParam(value: string): { platform: string; user: string } {
+/** A `platform:user` path parameter (URL-encoded; Slack's `T…/U…` carries a slash), or a 400. */
+export function senderParam(value: string): { platform: string; user: string } {
   const match = /^([a-z][a-z0-9_-]{0,31}):([^\s]{1,256})$/i.exec(value);
   if (!match) {
     throw new RequestError(400, "user: expected platform:user", "invalid_request_error");

@@ -26,6 +26,8 @@ import { listDirectory } from "./_directory.ts";
 import { parseDirectoryQuery } from "../lib/directory_query.ts";
 import { errorText, log } from "../lib/log.ts";
 import { heldReply, type PlainRun } from "./_held_reply.ts";
+import { eraseSessionEverywhere } from "./_erasure.ts";
+import { openStreamSlot } from "./_tenant_caps.ts";
 import { tools } from "./tools.ts";
 import {
   type App,
@@ -81,7 +83,17 @@ apiRoutes.get("/sessions", requireApiKey, async (c) => {
 apiRoutes.get("/sessions/:key", requireApiKey, async (c) => {
   const key = _addressableKey(c);
   const snapshot = await sessionStub(c.env, key).snapshot({ session_key: key });
+  if (!snapshot) throw new RequestError(404, "no such session", "not_found");
   return c.json({ key, ...snapshot });
+});
+
+// Erasure: the running turn stopped, then everything of the session gone; its id is 404 until a
+// new message starts it afresh. A repeat is 404 too: nothing of it is left.
+apiRoutes.delete("/sessions/:key", requireApiKey, async (c) => {
+  const key = _addressableKey(c);
+  const { erased, stopped } = await eraseSessionEverywhere(c.env, key);
+  if (!erased) throw new RequestError(404, "no such session", "not_found");
+  return c.json({ key, erased: true, stopped });
 });
 
 // The console's inspector: read-only, tenant-scoped like the session itself.
@@ -99,6 +111,7 @@ for (const command of ["stop", "reset"] as const) {
   apiRoutes.post(`/sessions/:key/${command}`, requireApiKey, async (c) => {
     const key = _addressableKey(c);
     const result = await sessionStub(c.env, key).control(command, { session_key: key });
+    if (!result) throw new RequestError(404, "no such session", "not_found");
     return c.json({ key, status: command === "stop" ? "stopped" : "reset", ...result });
   });
 }
@@ -165,18 +178,23 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
   };
   let placement = await placeChat(c, header, turn);
   if (request.stream) {
+    // A stream's slot first (MAX_STREAMS_PER_TENANT): refused, no turn starts.
+    const slot = await openStreamSlot(c);
     // A session that moved on since its pointer was written refuses: a fork, in a new session.
     const submitted = await submitOrFork(
       c.env,
       placement,
       newChatPlacement,
       (p) => ({ ...chatMessage(p), events: true }),
-    );
+    ).catch((error) => {
+      slot.release();
+      throw error;
+    });
     placement = submitted.placement;
     const { message, receipt } = submitted;
     const sessionId = placement.sessionId;
     const id = await completionId(tenantSessionKey(c.var.tenant.name, sessionId), receipt.seq);
-    const run = runId(sessionId, receipt.seq);
+    const run = runId(c.var.tenant.name, sessionId, receipt.seq);
     const relay = await relayRunEvents(
       c.env,
       message.context,
@@ -190,6 +208,7 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
       ),
       { "X-Session-Id": sessionId, [RUN_ID_HEADER]: run },
       config.keepAliveMs,
+      slot,
     );
     if (!relay) {
       throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
@@ -217,6 +236,7 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
     (onPaused) => runOrFork(c.env, placement, newChatPlacement, chatMessage, onPaused),
     respond,
     (at) => at.sessionId,
+    c.var.tenant.name,
     config.keepAliveMs,
   );
 });

@@ -45,6 +45,14 @@ export interface Env {
   GATEWAY_API_KEYS?: string;
   ADMIN_API_KEYS?: string;
   API_TURNS_PER_MINUTE?: string;
+  /** Sessions an API tenant may hold (default 10000; `off`): one more is 403 `session_limit`. */
+  MAX_SESSIONS_PER_TENANT?: string;
+  /** Jobs not done an API tenant may hold across its sessions (default 200; `off`): one more is 429 `job_limit`. */
+  MAX_JOBS_PER_TENANT?: string;
+  /** Streams an API tenant may have open at once (default unlimited): one more is 429 `stream_limit`. */
+  MAX_STREAMS_PER_TENANT?: string;
+  /** Pairing codes waiting for the owner, at most, per platform (default 50). */
+  MAX_PENDING_PAIRINGS?: string;
   CORS_ORIGINS?: string;
   ACCESS_POLICY?: string;
   ALLOWED_USERS?: string;

@@ -2,7 +2,12 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { z } from "zod";
-import { mayAddressSession, tenantPrefix, tenantSessionKey } from "../lib/api_tenants.ts";
+import {
+  mayAddressSession,
+  tenantOfSessionKey,
+  tenantPrefix,
+  tenantSessionKey,
+} from "../lib/api_tenants.ts";
 import { sessionIdField } from "../lib/openai_api.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { jobId, parseJobId, runId } from "../lib/run_ids.ts";
@@ -135,6 +140,10 @@ function _expect<K extends "job" | "jobs" | "deleted">(
       ? "not_found"
       : answer.status === 409
       ? "conflict"
+      : answer.status === 403
+      ? "session_limit"
+      : answer.status === 429
+      ? "job_limit"
       : "invalid_job";
     throw new RequestError(answer.status, answer.error, type);
   }
@@ -145,13 +154,14 @@ function _expect<K extends "job" | "jobs" | "deleted">(
 /** A job as the API shows it: its id and session, its runs with their run ids (API sessions). */
 function _job(session: _Session, job: JobView) {
   const { id, last_runs, ...rest } = job;
+  const tenant = tenantOfSessionKey(session.key);
   return {
     id: jobId(session.key, id),
     session: session.id ?? session.key,
     ...rest,
     last_runs: last_runs.map((run) => ({
       at: run.at,
-      run_id: session.id === null ? null : runId(session.id, run.seq),
+      run_id: session.id === null || tenant === null ? null : runId(tenant, session.id, run.seq),
       status: run.status,
     })),
   };

@@ -80,7 +80,9 @@ async function _ask(
   const receipt = await submitMessage(c.env, context.session_key, message, true);
   const relay = progress && _relayProgress(c, context, receipt.seq, progress);
   const run = await runMessage(c.env, context.session_key, message, (seq) => {
-    progress?.(`waiting for approval: POST /v1/runs/${runId(session, seq)}/approval`);
+    progress?.(
+      `waiting for approval: POST /v1/runs/${runId(c.var.tenant.name, session, seq)}/approval`,
+    );
   });
   await relay?.finish();
   if (run === "history_mismatch") throw new Error("the session refused the message");
@@ -134,6 +136,7 @@ const _RELAY_GRACE_MS = 2_000;
 async function _history(c: Context<App>, session: string): Promise<unknown[] | null> {
   const context = _context(c.var.tenant.name, session);
   const snapshot = await sessionStub(c.env, context.session_key).snapshot(context);
+  if (!snapshot) return null; // erased
   if (!snapshot.messages.length && !snapshot.running && snapshot.queued === 0) return null;
   return snapshot.messages;
 }

@@ -24,13 +24,15 @@ import { type App, failureStatus, parseJson, RequestError, requireApiKey } from 
 import { apiTurnQuota } from "./_api_quota.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
+import { openStreamSlot } from "./_tenant_caps.ts";
 import { heldReply, type PlainRun } from "./_held_reply.ts";
 import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
 import { tools } from "./tools.ts";
 
 /**
- * Routes under /v1/responses, each behind the API key. A response id names a session id, never a
- * tenant: the session key comes from the caller's tenant, so another tenant's response is a 404.
+ * Routes under /v1/responses, each behind the API key. A response id names its tenant and session
+ * id: another tenant's response is a 404. An id naming no tenant (from before they were named) is
+ * the caller's: its session key comes from the caller's tenant.
  */
 export const responseRoutes = new Hono<App>();
 
@@ -58,13 +60,18 @@ responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const tenant = c.var.tenant.name;
   const message = (p: _Placement) => ({ ..._message(tenant, turn, p), ...identity });
   if (request.stream || request.background) {
-    const submitted = await submitOrFork(c.env, placement, fork, message);
+    // A stream's slot first (MAX_STREAMS_PER_TENANT): refused, no turn starts.
+    const slot = request.stream ? await openStreamSlot(c) : undefined;
+    const submitted = await submitOrFork(c.env, placement, fork, message).catch((error) => {
+      slot?.release();
+      throw error;
+    });
     placement = submitted.placement;
     const { receipt } = submitted;
-    const id = responseId(placement.session, receipt.seq);
+    const id = responseId(tenant, placement.session, receipt.seq);
     const headers = {
       "X-Session-Id": placement.session,
-      [RUN_ID_HEADER]: runId(placement.session, receipt.seq),
+      [RUN_ID_HEADER]: runId(tenant, placement.session, receipt.seq),
     };
     if (!request.stream) {
       return c.json(responseObject({ id, meta: turn.meta, status: "queued" }), 200, headers);
@@ -72,14 +79,22 @@ responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
     const frames = responseStreamFrames(id, turn.meta);
     const context = _context(tenant, placement.session);
     const { keepAliveMs } = c.var.config;
-    const relay = await relayRunEvents(c.env, context, receipt.seq, frames, headers, keepAliveMs);
+    const relay = await relayRunEvents(
+      c.env,
+      context,
+      receipt.seq,
+      frames,
+      headers,
+      keepAliveMs,
+      slot,
+    );
     if (!relay) {
       throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
     }
     return relay;
   }
   const respond = (run: PlainRun<_Placement>) => {
-    const id = responseId(run.placement.session, run.seq);
+    const id = responseId(tenant, run.placement.session, run.seq);
     const headers = { "X-Session-Id": run.placement.session };
     if (run.outcome.status === "failed") {
       // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
@@ -97,6 +112,7 @@ responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
     (onPaused) => runOrFork(c.env, placement, fork, message, onPaused),
     respond,
     (at) => at.session,
+    tenant,
     c.var.config.keepAliveMs,
   );
 });
@@ -187,16 +203,18 @@ type _Found = {
 /** The response `id` names, if it exists, was stored and is the Responses API's. */
 async function _lookup(c: Context<App>, id: string, withTurns = false): Promise<_Found | null> {
   const parsed = parseResponseId(id);
-  if (!parsed) return null;
-  const context = _context(c.var.tenant.name, parsed.session);
+  const tenant = c.var.tenant.name;
+  if (!parsed || (parsed.tenant !== null && parsed.tenant !== tenant)) return null;
+  const { session, seq } = parsed;
+  const context = _context(tenant, session);
   const stub = sessionStub(c.env, context.session_key);
   // The RPC's inferred type gives up on `unknown` fields (meta): it is the method's return type.
-  const record = await stub.response(parsed.seq, context, withTurns) as
+  const record = await stub.response(seq, context, withTurns) as
     | _Found["record"]
     | null;
   const meta = record?.message.meta;
   if (!record || !isResponseMeta(meta) || !meta.store) return null;
-  return { id, ...parsed, context, record, meta };
+  return { id, session, seq, context, record, meta };
 }
 
 /** The response of the `:id` parameter, or a 404. */

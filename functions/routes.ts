@@ -13,6 +13,7 @@ import { jobRoutes } from "./job_routes.ts";
 import { mcpRoutes } from "./mcp_routes.ts";
 import { responseRoutes } from "./responses_routes.ts";
 import { runRoutes } from "./run_routes.ts";
+import { userRoutes } from "./user_routes.ts";
 import { webhookRoutes } from "./webhook_routes.ts";
 import { errorText, log, setLogLevel } from "../lib/log.ts";
 
@@ -80,6 +81,7 @@ app.route("/v1/runs", runRoutes);
 app.route("/v1/responses", responseRoutes);
 app.route("/v1/access", accessRoutes);
 app.route("/v1/jobs", jobRoutes);
+app.route("/v1/users", userRoutes);
 app.route("/v1", apiRoutes);
 app.route("/webhooks", webhookRoutes);
 app.route("/mcp", mcpRoutes);

@@ -11,6 +11,7 @@ import { apiTurnQuota } from "./_api_quota.ts";
 import { sessionStub, submitMessage } from "./session_client.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
+import { openStreamSlot } from "./_tenant_caps.ts";
 
 type _Context = ContextFields & { session_key: string };
 
@@ -36,7 +37,7 @@ runRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const receipt = await submitMessage(c.env, context.session_key, message, true);
   // The session key names the session on /v1/sessions/{key} (the console reads its transcript there).
   return c.json({
-    run_id: runId(session, receipt.seq),
+    run_id: runId(c.var.tenant.name, session, receipt.seq),
     session,
     session_key: context.session_key,
     status: "queued",
@@ -53,9 +54,18 @@ runRoutes.get("/:id", requireApiKey, async (c) => {
 runRoutes.get("/:id/events", requireApiKey, async (c) => {
   const run = _parseRunId(c.var.tenant.name, c.req.param("id"));
   const runId = c.req.param("id");
-  const relay = await relayRunEvents(c.env, run.context, run.seq, (event) => [
-    { event: event.type, data: { type: event.type, run_id: runId, ...event.data } },
-  ], {});
+  const slot = await openStreamSlot(c);
+  const relay = await relayRunEvents(
+    c.env,
+    run.context,
+    run.seq,
+    (event) => [
+      { event: event.type, data: { type: event.type, run_id: runId, ...event.data } },
+    ],
+    {},
+    undefined,
+    slot,
+  );
   if (!relay) throw new RequestError(404, "no such run", "not_found");
   return relay;
 });
@@ -90,12 +100,17 @@ function _context(tenant: string, session: string): _Context {
   return { platform: "api", chat_id: session, session_key: tenantSessionKey(tenant, session) };
 }
 
-/** The session and seq of run `id`, in `tenant`'s sessions; a malformed id is a 404. */
+/**
+ * The session and seq of run `id`, in `tenant`'s sessions; a malformed id, or another tenant's,
+ * is a 404. An id naming no tenant (from before they were named) is the caller's.
+ */
 function _parseRunId(
   tenant: string,
   id: string,
 ): { session: string; seq: number; context: _Context } {
   const run = parseRunId(id);
-  if (!run) throw new RequestError(404, "no such run", "not_found");
-  return { ...run, context: _context(tenant, run.session) };
+  if (!run || (run.tenant !== null && run.tenant !== tenant)) {
+    throw new RequestError(404, "no such run", "not_found");
+  }
+  return { session: run.session, seq: run.seq, context: _context(tenant, run.session) };
 }

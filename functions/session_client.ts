@@ -28,6 +28,8 @@ export async function submitMessage(
     throw new RequestError(503, "the message could not be stored; retry", "unavailable");
   }
   if (receipt.refused === "idempotency_key_reused") throw _keyReused();
+  if (receipt.refused === "session_limit") throw _sessionLimit(receipt);
+  if (receipt.refused === "too_large") throw _tooLarge(receipt);
   if (receipt.refused === "queue_full" && refuseWhenFull) throw _queueFull();
   return receipt;
 }
@@ -105,6 +107,8 @@ export async function runMessage(
     }
     if (answer.receipt.refused === "history_mismatch") return "history_mismatch";
     if (answer.receipt.refused === "idempotency_key_reused") throw _keyReused();
+    if (answer.receipt.refused === "session_limit") throw _sessionLimit(answer.receipt);
+    if (answer.receipt.refused === "too_large") throw _tooLarge(answer.receipt);
     if (answer.paused && onPaused) {
       // Told once; then the same delivery key finds the stored message and waits for its outcome.
       onPaused(answer.receipt.seq);
@@ -123,6 +127,18 @@ function _keyReused(): RequestError {
     "Idempotency-Key was used before with a different request",
     "idempotency_key_reused",
   );
+}
+
+// Retrying cannot help (only a deletion can): a 403, which clients do not retry, not a 429.
+function _sessionLimit(receipt: SubmitReceipt): RequestError {
+  const text = receipt.notice ?? "this API key's tenant holds MAX_SESSIONS_PER_TENANT sessions";
+  return new RequestError(403, text, "session_limit");
+}
+
+/** A message its session would not store: it could not be read back (`notice` names the limit). */
+function _tooLarge(receipt: SubmitReceipt): RequestError {
+  const text = receipt.notice ?? "the message cannot be stored";
+  return new RequestError(413, text, "request_too_large");
 }
 
 function _queueFull(): RequestError {

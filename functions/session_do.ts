@@ -12,6 +12,7 @@ import { approvalClickText } from "../lib/session_commands.ts";
 import { ndjsonTransport } from "../lib/transport.ts";
 import { McpToolbox } from "../lib/mcp/mcp_tools.ts";
 import { inspectSession, type SessionInspection } from "../lib/session/session_inspector.ts";
+import { eraseSession, type Erasure, sessionOpen } from "../lib/session/erase_session.ts";
 import {
   type ApprovalChoice,
   type InboundMessage,
@@ -29,6 +30,8 @@ import { d1DirectoryWriter } from "./_directory.ts";
 import type { Env } from "./env.ts";
 import { tools } from "./tools.ts";
 import { admitJobOccurrence } from "./_job_creator.ts";
+import { admitTenantSession } from "./_tenant_caps.ts";
+import { tenantJobCount } from "./_tenant_jobs.ts";
 import { errorText, log, setLogLevel } from "../lib/log.ts";
 
 /**
@@ -40,6 +43,8 @@ import { errorText, log, setLogLevel } from "../lib/log.ts";
 export class SessionDO extends DurableObject<Env> {
   readonly #config: BatonConfig;
   #built: SessionSentinel | null = null;
+  /** The erasure running now (`erase`): every other entry is refused until it ends. */
+  #erasing: Promise<Erasure> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -49,6 +54,16 @@ export class SessionDO extends DurableObject<Env> {
 
   /** The session's sentinel, built on first use (its schema is the object's first write). */
   get #sentinel(): SessionSentinel {
+    return this.#session(true)!;
+  }
+
+  /**
+   * The sentinel; null for an erased session unless `reopen` (a message or a new job starts it
+   * afresh). Refused while an erasure runs: the caller's 503 has its sender retry after it.
+   */
+  #session(reopen: boolean): SessionSentinel | null {
+    if (this.#erasing) throw new Error("the session is being erased; retry");
+    if (!this.#built && !sessionOpen(this.ctx.storage.kv, reopen)) return null;
     return this.#built ??= this.#buildSentinel();
   }
 
@@ -77,9 +92,17 @@ export class SessionDO extends DurableObject<Env> {
       // before each fire, never on a message's path.
       jobAllowed: (context, occurrence) =>
         admitJobOccurrence(env, this.#config, context, occurrence),
+      // An API tenant's jobs across its sessions: asked when one is created, told when one ends.
+      tenantJobs: tenantJobCount(
+        env,
+        ctx.storage.kv,
+        ctx.id.name ?? "",
+        this.#config.maxJobsPerTenant,
+      ),
       ...(env.DIRECTORY ? { directory: d1DirectoryWriter(env.DIRECTORY) } : {}),
       // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
-      startDrain: () => void this.#bound({}, () => this.#sentinel.drain()).catch(_logDrainFailure),
+      startDrain: () =>
+        void this.#bound(this.#own(), () => this.#sentinel.drain().catch(_logDrainFailure)),
     });
   }
 
@@ -99,8 +122,11 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   /** Stores a message durably before the caller acknowledges it. */
-  submit(message: InboundMessage): SubmitReceipt {
-    return this.#bound(message.context, () => this.#sentinel.submit(message));
+  submit(message: InboundMessage): Promise<SubmitReceipt> {
+    return this.#bound(
+      message.context,
+      async () => await this.#overSessionCap(message.context) ?? this.#sentinel.submit(message),
+    );
   }
 
   /**
@@ -112,7 +138,8 @@ export class SessionDO extends DurableObject<Env> {
     untilPaused = false,
   ): Promise<{ receipt: SubmitReceipt; outcome: TurnOutcome | null; paused?: true }> {
     return this.#bound(message.context, async () => {
-      const receipt = this.#sentinel.submit(message);
+      const receipt = await this.#overSessionCap(message.context) ??
+        this.#sentinel.submit(message);
       if (receipt.refused) return { receipt, outcome: null };
       const outcome = await this.#sentinel.outcome(receipt.seq, untilPaused);
       return outcome ? { receipt, outcome } : { receipt, outcome: null, paused: true as const };
@@ -121,19 +148,19 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Stops the running turn and drops the queue (`stop`); `reset` then starts a fresh conversation. */
   control(command: "stop" | "reset", context: ContextFields) {
-    return this.#bound(context, () => this.#sentinel.control(command));
+    return this.#bound(context, () => this.#session(false)?.control(command) ?? null);
   }
 
   /** A run's state, or null. */
   runState(seq: number, context: ContextFields): RunState | null {
-    return this.#bound(context, () => this.#sentinel.runState(seq));
+    return this.#bound(context, () => this.#session(false)?.runState(seq) ?? null);
   }
 
   /** A run's events as newline-delimited JSON: stored ones first, then live; null when there is no such run. */
   runEvents(seq: number, context: ContextFields): ReadableStream<Uint8Array> | null {
     return this.#bound(context, () => {
       const transport = ndjsonTransport<RunEvent>();
-      return this.#sentinel.subscribe(seq, transport) ? transport.readable : null;
+      return this.#session(false)?.subscribe(seq, transport) ? transport.readable : null;
     });
   }
 
@@ -148,13 +175,14 @@ export class SessionDO extends DurableObject<Env> {
   ): (MessageRecord & { turns?: ChatMessage[] | null }) | null {
     return this.#bound(context, () => {
       if (this.ctx.storage.kv.get(`deleted:${seq}`)) return null;
-      const record = this.#sentinel.record(seq);
-      if (!record) return null;
+      const sentinel = this.#session(false);
+      const record = sentinel?.record(seq);
+      if (!sentinel || !record) return null;
       const { seed: _seed, ...message } = record.message;
       return {
         ...record,
         message,
-        ...(withTurns ? { turns: this.#sentinel.turnsThrough(seq) } : {}),
+        ...(withTurns ? { turns: sentinel.turnsThrough(seq) } : {}),
       };
     });
   }
@@ -162,7 +190,9 @@ export class SessionDO extends DurableObject<Env> {
   /** Marks message `seq` deleted: `response` no longer finds it. False when there was none. */
   deleteResponse(seq: number, context: ContextFields): boolean {
     return this.#bound(context, () => {
-      if (this.ctx.storage.kv.get(`deleted:${seq}`) || !this.#sentinel.record(seq)) return false;
+      if (this.ctx.storage.kv.get(`deleted:${seq}`) || !this.#session(false)?.record(seq)) {
+        return false;
+      }
       this.ctx.storage.kv.put(`deleted:${seq}`, 1);
       return true;
     });
@@ -174,7 +204,10 @@ export class SessionDO extends DurableObject<Env> {
     choice: ApprovalChoice,
     context: ContextFields,
   ): "answered" | "not_pending" | "not_found" {
-    return this.#bound(context, () => this.#sentinel.answerApproval(seq, choice, "api"));
+    return this.#bound(
+      context,
+      () => this.#session(false)?.answerApproval(seq, choice, "api") ?? "not_found",
+    );
   }
 
   /**
@@ -190,20 +223,56 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Stops one run; false when it had already ended. */
   cancelRun(seq: number, context: ContextFields): boolean {
-    return this.#bound(context, () => this.#sentinel.cancelRun(seq));
+    return this.#bound(context, () => this.#session(false)?.cancelRun(seq) ?? false);
   }
 
-  /** The session's state and current conversation. */
-  snapshot(context: ContextFields): SessionSnapshot {
-    return this.#bound(context, () => this.#sentinel.snapshot());
+  /** The session's state and current conversation; null once erased (until a new message). */
+  snapshot(context: ContextFields): SessionSnapshot | null {
+    return this.#bound(context, () => this.#session(false)?.snapshot() ?? null);
+  }
+
+  /**
+   * Erases the session (see `eraseSession`): its running turn stopped, its storage and alarm
+   * deleted. A second call meanwhile waits for the same erasure.
+   */
+  erase(context: ContextFields): Promise<Erasure> {
+    return this.#erasing ??= this.#bound(context, async () => {
+      try {
+        return await eraseSession(this.ctx.storage, this.#built, Date.now());
+      } finally {
+        this.#built = null;
+        this.#erasing = null;
+      }
+    });
   }
 
   /** Applies a jobs API request to this session's jobs (see `JobScheduler.apply`). */
-  jobs(request: JobRequest, context: ContextFields & { session_key: string }): JobAnswer {
-    return this.#bound(
-      context,
-      () => this.#sentinel.withJobs((jobs, tx) => jobs.apply(tx, request, context.session_key)),
-    );
+  jobs(
+    request: JobRequest,
+    context: ContextFields & { session_key: string },
+  ): Promise<JobAnswer> {
+    return this.#bound(context, async (): Promise<JobAnswer> => {
+      if (request.op === "create") {
+        const refused = await this.#overSessionCap(context);
+        if (refused) return { error: refused.notice!, status: 403 };
+      }
+      // Only a new job starts an erased session afresh; reading one finds none.
+      const sentinel = this.#session(request.op === "create");
+      if (!sentinel) {
+        return request.op === "list" ? { jobs: [] } : { error: "no such job", status: 404 };
+      }
+      const key = context.session_key;
+      if (request.op === "create") {
+        const made = await sentinel.withNewJob(
+          request.spec,
+          (jobs, tx) => jobs.apply(tx, request, key),
+        );
+        return "refused" in made ? { error: made.refused, status: 429 } : made;
+      }
+      const answer = sentinel.withJobs((jobs, tx) => jobs.apply(tx, request, key));
+      await sentinel.jobsReported(); // a deleted job's slot is free once its caller hears so
+      return answer;
+    });
   }
 
   /** The console inspector's read of this session (inbox, reply parts, run timelines); null when none. */
@@ -213,10 +282,31 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Drains the inbox; also the watchdog that recovers a claim left by a dead executor. */
   override alarm(): Promise<void> {
-    return this.#bound({}, () => this.#sentinel.alarm());
+    // An erased session's alarm (one set as it was erased) builds nothing.
+    if (this.#erasing) return Promise.resolve();
+    return this.#bound(this.#own(), () => this.#session(false)?.alarm() ?? Promise.resolve());
   }
 
-  /** The one binding of every entry: RPC methods with their caller's context, the alarm with none. */
+  /**
+   * The context of the entries no caller names (the alarm, a drain): the session key this object
+   * is named by. Each turn and send binds its own message's context on top (turn_trace.ts).
+   */
+  #own(): ContextFields {
+    const name = this.ctx.id.name;
+    return name ? { session_key: name } : {};
+  }
+
+  /** A refusal when this is a new session of an API tenant at MAX_SESSIONS_PER_TENANT, else null. */
+  async #overSessionCap(context: ContextFields): Promise<SubmitReceipt | null> {
+    const { ctx, env } = this;
+    const limit = this.#config.maxSessionsPerTenant;
+    const text = await admitTenantSession(env, ctx.storage, context.session_key ?? "", limit);
+    return text === null
+      ? null
+      : { seq: 0, duplicate: false, refused: "session_limit", notice: text };
+  }
+
+  /** The one binding of every entry: RPC methods with their caller's context, the rest (#own). */
   #bound<T>(context: ContextFields, fn: () => T): T {
     return withSessionContext(context, this.#config.contextDefaults, fn);
   }

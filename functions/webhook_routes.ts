@@ -120,6 +120,8 @@ for (const adapter of PLATFORM_ADAPTERS) {
       const inbound: InboundMessage = {
         text: message.text,
         deliveryKey: message.deliveryKey,
+        // Where the platform may deliver the same signed message again after the inbox's day.
+        ...(adapter.keyMemoryMs ? { keyMemoryMs: adapter.keyMemoryMs } : {}),
         context: { ...message.context, platform: adapter.name, session_key: message.sessionKey },
         reply: message.reply,
         commands: true,

@@ -2,7 +2,7 @@
 import { type ChatModel, echoModel, openAIChatModel } from "./chat_model.ts";
 import type { BatonConfig } from "./config.ts";
 import { createDelegateTaskTool } from "./delegate_task.ts";
-import { runTurn, type ToolEvent } from "./run_turn.ts";
+import { type ModelEvent, runTurn, type ToolEvent } from "./run_turn.ts";
 import { SCHEDULE_TOOL_NAMES, scheduleTools } from "./schedule_tools.ts";
 import type { TurnExecutor } from "./session/mod.ts";
 import { bindTurn } from "./session_context.ts";
@@ -76,16 +76,20 @@ export function createTurnExecutor(
         maxSteps: config.maxTurnSteps,
         signal,
         progress,
-        ...(progress.emit || progress.preview
+        // The model streams only where the text is wanted as it grows (events, a chat's preview).
+        ...(progress.deltas || progress.preview
           ? {
             onDelta: (delta: string) => {
-              progress.emit?.("message.delta", { delta });
+              if (progress.deltas) progress.emit?.("message.delta", { delta });
               progress.preview?.(delta);
             },
           }
           : {}),
         ...(progress.emit
-          ? { onTool: ({ type, ...data }: ToolEvent) => progress.emit!(type, data) }
+          ? {
+            onTool: ({ type, ...data }: ToolEvent) => progress.emit!(type, data),
+            onModel: ({ type, ...data }: ModelEvent) => progress.emit!(type, data),
+          }
           : {}),
       }));
 }

@@ -60,6 +60,23 @@ export interface BatonConfig {
   maxJobsPerSession: number;
   /** Chat replies previewed as they grow where the platform can (`STREAM_REPLIES`, default on). */
   streamReplies: boolean;
+  /**
+   * Sessions an API tenant may hold (`MAX_SESSIONS_PER_TENANT`, default 10,000; `off`): a
+   * request that would start another is refused. Counted in the tenant's access object, asked
+   * only by a session's first message, never by the ones after.
+   */
+  maxSessionsPerTenant: number | null;
+  /**
+   * Scheduled jobs not done yet an API tenant may hold across its sessions
+   * (`MAX_JOBS_PER_TENANT`, default 200; `off`): one more is refused. Asked of the tenant's
+   * access object only when a job is created (and told when one ends), never on a turn's path.
+   */
+  maxJobsPerTenant: number | null;
+  /**
+   * Event streams an API tenant may have open at once (`MAX_STREAMS_PER_TENANT`; default off:
+   * when set, every streamed request asks the tenant's access object for a slot).
+   */
+  maxStreamsPerTenant: number | null;
   contextDefaults: ContextDefaults;
   /** Remote MCP servers whose tools the agent may call (`MCP_SERVERS`, `MCP_TIMEOUT_MS`, `MCP_TOOLS_TTL_MS`). */
   mcp: McpConfig;
@@ -103,6 +120,9 @@ export function readConfig(vars: object): BatonConfig {
     keepAliveMs: _int(env.KEEPALIVE_MS, 15_000, 100, 60_000),
     maxJobsPerSession: _int(env.MAX_JOBS_PER_SESSION, 20, 1, 1_000),
     streamReplies: _string(env.STREAM_REPLIES).toLowerCase() !== "off",
+    maxSessionsPerTenant: _cap(env.MAX_SESSIONS_PER_TENANT, 10_000),
+    maxJobsPerTenant: _cap(env.MAX_JOBS_PER_TENANT, 200),
+    maxStreamsPerTenant: _limit(env.MAX_STREAMS_PER_TENANT),
     contextDefaults: contextDefaultsFromEnv(env),
     mcp: {
       ...parseMcpServers(env.MCP_SERVERS, env),
@@ -129,6 +149,13 @@ function _list(value: unknown, fallback: string[]): string[] {
 function _limit(value: unknown): number | null {
   const n = _int(value, 0, 1, 1_000_000);
   return n === 0 ? null : n;
+}
+
+/** A cap: `off` (or 0) for none, a whole number 1-1,000,000, else `fallback`. */
+function _cap(value: unknown, fallback: number): number | null {
+  const text = _string(value).trim().toLowerCase();
+  if (text === "off" || text === "0") return null;
+  return _int(text, fallback, 1, 1_000_000);
 }
 
 function _int(value: unknown, fallback: number, min: number, max: number): number {

@@ -196,6 +196,13 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
   /** Turns a verified delivery into what to do. Throws `PayloadError` for a malformed payload (400). */
   parse(request: RawRequest, env: PlatformEnv): Ingress<T>;
   /**
+   * How long a message's delivery key is remembered where the inbox's day is too short: as long
+   * as the same signed delivery may arrive again and verify — the platform's own retries inside
+   * its replay horizon, or, for a platform that signs no time at all (Twilio), a chosen bound.
+   * Unset: the inbox's day (`DEDUP_MS`).
+   */
+  readonly keyMemoryMs?: number;
+  /**
    * How every delivery that starts nothing, or is stored, is acknowledged where the platform wants
    * more than 200 `{"ok":true}` (Twilio's empty TwiML `<Response/>`): parse's ignores, access
    * refusals and message acks alike.

@@ -1,5 +1,5 @@
 // OpenAI Responses API shapes: request schema, response ids, the response object and its stream events; runtime-neutral.
-import { parseSessionSeqId, sessionSeqId } from "./run_ids.ts";
+import { parseTenantSeqId, tenantSeqId } from "./run_ids.ts";
 import { z } from "zod";
 import { jsonSchemaObject } from "./json_depth.ts";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
@@ -235,14 +235,22 @@ export function isResponseMeta(meta: unknown): meta is ResponseMeta {
     (meta as { api?: unknown }).api === "responses";
 }
 
-/** `resp_<base64url session id>_<seq>`: the id routes to its session without a lookup. */
-export function responseId(session: string, seq: number): string {
-  return sessionSeqId("resp", session, seq);
+/**
+ * `resp_<base64url "<tenant>/<session id>">_<seq>` (see `tenantSeqId`): the id routes to its
+ * tenant's session without a lookup, and no two tenants' responses share one.
+ */
+export function responseId(tenant: string, session: string, seq: number): string {
+  return tenantSeqId("resp", tenant, session, seq);
 }
 
-/** The session id and seq of a response id, or null when it is not one. */
-export function parseResponseId(id: string): { session: string; seq: number } | null {
-  return parseSessionSeqId("resp", id);
+/**
+ * The tenant, session id and seq of a response id, or null when it is not one. `tenant` is null
+ * for an id from before tenants were named in it (`resp_<base64url session id>_<seq>`): the caller's.
+ */
+export function parseResponseId(
+  id: string,
+): { tenant: string | null; session: string; seq: number } | null {
+  return parseTenantSeqId("resp", id);
 }
 
 /** The id of a response's output message. */

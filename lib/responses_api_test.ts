@@ -1,6 +1,13 @@
 // Unit tests for lib/responses_api.ts and lib/responses_stream.ts; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { parseResponseId, responseId, responseRequest, responseTurn } from "./responses_api.ts";
+import {
+  functionCallItems,
+  outputMessageId,
+  parseResponseId,
+  responseId,
+  responseRequest,
+  responseTurn,
+} from "./responses_api.ts";
 import { responseStreamFrames } from "./responses_stream.ts";
 
 /** A data frame, as the stream mapper makes them. */
@@ -8,14 +15,41 @@ type _Frame = { event: string; data: Record<string, unknown> };
 
 Deno.test("responseId() round-trips through parseResponseId(); anything else is null", () => {
   for (const session of ["r0123abcd", "a:b.c-d_e", "x".repeat(128)]) {
-    assertEquals(parseResponseId(responseId(session, 7)), { session, seq: 7 });
+    assertEquals(parseResponseId(responseId("acme", session, 7)), {
+      tenant: "acme",
+      session,
+      seq: 7,
+    });
   }
   for (
     const id of ["resp_", "resp__1", "resp_ZnpfMQ_0", "resp_ZnpfMQ_01", "run_ZnpfMQ_1", "resp_%_1"]
   ) {
     assertStrictEquals(parseResponseId(id), null, id);
   }
-  assertStrictEquals(parseResponseId(`resp_${btoa("a/b")}_1`), null, "not a session id");
+  assertStrictEquals(parseResponseId(`resp_${btoa("a.b/s1")}_1`), null, "not a tenant's name");
+  assertStrictEquals(parseResponseId(`resp_${btoa("acme/a/b")}_1`), null, "not a session id");
+});
+
+Deno.test("responseId() names the tenant: one session id in two tenants gives two ids, and two items' ids", () => {
+  const acme = responseId("acme", "r1", 1);
+  const beta = responseId("beta", "r1", 1);
+  assert(acme !== beta, acme);
+  assert(outputMessageId(acme) !== outputMessageId(beta), outputMessageId(acme));
+  const call = {
+    id: "call_1",
+    type: "function" as const,
+    function: { name: "f", arguments: "{}" },
+  };
+  const [fa, fb] = [acme, beta].map((id) => functionCallItems(id, [call], "completed")[0].id);
+  assert(fa !== fb, fa);
+  assertEquals(parseResponseId(beta), { tenant: "beta", session: "r1", seq: 1 });
+  assertEquals(parseResponseId(responseId("t".repeat(32), "s".repeat(128), 9)), {
+    tenant: "t".repeat(32),
+    session: "s".repeat(128),
+    seq: 9,
+  });
+  // An id from before tenants were named in it (`resp_<base64url session id>_<seq>`): the caller's.
+  assertEquals(parseResponseId("resp_cjE_1"), { tenant: null, session: "r1", seq: 1 });
 });
 
 Deno.test("responseTurn() takes the last user message as input, system text and earlier messages apart", () => {

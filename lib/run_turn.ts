@@ -2,7 +2,7 @@
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatModel, ModelParams, ToolCall } from "./chat_model.ts";
 import type { Tool, ToolRegistry } from "./tools.ts";
-import { withLogFields } from "./log.ts";
+import { errorText, withLogFields } from "./log.ts";
 
 /** What one turn needs. */
 export interface TurnRequest {
@@ -27,6 +27,8 @@ export interface TurnRequest {
   progress?: { step: number; messages: ChatMessage[] };
   /** Told when each tool call starts and ends (exactly once each, same call id). */
   onTool?: (event: ToolEvent) => void;
+  /** Told when each model call ends, answered or failed. */
+  onModel?: (event: ModelEvent) => void;
   /** Whether a call of a baton tool must wait for the user's approval; absent: none does. */
   asks?: (tool: Tool, args: Record<string, unknown>) => boolean;
   /**
@@ -72,6 +74,18 @@ export type ToolEvent =
   | { type: "tool.started"; tool: string; call_id: string }
   | { type: "tool.completed"; tool: string; call_id: string; duration_ms: number; error?: string };
 
+/** A model call's end: its step, how long it took, and its tokens and tool calls or its error. */
+export type ModelEvent =
+  | {
+    type: "model.completed";
+    step: number;
+    duration_ms: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    tool_calls: number;
+  }
+  | { type: "model.failed"; step: number; duration_ms: number; error: string };
+
 /** What one turn produced. */
 export interface TurnResult {
   reply: string;
@@ -100,7 +114,7 @@ export const REFUSED_ASK =
 
 /** Runs one agent turn: model calls and tool calls until the model answers with text or the cap. */
 export async function runTurn(request: TurnRequest): Promise<TurnResult> {
-  const { model, tools, signal, resume } = request;
+  const { signal, resume } = request;
   const added: ChatMessage[] = request.progress?.messages ?? [];
   const clientNames = new Set((request.clientTools ?? []).map(_toolName));
   const usage = { ...(resume?.usage ?? { prompt_tokens: 0, completion_tokens: 0 }) };
@@ -129,14 +143,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     signal.throwIfAborted();
     if (request.progress) request.progress.step = step;
     // Lines logged by the model call and the tools name their step.
-    const reply = await withLogFields({ step }, () =>
-      model.complete({
-        messages: [...prefix, ...added],
-        tools: [...tools.definitions(), ...(request.clientTools ?? [])],
-        ...(request.params ? { params: request.params } : {}),
-        signal,
-        onDelta: request.onDelta,
-      }));
+    const reply = await withLogFields({ step }, () => _complete(request, prefix, added, step));
     usage.prompt_tokens += reply.usage.prompt_tokens;
     usage.completion_tokens += reply.usage.completion_tokens;
     if (reply.toolCalls.length === 0) {
@@ -162,6 +169,41 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
   }
   added.push({ role: "assistant", content: STEP_CAP_REPLY });
   return { reply: STEP_CAP_REPLY, messages: added, steps: request.maxSteps, usage };
+}
+
+/** One model call of `step`, told to `onModel` once it has ended, answered or failed. */
+async function _complete(
+  request: TurnRequest,
+  prefix: ChatMessage[],
+  added: ChatMessage[],
+  step: number,
+): ReturnType<ChatModel["complete"]> {
+  const { model, tools, signal, onModel } = request;
+  const started = Date.now();
+  try {
+    const reply = await model.complete({
+      messages: [...prefix, ...added],
+      tools: [...tools.definitions(), ...(request.clientTools ?? [])],
+      ...(request.params ? { params: request.params } : {}),
+      signal,
+      onDelta: request.onDelta,
+    });
+    onModel?.({
+      type: "model.completed",
+      step,
+      duration_ms: Date.now() - started,
+      prompt_tokens: reply.usage.prompt_tokens,
+      completion_tokens: reply.usage.completion_tokens,
+      tool_calls: reply.toolCalls.length,
+    });
+    return reply;
+  } catch (error) {
+    const ms = Date.now() - started;
+    // The turn's failure carries the whole error; the timeline's row stays small.
+    const text = errorText(error).slice(0, 300);
+    onModel?.({ type: "model.failed", step, duration_ms: ms, error: text });
+    throw error;
+  }
 }
 
 /**

@@ -1,8 +1,8 @@
 // Unit tests for lib/run_turn.ts with a scripted in-process model; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { scriptedModel, toolCall } from "../test/_support/scripted_model.ts";
-import { echoModel } from "./chat_model.ts";
-import { REFUSED_ASK, runTurn, STEP_CAP_REPLY } from "./run_turn.ts";
+import { type ChatModel, echoModel } from "./chat_model.ts";
+import { type ModelEvent, REFUSED_ASK, runTurn, STEP_CAP_REPLY } from "./run_turn.ts";
 import { bindTurn } from "./session_context.ts";
 import { defineTool, sessionInfoTool, type Tool, toolAsks, ToolRegistry } from "./tools.ts";
 
@@ -301,4 +301,39 @@ Deno.test("runTurn() with onAsk refuse tells the model and never runs the asking
 Deno.test("toolAsks() asks for a tool listed in APPROVAL_TOOLS even without its own approval", () => {
   assert(toolAsks(sessionInfoTool, {}, new Set(["session_info"])));
   assert(!toolAsks(sessionInfoTool, {}, new Set(["other"])));
+});
+
+Deno.test("runTurn() tells onModel each model call's end: step, duration, tokens and tool calls, or the error", async () => {
+  const events: ModelEvent[] = [];
+  const model = scriptedModel([{ toolCalls: [toolCall("c1", "session_info", {})] }, {
+    content: "done",
+  }]);
+  await runTurn({
+    ...base,
+    model,
+    tools: new ToolRegistry([sessionInfoTool]),
+    input: "hi",
+    onModel: (event) => events.push(event),
+  });
+  assertEquals(events.map((e) => [e.type, e.step]), [["model.completed", 1], [
+    "model.completed",
+    2,
+  ]]);
+  assertEquals(events.map((e) => e.type === "model.completed" && e.tool_calls), [1, 0]);
+  assert(events.every((e) => e.duration_ms >= 0));
+  const failing = {
+    complete: () => Promise.reject(new Error("503 upstream unavailable")),
+  } as unknown as ChatModel;
+  const failed: ModelEvent[] = [];
+  const turn = runTurn({
+    ...base,
+    model: failing,
+    tools: new ToolRegistry(),
+    input: "hi",
+    onModel: (event) => failed.push(event),
+  });
+  await turn.then(() => assert(false, "the turn must fail"), () => {});
+  assertEquals(failed.map((e) => [e.type, e.step, "error" in e && e.error]), [
+    ["model.failed", 1, "Error: 503 upstream unavailable"],
+  ]);
 });

@@ -56,7 +56,7 @@ export function createScheduleTaskTool(options: ScheduleToolsOptions): Tool {
       required: ["prompt"],
       additionalProperties: false,
     },
-    run(raw) {
+    async run(raw) {
       const args = _args.safeParse(raw);
       if (!args.success) throw new Error("prompt (a string) and one schedule field are required");
       const { prompt, tz, ...when } = args.data;
@@ -67,7 +67,7 @@ export function createScheduleTaskTool(options: ScheduleToolsOptions): Tool {
         ...(when.cron !== undefined && tz !== undefined ? { tz } : {}),
       });
       if (!schedule.success) throw new Error("the schedule's value has the wrong type or range");
-      const result = _jobs().create({ prompt, schedule: schedule.data as ScheduleInput });
+      const result = await _jobs().create({ prompt, schedule: schedule.data as ScheduleInput });
       if ("error" in result) throw new Error(result.error);
       return { scheduled: result.job };
     },

@@ -53,6 +53,16 @@ export function withSessionContext<T>(
 }
 
 /**
+ * Runs `fn` with `fields` bound over the current frame: the fields it names replace the enclosing
+ * frame's, the others and the configured defaults stay. The session's own work that runs outside
+ * a caller's frame (a drain, the alarm, a send) names the message it works for this way.
+ */
+export function withContextFields<T>(fields: ContextFields, fn: () => T): T {
+  const frame = _storage.getStore();
+  return withSessionContext({ ...frame?.bound, ...fields }, frame?.defaults ?? {}, fn);
+}
+
+/**
  * Runs one agent turn of this bundle: binds `fields` with async delivery forced to unsupported,
  * because no channel here can deliver anything after the turn ends. Every entry path that runs
  * a turn goes through this function.

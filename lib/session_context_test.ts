@@ -6,6 +6,7 @@ import {
   contextDefaultsFromEnv,
   contextField,
   currentContext,
+  withContextFields,
   withSessionContext,
 } from "./session_context.ts";
 
@@ -106,4 +107,22 @@ Deno.test("contextDefaultsFromEnv() reads SESSION_DEFAULT_* strings only", () =>
     }),
     { platform: "discord" },
   );
+});
+
+Deno.test("withContextFields() binds fields over the enclosing frame's, keeping its other fields and defaults", () => {
+  withSessionContext(
+    { session_key: "telegram:42", user_id: "7" },
+    { user_name: "fallback" },
+    () =>
+      withContextFields({ platform: "telegram", chat_id: "42", user_id: "8" }, () => {
+        assertEquals(
+          ["session_key", "platform", "chat_id", "user_id", "user_name"].map((f) =>
+            contextField(f as "session_key")
+          ),
+          ["telegram:42", "telegram", "42", "8", "fallback"],
+        );
+      }),
+  );
+  // Outside any frame: only what it binds.
+  withContextFields({ chat_id: "9" }, () => assertEquals(currentContext().chat_id, "9"));
 });

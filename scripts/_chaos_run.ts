@@ -8,6 +8,7 @@ import {
   clickApprovals,
 } from "./_chaos_approvals.ts";
 import { collectAfterRun, dumpObservation } from "./_chaos_collect.ts";
+import { collectFlood, floodStep, floodVars, planFlood, runFlood } from "./_chaos_floods.ts";
 import { collectJobs, planJobs, scheduleJobs } from "./_chaos_jobs.ts";
 import { type Sabotage, startChaosPlatforms } from "./_chaos_fakes.ts";
 import {
@@ -23,6 +24,7 @@ import {
   type PlatformWay,
   seededRandom,
 } from "./_chaos_plan.ts";
+import { type ChaosReplay, planReplays, sendReplay } from "./_chaos_replays.ts";
 import type { ChaosReport } from "./_chaos_report.ts";
 import { startChaosRuntime } from "./_chaos_runtime.ts";
 import type { ChaosObservation, WayCounts } from "./_chaos_tally.ts";
@@ -62,6 +64,16 @@ export interface ChaosOptions {
   approvalRate?: number;
   /** Runs sessions schedule one-off jobs due during the run (default true). */
   jobs?: boolean;
+  /** A tenant of its own floods `/v1/jobs/{id}/run` and chat past API_TURNS_PER_MINUTE (default true; with runs). */
+  flood?: boolean;
+  /** Share of platform messages replayed once or twice under fresh delivery ids (default 0.1). */
+  replayRate?: number;
+  /**
+   * Takes a guard away on purpose, to show its row counts what it lets through: "turn-quota"
+   * starts baton without API_TURNS_PER_MINUTE (the flood is held to it all the same),
+   * "replay-ids" gives each replay a new signed message id (a new message to baton).
+   */
+  unguarded?: ("turn-quota" | "replay-ids")[];
   /** baton's STREAM_REPLIES: chat replies previewed as they grow (default true, baton's default). */
   streamReplies?: boolean;
   /** baton's REPLY_IN_DOUBT (default: baton's own default). */
@@ -96,6 +108,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     longRate: 0.15,
     approvalRate: 0.15,
     jobs: true,
+    flood: true,
+    replayRate: 0.1,
     // About one message a second per session: the pace a session's sender keeps up with.
     spanMs: Math.max(15_000, Math.round(input.messages / Math.max(1, input.sessions) * 1000)),
     holdKill: true,
@@ -117,6 +131,17 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
   }
   // Jobs from a stream of their own, so that the messages and kills of a seed stay as they were.
   const jobs = o.jobs ? planJobs(sessions, o.spanMs, seededRandom(o.seed ^ 0x70b5)) : [];
+  // The flood and the replays from streams of their own too.
+  const flood = o.flood && o.ways.includes("runs")
+    ? planFlood(
+      { seed: o.seed, sessions, jobs: jobs.length, spanMs: o.spanMs },
+      seededRandom(o.seed ^ 0xf100d),
+      o.unguarded?.includes("turn-quota"),
+    )
+    : undefined;
+  const replays = planReplays(sessions, o.spanMs, o.replayRate, seededRandom(o.seed ^ 0x2e91a));
+  const replaysOf = new Map<ChaosMessage, ChaosReplay[]>();
+  for (const r of replays) replaysOf.set(r.message, [...(replaysOf.get(r.message) ?? []), r]);
   // The kill plan, drawn after the messages so that --kills does not change them.
   const kills = o.kills ?? 2 + Math.floor(random() * 4);
   const drawn = Array.from(
@@ -139,6 +164,11 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
   const modelAnswered: boolean[] = [];
   const injectedModel = { r429: 0, r500: 0, stall: 0 };
   model.script((req): FakeStep => {
+    const floodAnswer = flood ? floodStep(flood, req) : null;
+    if (floodAnswer) {
+      modelAnswered.push(true);
+      return floodAnswer;
+    }
     const match = CHAOS_MARKER.exec(req.lastUserText);
     const text = modelReply(req.lastUserText);
     const asking = match ? askingStep(req, sessions[Number(match[1])], Number(match[2])) : null;
@@ -188,6 +218,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     ...inboundVars(secrets),
     ...platforms.vars,
     ...(o.replyInDoubt ? { REPLY_IN_DOUBT: o.replyInDoubt } : {}),
+    ...(flood ? floodVars(flood) : {}),
     // The tool an asking message's model calls asks first; an unanswered question soon counts as denied.
     ...(o.streamReplies === false ? { STREAM_REPLIES: "off" } : {}),
     APPROVAL_TOOLS: "session_info",
@@ -334,6 +365,11 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       const copies = m.duplicate?.mode === "concurrent" ? 1 + m.duplicate.copies : 1;
       counts[m.session.way].duplicatesSent += copies - 1;
       await Promise.all(Array.from({ length: copies }, (_, i) => deliverOnce(m, i === 0)));
+      // Replays go out once the message was taken, at their own times.
+      const asNew = o.unguarded?.includes("replay-ids");
+      for (const r of m.accepted ? replaysOf.get(m) ?? [] : []) {
+        background.push(sendReplay(link, secrets, r, t0, asNew));
+      }
       if (m.duplicate?.mode === "later") {
         const extra = m.duplicate.copies;
         counts[m.session.way].duplicatesSent += extra;
@@ -361,6 +397,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       }
     };
     const scheduling = scheduleJobs(link, jobs, t0);
+    const flooding = flood ? runFlood(link, flood, t0) : Promise.resolve();
     await Promise.all(sessions.map(async (session) => {
       for (const item of session.queue) {
         await _sleep(Math.max(0, t0 + item.at - performance.now()));
@@ -369,7 +406,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       }
     }));
     log(`every message sent after ${((performance.now() - started) / 1000).toFixed(0)} s`);
-    await Promise.all([killing, holding, scheduling]);
+    await Promise.all([killing, holding, scheduling, flooding]);
     await Promise.all(background);
     if (sampling !== undefined) clearInterval(sampling);
     await runtime.up();
@@ -377,6 +414,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
 
     const after = await collectAfterRun(link, sessions, deadline);
     await collectJobs(link, jobs);
+    if (flood) await collectFlood(link, flood);
 
     // Stopped gently first: the log's last lines (parts in doubt resolved late) are flushed.
     await runtime.stop();
@@ -396,6 +434,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       ...after,
       counts,
       jobs,
+      flood,
+      replays: replays.filter((r) => r.sentAt !== undefined),
       kills: runtime.kills,
       openAtKills,
       held: heldSends,

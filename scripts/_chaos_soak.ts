@@ -67,6 +67,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     spanMs,
     killTimes,
     holdKill: false,
+    // The flood's quota would be sized to minutes of traffic: the soak measures the steady part.
+    flood: false,
     ways: options.ways,
     replyInDoubt: options.replyInDoubt,
     platform429Rate: options.platform429Rate,

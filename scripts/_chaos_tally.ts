@@ -4,6 +4,8 @@ import type { FakeEvent, FaultCounts } from "./_chaos_fake_server.ts";
 import type { ShownPost } from "./_chaos_fakes.ts";
 import type { ChaosMessage, ChaosSession, ChaosWay, PlatformWay } from "./_chaos_plan.ts";
 import type { ChaosJob } from "./_chaos_jobs.ts";
+import type { ChaosFlood } from "./_chaos_floods.ts";
+import type { ChaosReplay } from "./_chaos_replays.ts";
 import type { ChaosFigure, ChaosRow } from "./_chaos_report.ts";
 import type { KillRecord } from "./_chaos_runtime.ts";
 
@@ -43,6 +45,10 @@ export interface ChaosObservation {
   counts: Record<ChaosWay, WayCounts>;
   /** Jobs the runs sessions scheduled, with what was found of them after the run. */
   jobs: ChaosJob[];
+  /** The flood tenant's calls past its quota and the turns the model saw of them (none: no flood). */
+  flood?: ChaosFlood;
+  /** Platform deliveries sent again under fresh delivery ids (none: no replays). */
+  replays?: ChaosReplay[];
   kills: KillRecord[];
   openAtKills: number;
   /** What each deliberately held send was. */

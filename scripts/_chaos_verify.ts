@@ -7,7 +7,9 @@ import {
   isPlatformWay,
 } from "./_chaos_plan.ts";
 import { verifyApprovals } from "./_chaos_approvals.ts";
+import { verifyFlood } from "./_chaos_floods.ts";
 import { JOB_TOKEN, verifyJobs } from "./_chaos_jobs.ts";
+import { verifyReplays } from "./_chaos_replays.ts";
 import { type ChaosReport, LABELS } from "./_chaos_report.ts";
 import { type ChaosObservation, fig, type ReadEvent, Tally } from "./_chaos_tally.ts";
 import { partsInDoubt } from "./_chaos_verify_doubt.ts";
@@ -166,13 +168,15 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
     }
   }
 
-  verifyPlatformReplies(obs, tally, { failed, ran: turnsRun });
+  const repeated = verifyPlatformReplies(obs, tally, { failed, ran: turnsRun });
   for (const m of messages) {
     if (m.session.way === "webhook" || m.session.way === "chat") _verifyAnswers(m, tally);
     if (m.session.way === "runs") _verifyRun(m, obs.late.get(m), tally);
   }
   verifyApprovals(obs, tally);
   verifyJobs(obs, tally);
+  const replayFigures = verifyReplays(obs, tally, repeated);
+  const floodFigures = verifyFlood(obs.flood, tally);
 
   const inDoubtPerKill = partsInDoubt(obs, tally);
   for (const way of platforms) {
@@ -215,6 +219,8 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
       "platform 429s / 5xx after storing / 5xx before storing",
       `${sum((f) => f.r429)} / ${sum((f) => f.r5xxPosted)} / ${sum((f) => f.r5xxNotPosted)}`,
     ),
+    ...replayFigures,
+    ...floodFigures,
   ];
   const ok = rows.every((r) => !r.mustBeZero || Object.values(r.byWay).every((v) => !v));
   return {

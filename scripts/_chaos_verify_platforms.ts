@@ -29,23 +29,31 @@ interface _Post {
   units: string[];
 }
 
+/** How a message's reply showed twice unmarked, and when the repeat was shown (ms since the epoch). */
+export interface Repeat {
+  how: string;
+  at: number;
+}
+
 /**
  * Attributes every post a fake platform stored to the message it answers, then counts per
  * message: answered (every line of its reply, or a failure notice), lost, duplicates (with the
- * resend note: marked; without: unmarked), and replies out of order within a session.
+ * resend note: marked; without: unmarked), and replies out of order within a session. Returns
+ * the messages repeated unmarked (the replay checks read them).
  */
 export function verifyPlatformReplies(
   obs: ChaosObservation,
   tally: Tally,
   turns: { failed: Set<string>; ran: Set<string> },
-): void {
+): Map<ChaosMessage, Repeat> {
+  const repeated = new Map<ChaosMessage, Repeat>();
   // What a reply names of the message it answers, where its platform links them (`replyToId`).
   const links = new Map<string, ChaosMessage>();
   for (const m of obs.sessions.flatMap((s) => s.messages)) {
     const link = replyLinkOf(m);
     if (link !== undefined) links.set(`${m.session.way} ${link}`, m);
   }
-  const context = { ...turns, fakeEvents: obs.fakeEvents, links };
+  const context = { ...turns, fakeEvents: obs.fakeEvents, links, repeated };
   const byMarker = new Map(obs.sessions.flatMap((s) => s.messages).map((m) => [m.marker, m]));
   const byToken = new Map(
     obs.sessions.filter((s) => s.way === "discord").flatMap((s) => s.messages).map((
@@ -91,6 +99,7 @@ export function verifyPlatformReplies(
       _verifySession(session, posts.get(session) ?? [], byMarker, byToken, tally, context);
     }
   }
+  return repeated;
 }
 
 function _verifySession(
@@ -104,6 +113,7 @@ function _verifySession(
     ran: Set<string>;
     fakeEvents: ChaosObservation["fakeEvents"];
     links: Map<string, ChaosMessage>;
+    repeated: Map<ChaosMessage, Repeat>;
   },
 ): void {
   const way = session.way;
@@ -190,6 +200,9 @@ function _verifySession(
       if (post.marked) tally.add(LABELS.markedDuplicates, way);
       else {
         const times = byUnit.get(unit)!.length;
+        if (!turns.repeated.has(message)) {
+          turns.repeated.set(message, { how: `showed ${unit} ${times} times`, at: post.post.at });
+        }
         tally.add(
           LABELS.unmarked,
           way,
@@ -204,6 +217,8 @@ function _verifySession(
       : ["echo"];
     const echoed = expected.filter((u) => byUnit.has(u)).length;
     if (notice && echoed) {
+      const at = Math.max(...[...byUnit.values()].flat().map((p) => p.post.at));
+      turns.repeated.set(message, { how: "got both a reply and a failure notice", at });
       tally.add(
         LABELS.unmarked,
         way,

@@ -9,7 +9,8 @@ const USAGE = `npm run chaos -- [options]
 Runs baton under \`wrangler dev\` on persisted local state and feeds it over every way in at once
 (Telegram, Slack, Discord, GitHub, WhatsApp, LINE, Twilio, Teams, Google Chat, the generic webhook,
 chat completions, the runs API), with fake platform APIs and a fake model that fail on purpose,
-duplicated and bad deliveries, and SIGKILLs of the runtime's process group at moments drawn from
+duplicated and bad deliveries, replays under fresh delivery ids, a tenant flooding past its turn
+quota, and SIGKILLs of the runtime's process group at moments drawn from
 the seed (plus one while a platform holds a send open). Prints a table per seed; exits 1 if a
 must-be-zero figure is not zero.
 
@@ -25,6 +26,8 @@ must-be-zero figure is not zero.
   --platform-429=R    share of platform sends and read-backs answered 429 (default 0.05)
   --platform-5xx=R    share of platform sends answered 5xx, half after storing (default 0.02)
   --model-fail=R      share of model calls failing: 429, 500 or a stall (default 0.2)
+  --replays=R         share of platform messages replayed under fresh delivery ids (default 0.1)
+  --no-flood          leave out the flood of /v1/jobs/{id}/run and chat calls past a tenant's quota
   --minutes=M         soak instead: M minutes of steady traffic, a kill every ~2 minutes, workerd
                       RSS and per-minute figures (must not drift)
   --rate=R            soak: messages per second (default 4)
@@ -51,6 +54,8 @@ const known = [
   "platform-429",
   "platform-5xx",
   "model-fail",
+  "replays",
+  "no-flood",
   "seed",
   "seeds",
   "messages",
@@ -140,6 +145,8 @@ for (let i = 0; i < seeds; i++) {
     sessions: Math.floor(number("sessions", reduced ? 14 : 60)),
     ...(flags.has("kills") ? { kills: Math.floor(number("kills", 2)) } : {}),
     holdKill: !flags.has("no-hold-kill"),
+    flood: !flags.has("no-flood"),
+    ...(flags.has("replays") ? { replayRate: number("replays", 0.1) } : {}),
     ...rates,
     ways,
     replyInDoubt,

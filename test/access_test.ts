@@ -24,12 +24,13 @@ const pairing = sharedBaton({
   },
   label: "pairing",
 });
-// Allowlist: telegram:4206 (the quota test's user) and generic:ops are allowed.
+// Allowlist: telegram:4206 (the quota test's user), 4211-4213 (the group quota test's members) and
+// generic:ops are allowed.
 const allowlist = sharedBaton({
   vars: {
     ...TELEGRAM,
     ACCESS_POLICY: "allowlist",
-    ALLOWED_USERS: "telegram:4206,generic:ops",
+    ALLOWED_USERS: "telegram:4206,telegram:4211,telegram:4212,telegram:4213,generic:ops",
     USER_TURNS_PER_HOUR: "3",
     BUSY_ACK: "off",
     MAX_QUEUED: "100",
@@ -245,6 +246,30 @@ allowlist.test(
     await tg(worker, user, "/status");
     await until(() => sentTo(platform, user).length === 5, "the status answer");
     assertMatch(sentTo(platform, user)[4], /Idle|Not running|Working/);
+  },
+);
+
+allowlist.test(
+  "gateMessage() in a group: three members over USER_TURNS_PER_HOUR get one notice in the chat, not three",
+  async (worker, fake, platform) => {
+    const group = -1004211;
+    const members = [4211, 4212, 4213]; // allowed, with USER_TURNS_PER_HOUR=3
+    for (const member of members) {
+      for (let i = 0; i < 3; i++) {
+        const text = `${member} turn ${i}`;
+        await expectOk(await tg(worker, member, text, group));
+        await until(() => sentTo(platform, group).includes(text), `the reply to ${text}`);
+      }
+    }
+    for (const member of members) {
+      await expectOk(await tg(worker, member, `${member} over`, group), {
+        ok: true,
+        ignored: "over quota",
+      });
+    }
+    const notices = sentTo(platform, group).filter((t) => /limit of 3 messages per hour/.test(t));
+    assertStrictEquals(notices.length, 1, JSON.stringify(notices));
+    assertStrictEquals(fake.requests.length, 9, "no turn over the quota");
   },
 );
 

@@ -1,7 +1,9 @@
 // The chaos run's reduced mode (the full lane, `npm run test:all`): every way in, faulty fakes, seeded SIGKILLs; a fixed seed and a random one; runs with a strategy broken on purpose; Deno.
 import { assert, assertEquals } from "@std/assert";
 import { APPROVAL_LABELS } from "../scripts/_chaos_approvals.ts";
+import { FLOOD_LABELS } from "../scripts/_chaos_floods.ts";
 import { JOB_LABELS } from "../scripts/_chaos_jobs.ts";
+import { REPLAY_LABELS } from "../scripts/_chaos_replays.ts";
 import { formatChaosReport, runChaos } from "../scripts/_chaos_run.ts";
 import { type ChaosReport, figure, LABELS } from "../scripts/_chaos_report.ts";
 
@@ -19,6 +21,9 @@ function check(seed: number, report: ChaosReport): void {
   assert(figure(report, LABELS.failures) > 0, detail);
   assert(figure(report, APPROVAL_LABELS.asked) > 0, detail);
   assert(figure(report, JOB_LABELS.scheduled) > 0, detail);
+  // Replays went out, and the flood met its quota (some of it refused), or their zeros prove nothing.
+  assert(figure(report, REPLAY_LABELS.sent) > 0, detail);
+  assert(figure(report, FLOOD_LABELS.refused) > 0, detail);
   assertEquals(figure(report, LABELS.accepted), figure(report, LABELS.messages), detail);
   assertEquals(figure(report, LABELS.answered), figure(report, LABELS.accepted), detail);
   const failed = report.rows.filter((r) => r.mustBeZero && Object.values(r.byWay).some((v) => v));
@@ -62,6 +67,8 @@ async function sabotaged(options: Partial<Parameters<typeof runChaos>[0]>): Prom
     approvalRate: 0,
     // The held send must be a reply's part, not a preview's edit of it.
     streamReplies: false,
+    flood: false,
+    replayRate: 0,
     keepOnFailure: false,
     ...options,
   });
@@ -108,5 +115,25 @@ Deno.test({
       assert(figure(report, label) >= 1, detail);
       assert(!report.ok, detail);
     }
+  },
+});
+
+Deno.test({
+  name:
+    "runChaos() counts what a guard taken away lets through: a reply a replay repeated, a flood's turns past the quota",
+  async fn() {
+    // Each replay carries a new signed message id (a new comment to baton, as if it keyed its dedup
+    // on the delivery id), and baton runs without API_TURNS_PER_MINUTE while the flood is held to it.
+    const report = await sabotaged({
+      ways: ["github", "runs"],
+      holdKill: false,
+      flood: true,
+      replayRate: 0.5,
+      unguarded: ["replay-ids", "turn-quota"],
+    });
+    const detail = `${formatChaosReport(report)}\n${report.problems.join("\n")}`;
+    assert(figure(report, REPLAY_LABELS.repeated) >= 1, detail);
+    assert(figure(report, FLOOD_LABELS.beyond) >= 1, detail);
+    assert(!report.ok, detail);
   },
 });

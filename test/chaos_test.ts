@@ -11,6 +11,8 @@ import {
 } from "../scripts/_chaos_plan.ts";
 import { figure, LABELS } from "../scripts/_chaos_report.ts";
 import { judgeRss } from "../scripts/_chaos_soak.ts";
+import { FLOOD_LABELS, floodStep, planFlood } from "../scripts/_chaos_floods.ts";
+import { REPLAY_LABELS } from "../scripts/_chaos_replays.ts";
 import type { ChaosObservation } from "../scripts/_chaos_tally.ts";
 import { verifyChaos } from "../scripts/_chaos_verify.ts";
 
@@ -126,6 +128,59 @@ Deno.test("verifyChaos() places two failure notices in a row in turn order, whic
   const report = verifyChaos(obs);
   assert(report.ok, report.problems.join("\n"));
   assertEquals(figure(report, LABELS.failures), 2);
+});
+
+Deno.test("verifyChaos() flags a reply a replay repeated, and a minute of a flooding tenant's turns past its quota", () => {
+  // The first message replayed after its reply: shown once, nothing to flag.
+  const once = observed("whatsapp", (ms) => ms.map((m) => reply(m)));
+  once.replays = [{ message: once.sessions[0].messages[0], at: 0, n: 1, sentAt: 1, status: 200 }];
+  const clean = verifyChaos(once);
+  assert(clean.ok, clean.problems.join("\n"));
+  assertEquals(figure(clean, REPLAY_LABELS.sent), 1);
+  // Its reply shown again after the replay, without the note: the replay ran it a second time.
+  const again = observed("whatsapp", ([a, b]) => [reply(a), reply(b), reply(a)]);
+  again.replays = [{ message: again.sessions[0].messages[0], at: 0, n: 1, sentAt: 1, status: 200 }];
+  const repeated = verifyChaos(again);
+  assertEquals(figure(repeated, REPLAY_LABELS.repeated), 1, repeated.problems.join("\n"));
+  assert(!repeated.ok);
+  // The same repeat shown before the replay went out is no replay's (an unmarked duplicate still).
+  again.replays[0].sentAt = 5;
+  const before = verifyChaos(again);
+  assertEquals(figure(before, REPLAY_LABELS.repeated), 0, before.problems.join("\n"));
+  assertEquals(figure(before, LABELS.unmarked), 1);
+
+  // A flood whose quota is 10: the model sees 10 turns, then (a retry of the 10th aside) an 11th
+  // within the minute — one turn beyond — and a 12th a minute after the first, which is not.
+  const obs = observed("whatsapp", (ms) => ms.map((m) => reply(m)));
+  obs.ways = [...obs.ways, "runs"];
+  obs.counts.runs = { sent: 0, duplicatesSent: 0, badSent: 0, bad5xx: 0, good5xx: 0 };
+  const flood = planFlood({ seed: 3, sessions: [], jobs: 0, spanMs: 1_000 }, seededRandom(3));
+  assertEquals(flood.quota, 10);
+  const turn = (history: number) => ({
+    body: {
+      messages: Array.from({ length: history }, (_, i) => [
+        { role: "user", content: "[tag:f0] flood-run" },
+        { role: "assistant", content: `flood reply f0 t${i}` },
+      ]).flat().concat([{ role: "user", content: "[tag:f0] flood-run" }]),
+    },
+    headers: new Headers(),
+    lastUserText: "[tag:f0] flood-run",
+    sessionTag: "f0",
+  });
+  for (let i = 0; i < 10; i++) floodStep(flood, turn(i));
+  floodStep(flood, turn(9));
+  assertEquals(flood.turns.size, 10);
+  obs.flood = flood;
+  const within = verifyChaos(obs);
+  assert(within.ok, within.problems.join("\n"));
+  floodStep(flood, turn(10));
+  const beyond = verifyChaos(obs);
+  assertEquals(figure(beyond, FLOOD_LABELS.beyond), 1, beyond.problems.join("\n"));
+  assert(!beyond.ok);
+  const first = [...flood.turns.values()][0];
+  for (const t of flood.turns.values()) t.at = first.at;
+  [...flood.turns.values()][10].at = first.at + 60_000;
+  assert(verifyChaos(obs).ok);
 });
 
 Deno.test("judgeRss() judges starts at the same age and settled starts, not the fill after each start", () => {

@@ -9,6 +9,7 @@ import { ACCESS_ROUTES } from "./_support/_fuzz_access.ts";
 import { API_ROUTES, MCP_ROUTE, RANDOM_ROUTE } from "./_support/_fuzz_api.ts";
 import { type Built, MAX_BODY, type RouteFuzz } from "./_support/_fuzz_gen.ts";
 import { MORE_WEBHOOKS, webhookFuzz, WEBHOOKS, webhookVars } from "./_support/_fuzz_webhooks.ts";
+import { fuzzReplays, REPLAY_DRIVERS, replayVerdicts } from "./_support/_fuzz_replays.ts";
 
 /** Cases per route (FUZZ_RUNS overrides), the fixed seed (FUZZ_SEED overrides), requests in flight at once. */
 const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 2000);
@@ -17,6 +18,9 @@ const BATCH = Math.max(1, Number(Deno.env.get("FUZZ_BATCH") ?? 8));
 
 // Every text field carries "FUZZ-<n>." so a turn can be traced back to its request.
 let _nextMarker = 0;
+/** Replay cases per platform: a twentieth of the routes' runs, at least four. */
+const REPLAY_RUNS = Math.max(4, Math.ceil(RUNS / 20));
+let _nextReplay = 0;
 /** Final status of each marker's request. */
 const markerStatus = new Map<number, number>();
 
@@ -28,6 +32,8 @@ interface Stats {
   /** Requests sent again after a connection reset. */
   retried: number;
   statuses: Map<number, number>;
+  /** Statuses of the bodies of 512 KiB up to the cap (the size dimension). */
+  large: Map<number, number>;
 }
 
 /** A request in a failure message (long bodies and headers cut). */
@@ -128,6 +134,10 @@ async function sendCase<C>(
   }
   stats.sent++;
   stats.statuses.set(res.status, (stats.statuses.get(res.status) ?? 0) + 1);
+  const size = built.body?.length ?? 0;
+  if (size >= 512 * 1024 && size <= MAX_BODY) {
+    stats.large.set(res.status, (stats.large.get(res.status) ?? 0) + 1);
+  }
   markerStatus.set(n, res.status);
   const fail = (why: string) =>
     new Error(
@@ -169,6 +179,7 @@ async function fuzzRoute<C>(worker: TestWorker, route: RouteFuzz<C>, seed: numbe
     resetAfter413: 0,
     retried: 0,
     statuses: new Map(),
+    large: new Map(),
   };
   const started = performance.now();
   console.log(`${route.name}: seed=${seed} runs=${RUNS} batch=${BATCH}`);
@@ -202,7 +213,10 @@ async function fuzzRoute<C>(worker: TestWorker, route: RouteFuzz<C>, seed: numbe
       { numRuns: Math.ceil(RUNS / BATCH), seed },
     );
   }
-  const statuses = [...stats.statuses].sort(([a], [b]) => a - b).map(([s, k]) => `${s}×${k}`);
+  const tally = (m: Map<number, number>) =>
+    [...m].sort(([a], [b]) => a - b).map(([s, k]) => `${s}×${k}`).join(" ");
+  const statuses = [tally(stats.statuses)];
+  if (stats.large.size) statuses.push(`(near the cap: ${tally(stats.large)})`);
   console.log(
     `${route.name}: ${stats.sent} sent, ${stats.skipped} unsendable, ${
       ((performance.now() - started) / 1000).toFixed(1)
@@ -244,11 +258,40 @@ Deno.test("every route: fuzzed requests answer 2xx/4xx JSON and rejected ones st
         ...(MORE_WEBHOOKS.map(webhookFuzz) as unknown as RouteFuzz<never>[]),
         MCP_ROUTE,
       ];
+      // Replays first, while the drivers' ids are fresh (a fuzzed case may reuse one of their ids
+      // later and be taken for a copy, which is the dedup's job); their seeds follow the routes'.
+      const replayed: [typeof REPLAY_DRIVERS[number], string[]][] = [];
+      for (const [i, driver] of REPLAY_DRIVERS.entries()) {
+        await t.step(
+          `${driver.name} replays: copies of a signed delivery are acknowledged`,
+          async () => {
+            const markers = await fuzzReplays(
+              worker,
+              driver,
+              SEED + routes.length + i,
+              REPLAY_RUNS,
+              () => `REPLAY-${_nextReplay++}.`,
+            );
+            replayed.push([driver, markers]);
+          },
+        );
+      }
       for (const [i, route] of routes.entries()) {
         await t.step(`${route.name}: answers 2xx/4xx with JSON for fuzzed input`, async () => {
           await fuzzRoute(worker, route, SEED + i);
         });
       }
+      await t.step("replays: each message ran once and was answered once", async () => {
+        await quiet(fake, platform);
+        const wrong = replayed.flatMap(([driver, markers]) =>
+          replayVerdicts(driver, markers, fake, platform)
+        );
+        const total = replayed.reduce((n, [, markers]) => n + markers.length, 0);
+        console.log(
+          `replays: ${total} messages sent again 1–3 times; ${wrong.length} ran or answered other than once`,
+        );
+        assert(wrong.length === 0, `replayed messages:\n${wrong.slice(0, 20).join("\n")}`);
+      });
       await t.step("fake model: no request text came from a rejected request", async () => {
         await quiet(fake, platform);
         const leaked: string[] = [];

@@ -1,6 +1,7 @@
 // GET /v1/sessions/{key}/inspect in workerd: the console inspector's read of a session, tenant-scoped; Deno + Miniflare.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { API_KEY, type Json, json, settled, until } from "./_support/clients.ts";
+import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
 import { expectOk } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -66,7 +67,9 @@ baton.test(
     ]);
     assertEquals(body.last_turn.context.platform, "telegram");
     assertEquals(body.last_turn.context.session_key, "telegram:77");
-    assertEquals(body.runs, []);
+    // No text deltas: a chat turn's timeline is a few small rows.
+    const types = body.runs.flatMap((r: Json) => r.events.map((e: Json) => e.type));
+    assertEquals(types.includes("message.delta"), false);
   },
 );
 
@@ -109,5 +112,71 @@ baton.test("GET /v1/sessions/{key}/inspect shows a run's timeline with event tim
   assertEquals(typeof timeline.at(-1).duration_ms, "number");
   assertEquals(body.inbox[0].status, "done");
 });
+
+baton.test(
+  "GET /v1/sessions/{key}/inspect shows a Telegram turn's timeline: its model calls, tool call and reply sent",
+  async (worker, fake, telegram) => {
+    fake.script(echoSessionInfo());
+    await expectOk(await telegramUpdate(worker, "what is my chat?", 900_201, 79));
+    await telegram.waitForCalls(1);
+    await settled(worker, "telegram:79");
+    let body: Json = null;
+    // The run's final event is stored as its reply is recorded sent, just after the platform answered.
+    await until(async () => {
+      const res = await inspect(worker, "telegram:79");
+      body = await json(res);
+      return res.status === 200 && body.runs[0]?.events.at(-1)?.type === "run.completed";
+    }, "a run's final event");
+    assertEquals(body.runs.map((r: Json) => r.seq), [body.inbox[0].seq]);
+    const events: Json[] = body.runs[0].events;
+    assertEquals(events.map((e) => e.type), [
+      "run.started",
+      "model.completed",
+      "tool.started",
+      "tool.completed",
+      "model.completed",
+      "reply.sent",
+      "run.completed",
+    ]);
+    assertEquals(events[1].data.step, 1);
+    assertEquals(events[2].data.tool, "session_info");
+    assertEquals(events[5].data.part, "1/1");
+    for (const i of [1, 3, 5, 6]) {
+      assertEquals(typeof events[i].duration_ms, "number", events[i].type);
+    }
+  },
+);
+
+baton.test(
+  "GET /v1/sessions/{key}/inspect shows a refused Telegram reply as reply.failed; its error line names the session key, chat and part",
+  async (worker, _fake, telegram) => {
+    telegram.respond(() => ({
+      status: 400,
+      body: { ok: false, error_code: 400, description: "Bad Request: chat not found" },
+    }));
+    await expectOk(await telegramUpdate(worker, "anyone there?", 900_301, 80));
+    let body: Json = null;
+    await until(async () => {
+      const res = await inspect(worker, "telegram:80");
+      body = await json(res);
+      return res.status === 200 && body.runs[0]?.events.at(-1)?.type === "run.completed";
+    }, "a run's final event");
+    const failed = body.runs[0].events.find((e: Json) => e.type === "reply.failed");
+    assertEquals(failed.data.part, "1/1");
+    assertEquals(String(failed.data.error).includes("chat not found"), true, failed.data.error);
+    const lines = worker.output().split("\n").flatMap((text) => {
+      try {
+        return [JSON.parse(text.slice(text.indexOf("{")))];
+      } catch {
+        return [];
+      }
+    });
+    const line = lines.find((l) => l.message === "reply not delivered" && l.chat_id === "80");
+    assertEquals(
+      [line?.level, line?.session_key, line?.platform, line?.seq, line?.part],
+      ["error", "telegram:80", "telegram", body.inbox[0].seq, "1/1"],
+    );
+  },
+);
 
 baton.done();

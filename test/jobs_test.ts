@@ -512,11 +512,15 @@ quota.test(
       ),
     );
     let done: Json = null;
-    await until(async () => {
-      done = await getJobWith(worker, job.id, key);
-      return done.last_runs.length === 1 && done.last_runs[0].status !== "queued" &&
-        done.last_runs[0].status !== "running";
-    }, "the occurrence settled");
+    await until(
+      async () => {
+        done = await getJobWith(worker, job.id, key);
+        return done.last_runs.length === 1 && done.last_runs[0].status !== "queued" &&
+          done.last_runs[0].status !== "running";
+      },
+      "the occurrence settled",
+      30_000,
+    );
     await pause(1_000);
     assertEquals(
       fake.requests.map((r) => r.lastUserText).filter((t) => t === "over quota"),
@@ -559,10 +563,14 @@ quota.test(
     await tgFrom(worker, user, "hello"); // turn 2 of 2
     const session = encodeURIComponent(`telegram:${user}`);
     const settled = (j: Json) => ["completed", "failed"].includes(j.last_runs[0]?.status);
-    await until(async () => {
-      const jobs = await json(await api(worker, `/v1/jobs?session=${session}`));
-      return jobs.data?.length === 1 && settled(jobs.data[0]);
-    }, "the job's occurrence settled");
+    await until(
+      async () => {
+        const jobs = await json(await api(worker, `/v1/jobs?session=${session}`));
+        return jobs.data?.length === 1 && settled(jobs.data[0]);
+      },
+      "the job's occurrence settled",
+      30_000,
+    ); // a job due in 1 s, on a loaded lane
     await pause(1_000);
     assertEquals(
       fake.requests.map((r) => r.lastUserText).filter((t) => t === "job skipped"),

@@ -12,6 +12,7 @@ import {
   withBaton,
 } from "./_support/clients.ts";
 import { hashHex } from "../lib/openai_api.ts";
+import { parseResponseId, responseId } from "../lib/responses_api.ts";
 import { holdOn } from "./_support/fake_llm_scripts.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -194,6 +195,78 @@ baton.test("POST /v1/runs with Idempotency-Key: a key is per tenant, neither rep
   const fallback = await json(await start(API_KEY, "default's input"));
   assertStrictEquals(fallback.session, `rk${(await hashHex(["api", "same-key"])).slice(0, 32)}`);
 });
+
+baton.test("POST /v1/runs: one session id in two tenants gives two run ids, each its tenant's; an id without a tenant still routes", async (worker) => {
+  const start = async (key: string) => {
+    const res = await as(worker, key, "/v1/runs", {
+      method: "POST",
+      body: JSON.stringify({ input: "same words", session: "same-run" }),
+    });
+    assertStrictEquals(res.status, 202);
+    return (await json(res)).run_id as string;
+  };
+  const [acme, beta] = [await start(ACME), await start(BETA)];
+  assert(acme !== beta, `${acme}: one id for two tenants' runs`);
+  for (const [key, id] of [[ACME, acme], [BETA, beta]]) {
+    const run = await json(await as(worker, key, `/v1/runs/${id}`));
+    assertStrictEquals(run.session, "same-run", JSON.stringify(run));
+  }
+  await expectError(await as(worker, BETA, `/v1/runs/${acme}`), 404, "not_found");
+  // An id from before tenants were named in it (`run_<base64url session id>_<seq>`): the caller's.
+  const bare = `run_${btoa("same-run").replace(/=+$/, "")}_1`;
+  const old = await json(await as(worker, BETA, `/v1/runs/${bare}`));
+  assertStrictEquals(old.session, "same-run", JSON.stringify(old));
+});
+
+baton.test(
+  "POST /v1/responses: a response id names its tenant; GET, input_items, DELETE and previous_response_id route by it, an id without a tenant still routes for its owner",
+  async (worker, fake) => {
+    const acme = client(worker, ACME);
+    const first = await acme.responses.create({ model: "m", input: "acme's first" });
+    const named = parseResponseId(first.id);
+    assertStrictEquals(named?.tenant, "acme", `${first.id}: names no tenant`);
+    const { session, seq } = named!;
+    // One session id and seq in two tenants: two ids. Beta has no such response; acme's id with
+    // beta's name is beta's, so 404 for acme.
+    const betas = responseId("beta", session, seq);
+    assert(betas !== first.id, betas);
+    await expectError(await as(worker, BETA, `/v1/responses/${betas}`), 404, "not_found");
+    await expectError(await as(worker, ACME, `/v1/responses/${betas}`), 404, "not_found");
+    // An id from before tenants were named in it (`resp_<base64url session id>_<seq>`): the caller's.
+    const bare = `resp_${
+      btoa(session).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")
+    }_${seq}`;
+    assertStrictEquals((await acme.responses.retrieve(bare)).output_text, "acme's first");
+    await expectError(await as(worker, BETA, `/v1/responses/${bare}`), 404, "not_found");
+    const items = await json(await as(worker, ACME, `/v1/responses/${first.id}/input_items`));
+    assertEquals(items.data.map((i: Json) => i.content?.[0]?.text), ["acme's first"]);
+    // Both forms continue the conversation in acme's session.
+    for (const previous of [first.id, bare]) {
+      const next = await acme.responses.create({
+        model: "m",
+        input: `after ${previous === bare ? "bare" : "named"}`,
+        previous_response_id: previous,
+      });
+      assertStrictEquals(parseResponseId(next.id)?.tenant, "acme", next.id);
+      const seen = fake.requests.at(-1)!.body.messages.map((m: Json) => m.content);
+      assert(seen.includes("acme's first"), JSON.stringify(seen));
+    }
+    await expectError(
+      await as(worker, BETA, "/v1/responses", {
+        method: "POST",
+        body: JSON.stringify({ model: "m", input: "x", previous_response_id: first.id }),
+      }),
+      404,
+      "not_found",
+    );
+    assertStrictEquals(
+      (await json(await as(worker, ACME, `/v1/responses/${first.id}`, { method: "DELETE" })))
+        .deleted,
+      true,
+    );
+    await expectError(await as(worker, ACME, `/v1/responses/${bare}`), 404, "not_found");
+  },
+);
 
 baton.test("GET /v1/sessions/telegram:1: 404 for a named tenant, readable by the default (admin) tenant", async (worker) => {
   await expectError(await as(worker, ACME, session("telegram:1")), 404, "not_found");

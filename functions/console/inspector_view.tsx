@@ -87,9 +87,7 @@ export function InspectorView(props: { api: ApiClient; sessionKey: string }) {
             <p class="hint">Nothing sent to a chat (API sessions answer their caller).</p>
           )}
           <h3>Run timeline</h3>
-          {data.runs.length === 0 && (
-            <p class="hint">No run recorded events (chat platform turns do not).</p>
-          )}
+          {data.runs.length === 0 && <p class="hint">No turn has run in this session lately.</p>}
           {data.runs.map((run) => (
             <div class="run" key={run.seq}>
               <h4>Run of message #{run.seq}</h4>
@@ -99,15 +97,18 @@ export function InspectorView(props: { api: ApiClient; sessionKey: string }) {
                     <span class="when">{clockText(e.at)}</span>
                     <span class="elapsed">+{msText(e.elapsed_ms)}</span>
                     <code>{e.type}</code>
+                    <span class="detail">{_detail(e.data)}</span>
                     {e.duration_ms !== null && (
                       <span class="dur">took {msText(e.duration_ms)}</span>
                     )}
                   </li>
                 ))}
               </ol>
-              <p class="hint">
-                {run.events.filter((e) => e.type === "message.delta").length} text deltas
-              </p>
+              {run.events.some((e) => e.type === "message.delta") && (
+                <p class="hint">
+                  {run.events.filter((e) => e.type === "message.delta").length} text deltas
+                </p>
+              )}
             </div>
           ))}
           <h3>Last turn's context</h3>
@@ -116,4 +117,22 @@ export function InspectorView(props: { api: ApiClient; sessionKey: string }) {
       )}
     </section>
   );
+}
+
+/** What an event names: a model call's step, a tool, a reply part, an error. */
+function _detail(data: Record<string, unknown>): string {
+  const said = [
+    typeof data.step === "number" ? `step ${data.step}` : "",
+    typeof data.tool === "string" ? data.tool : "",
+    typeof data.part === "string" ? `part ${data.part}` : "",
+    typeof data.error === "string" ? data.error : _message(data.error),
+  ];
+  return said.filter((s) => s).join(" · ");
+}
+
+function _message(error: unknown): string {
+  const message = error && typeof error === "object"
+    ? (error as { message?: unknown }).message
+    : "";
+  return typeof message === "string" ? message : "";
 }

@@ -16,6 +16,11 @@ export interface AccessConfig {
   githubRefusalComment: boolean;
   /** Turns each platform user may start per hour across their sessions (`USER_TURNS_PER_HOUR`); null: unlimited. */
   userTurnsPerHour: number | null;
+  /**
+   * Pairing codes waiting for the owner, at most, per platform (`MAX_PENDING_PAIRINGS`, default
+   * 50): a stranger beyond them gets no code until some are approved or expire.
+   */
+  maxPendingPairings: number;
 }
 
 /** Who sent a platform message, as the adapter saw it. */
@@ -62,6 +67,7 @@ export function readAccessConfig(env: Record<string, unknown>): AccessConfig {
   const admins = _entries(text("ADMIN_USERS"));
   const associations = text("GITHUB_ALLOWED_ASSOCIATIONS").trim();
   const quota = Number(text("USER_TURNS_PER_HOUR") || NaN);
+  const pending = Number(text("MAX_PENDING_PAIRINGS") || NaN);
   return {
     mode,
     allowed: new Set([..._entries(text("ALLOWED_USERS")), ...admins]),
@@ -73,6 +79,9 @@ export function readAccessConfig(env: Record<string, unknown>): AccessConfig {
     ),
     githubRefusalComment: text("GITHUB_REFUSAL").trim().toLowerCase() === "comment",
     userTurnsPerHour: Number.isInteger(quota) && quota >= 1 && quota <= 1_000_000 ? quota : null,
+    maxPendingPairings: Number.isInteger(pending) && pending >= 1 && pending <= 10_000
+      ? pending
+      : 50,
   };
 }
 

@@ -62,14 +62,16 @@ export class PairingDirectory {
 
   /**
    * Records a pending code (again, idempotently, each time its message is sent). False when the
-   * code already names another sender: the caller must not hand it out.
+   * code already names another sender, `"full"` when `limit` other senders of the platform wait
+   * with a code already (`MAX_PENDING_PAIRINGS`): either way the caller must not hand it out.
    */
   register(
     pairing: { code: string; platform: string; user: string; name: string },
     firstAt: number,
     expiresAt: number,
     now: number,
-  ): boolean {
+    limit = Number.POSITIVE_INFINITY,
+  ): boolean | "full" {
     this.#sql.exec(
       "DELETE FROM pairing_code WHERE approved_at IS NULL AND expires_at < ?",
       now - _KEEP_EXPIRED_MS,
@@ -79,6 +81,17 @@ export class PairingDirectory {
       pairing.code,
     ).toArray()[0];
     if (held && (held.platform !== pairing.platform || held.user !== pairing.user)) return false;
+    // Strangers beyond the owner's patience get no code: the list (and this table) stays bounded.
+    const waiting = Number(
+      this.#sql.exec(
+        `SELECT count(*) AS n FROM pairing_code
+         WHERE platform = ? AND user != ? AND approved_at IS NULL AND expires_at > ?`,
+        pairing.platform,
+        pairing.user,
+        now,
+      ).toArray()[0].n,
+    );
+    if (waiting >= limit) return "full";
     this.#sql.exec(
       `INSERT INTO pairing_code (code, platform, user, name, first_at, expires_at)
        VALUES (?, ?, ?, ?, ?, ?)
@@ -136,6 +149,21 @@ export class PairingDirectory {
     const had = this.#paired(platform, user) !== null;
     this.#sql.exec("DELETE FROM paired_user WHERE platform = ? AND user = ?", platform, user);
     return had;
+  }
+
+  /**
+   * Forgets everything kept of sender `platform:user` (their erasure): the pairing and every code,
+   * pending, expired or spent. Returns what was there.
+   */
+  erase(platform: string, user: string): { paired: boolean; codes: number } {
+    const paired = this.forget(platform, user);
+    const codes = this.#sql.exec(
+      "SELECT count(*) AS n FROM pairing_code WHERE platform = ? AND user = ?",
+      platform,
+      user,
+    ).toArray()[0];
+    this.#sql.exec("DELETE FROM pairing_code WHERE platform = ? AND user = ?", platform, user);
+    return { paired, codes: Number(codes?.n ?? 0) };
   }
 
   /** Codes waiting for approval, oldest request first. */

@@ -39,3 +39,20 @@ Deno.test("PairingDirectory.register() never hands one code to two senders", () 
     new Date(T0 + 200).toISOString(),
   ]]);
 });
+
+Deno.test("PairingDirectory.register() takes no code past `limit` pending ones of the platform", () => {
+  const dir = new PairingDirectory(sqliteStorage().sql);
+  const stranger = (n: number) => ({ ...ann, code: `ABCDEFG${"HJKMN"[n]}`, user: `s${n}` });
+  assertStrictEquals(dir.register(stranger(0), T0, T0 + 100, T0, 2), true);
+  assertStrictEquals(dir.register(stranger(1), T0, T0 + 200, T0, 2), true);
+  assertStrictEquals(dir.register(stranger(2), T0, T0 + 100, T0, 2), "full");
+  assertStrictEquals(dir.register(stranger(1), T0, T0 + 300, T0 + 1, 2), true, "a repeat");
+  assertStrictEquals(
+    dir.register({ ...stranger(2), code: "ABCDEFGP", platform: "slack" }, T0, T0 + 100, T0, 2),
+    true,
+    "another platform's own",
+  );
+  // One expired: its place is free.
+  assertStrictEquals(dir.register(stranger(2), T0, T0 + 400, T0 + 100, 2), true);
+  assertEquals(dir.pending(T0 + 100).filter((p) => p.platform === "telegram").length, 2);
+});

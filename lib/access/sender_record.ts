@@ -8,6 +8,11 @@ export const PAIRING_CODE_MS = 60 * 60 * 1000;
 export const PRIVATE_NOTICE_MS = 24 * 60 * 60 * 1000;
 /** The least time between two over-quota notices to one sender. */
 export const QUOTA_NOTICE_MS = 60 * 60 * 1000;
+/**
+ * The least time between two access notices (over quota, private) in one group chat, whoever they
+ * are for: a busy group hears one per period, not one per member.
+ */
+export const GROUP_NOTICE_MS = 10 * 60 * 1000;
 
 /** Unambiguous characters only: no 0/O, 1/I/L. */
 const _CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -85,10 +90,40 @@ export function admitToRecord(storage: RecordStorage, request: AdmitRequest): Ad
   return { kind: "admitted" };
 }
 
-/** A notice `admitToRecord` counted as sent could not be sent: the next message may try again. */
-export function noticeFailed(storage: RecordStorage, kind: "refusal" | "quota"): void {
-  storage.delete(kind === "quota" ? "quota_notice_at" : "refusal_notice_at");
+/**
+ * Takes back the turn `admitToRecord` counted for `deliveryKey`: the request was refused before
+ * its turn started. True when it was counted. Only for a key the one request made for itself: a
+ * client's key may also name an earlier turn.
+ */
+export function uncountTurn(storage: RecordStorage, deliveryKey: string): boolean {
+  const counted = storage.get<_Counted[]>("turns") ?? [];
+  const kept = counted.filter((t) => t.key !== deliveryKey);
+  if (kept.length === counted.length) return false;
+  storage.put("turns", kept);
+  return true;
 }
+
+/**
+ * A group chat's notice throttle (its `notice:<session key>` record): whether an access notice may
+ * go to the chat now; if so it is counted as sent (`noticeFailed(…, "group")` takes it back).
+ */
+export function groupNoticeDue(storage: RecordStorage, now: number): boolean {
+  return _noticeDue(storage, "group_notice_at", GROUP_NOTICE_MS, now);
+}
+
+/**
+ * A notice `admitToRecord` (or `groupNoticeDue`) counted as sent was not sent: the next message
+ * may try again.
+ */
+export function noticeFailed(storage: RecordStorage, kind: "refusal" | "quota" | "group"): void {
+  storage.delete(_NOTICE_AT[kind]);
+}
+
+const _NOTICE_AT = {
+  refusal: "refusal_notice_at",
+  quota: "quota_notice_at",
+  group: "group_notice_at",
+} as const;
 
 /** Marks the sender paired (idempotent); their pending code and refusal notices are done with. */
 export function approveRecord(storage: RecordStorage, by: string, now: number): void {

@@ -4,12 +4,15 @@ import {
   type AdmitRequest,
   admitToRecord,
   approveRecord,
+  GROUP_NOTICE_MS,
+  groupNoticeDue,
   newPairingCode,
   normalizePairingCode,
   noticeFailed,
   PAIRING_CODE_MS,
   type RecordStorage,
   revokeRecord,
+  uncountTurn,
 } from "./sender_record.ts";
 
 function memory(): RecordStorage {
@@ -82,6 +85,38 @@ Deno.test("admitToRecord() counts a quota window once per delivery and says when
   assertEquals(over, { kind: "over_quota", notify: true, retryAfterMs: 59_970 });
   assertEquals(at(T0 + 40), { kind: "over_quota", notify: false, retryAfterMs: 59_960 });
   assertEquals(at(T0 + 60_000).kind, "admitted");
+});
+
+Deno.test("uncountTurn() gives back the turn counted for one delivery key, and only that one", () => {
+  const record = memory();
+  const quota = { limit: 2, windowMs: 60_000 };
+  const at = (deliveryKey: string) =>
+    admitToRecord(record, ask({ needsPairing: false, quota, now: T0, deliveryKey })).kind;
+  assertEquals([at("a"), at("b"), at("c")], ["admitted", "admitted", "over_quota"]);
+  assertStrictEquals(uncountTurn(record, "b"), true);
+  assertStrictEquals(uncountTurn(record, "b"), false, "given back once");
+  assertStrictEquals(uncountTurn(record, "never"), false);
+  assertEquals([at("d"), at("e")], ["admitted", "over_quota"]);
+  assertEquals(at("a"), "admitted", "a's turn is still counted: its redelivery is the same turn");
+});
+
+Deno.test("groupNoticeDue() lets one notice into a group chat per GROUP_NOTICE_MS; a failed one is taken back", () => {
+  const chat = memory();
+  assertStrictEquals(groupNoticeDue(chat, T0), true);
+  assertStrictEquals(groupNoticeDue(chat, T0 + 1), false);
+  assertStrictEquals(groupNoticeDue(chat, T0 + GROUP_NOTICE_MS - 1), false);
+  assertStrictEquals(groupNoticeDue(chat, T0 + GROUP_NOTICE_MS), true);
+  noticeFailed(chat, "group");
+  assertStrictEquals(groupNoticeDue(chat, T0 + GROUP_NOTICE_MS + 1), true, "after a failure");
+  // The chat's throttle and a sender's own are apart, even in one record.
+  const quota = { limit: 1, windowMs: 60_000 };
+  admitToRecord(chat, ask({ needsPairing: false, quota }));
+  assertEquals(admitToRecord(chat, ask({ needsPairing: false, quota })), {
+    kind: "over_quota",
+    notify: true,
+    retryAfterMs: 60_000,
+  });
+  assertStrictEquals(groupNoticeDue(chat, T0 + GROUP_NOTICE_MS + 2), false);
 });
 
 Deno.test("newPairingCode() draws 8 unambiguous characters that normalizePairingCode() accepts in any case", () => {

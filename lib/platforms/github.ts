@@ -27,6 +27,7 @@ import {
   sendRequest,
   type WaitSource,
 } from "./_kit.ts";
+import { keyMemoryFor, olderThanHorizon } from "./_replay_horizon.ts";
 
 const _SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
 const _DEFAULT_API_ROOT = "https://api.github.com";
@@ -37,6 +38,15 @@ const _REPO = /^[^/\s]+\/[^/\s]+$/;
 const _MAX_BODY_CHARS = 65536;
 /** Room for `\n\n<!-- baton:part=<marker> -->` (about 45 characters for the outbox's markers). */
 const _MARKER_ROOM = 64;
+/**
+ * How old a comment (its signed `created_at`) may be and still start anything; older is refused
+ * as a replay, acknowledged and logged. GitHub signs no delivery time and never retries by itself,
+ * but a delivery can be redelivered (same body) "from the past 3 days" on github.com and the past
+ * 7 days on GitHub Enterprise Server (Webhooks, Redelivering webhooks,
+ * https://docs.github.com/en/webhooks/testing-and-troubleshooting-webhooks/redelivering-webhooks):
+ * the longer, as `GITHUB_API_ROOT` may name a GHES. Its comment id is remembered as long.
+ */
+const _EVENT_HORIZON_MS = 7 * 24 * 60 * 60 * 1000;
 
 const _ping = z.looseObject({ zen: z.string().optional() });
 
@@ -47,6 +57,8 @@ const _issueComment = z.looseObject({
     body: z.string(),
     user: z.looseObject({ login: z.string().min(1), id: z.number().int(), type: z.string() }),
     author_association: z.string().optional(),
+    /** ISO 8601; GitHub always sends it, and it is signed with the body. */
+    created_at: z.string().optional(),
   }),
   issue: z.looseObject({ number: z.number().int().positive() }),
   repository: z.looseObject({ full_name: z.string().regex(_REPO) }),
@@ -190,7 +202,10 @@ async function _postComment(
   });
 }
 
-/** GitHub repository (or app) webhooks in, issue and pull-request comments out. */
+/**
+ * GitHub repository (or app) webhooks in (a comment runs once: its id kept for as long as GitHub
+ * redelivers, an older comment refused as a replay), issue and pull-request comments out.
+ */
 export const githubAdapter: PlatformAdapter<GithubTarget> = {
   name: "github",
   requiredEnv: ["GITHUB_WEBHOOK_SECRET", "GITHUB_TOKEN", "GITHUB_BOT_LOGIN"],
@@ -233,6 +248,12 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
     if (answer === null && (!botLogin || !_mentions(comment.body, botLogin))) {
       return ignore("bot not mentioned");
     }
+    // A captured `/approve always` comment must not answer a question a week on.
+    const eventMs = comment.created_at === undefined ? undefined : Date.parse(comment.created_at);
+    const stamp = { id: `comment:${comment.id}`, eventMs };
+    if (olderThanHorizon("github", stamp, request.nowSeconds, _EVENT_HORIZON_MS)) {
+      return ignore("comment older than the replay horizon");
+    }
     const repo = repository.full_name;
     const reply: GithubTarget = { platform: "github", repo, issue: issue.number };
     return {
@@ -240,7 +261,8 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
       message: {
         sessionKey: `github:${repo}#${issue.number}`,
         // What GitHub signs, not X-GitHub-Delivery (a header outside the signature: one captured
-        // comment resent under fresh ids would run each time): the comment and what happened to it.
+        // comment resent under fresh ids would run each time): the comment and what happened to it,
+        // remembered as long as the horizon above lets it in (keyMemoryMs).
         deliveryKey: `github:comment:${comment.id}:${action}`,
         text: answer ?? comment.body,
         context: {
@@ -263,6 +285,8 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
     };
   },
 
+  // Comment ids kept for as long as a delivery can be redelivered, past the inbox's day.
+  keyMemoryMs: keyMemoryFor(_EVENT_HORIZON_MS),
   send: _postComment,
   findPart: _findPart,
 };

@@ -80,10 +80,16 @@ function isIgnored(ingress: Ingress): boolean {
 }
 
 /** The issue_comment created samples, typed by @octokit/webhooks-types. */
-function createdComments(): IssueCommentCreatedEvent[] {
+/**
+ * Every published issue_comment `created` sample, its comment written now unless `asPublished`:
+ * the samples are years old, past the replay horizon, and GitHub delivers a comment as it is made.
+ */
+function createdComments(asPublished = false): IssueCommentCreatedEvent[] {
+  const now = new Date().toISOString();
   return ALL.filter((e) => e.name === "issue_comment" && e.payload.action === "created")
     .map((e) => {
       const event: IssueCommentCreatedEvent = JSON.parse(JSON.stringify(e.payload));
+      if (!asPublished) event.comment = { ...event.comment, created_at: now, updated_at: now };
       return event;
     });
 }
@@ -174,6 +180,21 @@ Deno.test("githubAdapter.parse() turns each published issue_comment created samp
       direct: false,
       association: event.comment.author_association,
     });
+  }
+});
+
+Deno.test("githubAdapter.parse() refuses each published issue_comment created sample as published: years past the replay horizon", async () => {
+  // Their created_at, in GitHub's own format, is what ages a captured comment.
+  const samples = createdComments(true);
+  assert(samples.length >= 5);
+  for (const sample of samples) {
+    const event: IssueCommentCreatedEvent = {
+      ...sample,
+      comment: { ...sample.comment, body: `@${BOT} ${sample.comment.body}` },
+    };
+    assert(Date.now() - Date.parse(event.comment.created_at) > 7 * 24 * 60 * 60 * 1000);
+    const ingress = githubAdapter.parse(await delivery("issue_comment", event), ENV);
+    assert(isIgnored(ingress), JSON.stringify(ingress).slice(0, 200));
   }
 });
 

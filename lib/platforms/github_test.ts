@@ -3,6 +3,7 @@ import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/ass
 import { type Ingress, PayloadError, type PlatformEnv, type SendResult } from "../platform.ts";
 import { githubAdapter, signGithubPayload } from "./github.ts";
 import { withFetch } from "./_fetch_stub.ts";
+import { setLogSink } from "../log.ts";
 
 const SECRET = "test-github-webhook-secret";
 const ENV: PlatformEnv = {
@@ -30,7 +31,10 @@ function commentPayload(overrides: {
   login?: string;
   type?: string;
   association?: string;
+  /** The comment's signed time (ISO 8601, as GitHub sends it); now when left out. */
+  createdAt?: string;
 } = {}) {
+  const at = overrides.createdAt ?? new Date().toISOString();
   return {
     action: overrides.action ?? "created",
     issue: { number: 42, title: "Flaky build", pull_request: { url: "x" } },
@@ -38,6 +42,8 @@ function commentPayload(overrides: {
       id: 9001,
       body: overrides.body ?? "@batonbot why is CI red?",
       user: { login: overrides.login ?? "octocat", id: 583231, type: overrides.type ?? "User" },
+      created_at: at,
+      updated_at: at,
       ...(overrides.association ? { author_association: overrides.association } : {}),
     },
     repository: { full_name: "octo-org/hello-world", name: "hello-world" },
@@ -249,6 +255,35 @@ Deno.test("githubAdapter.parse() keys a comment by its signed id and action, wha
   const ingress = parseComment({ ...other, comment: { ...other.comment, id: 9002 } });
   assert(ingress.kind === "message");
   assertStrictEquals(ingress.message.deliveryKey, "github:comment:9002:created");
+});
+
+Deno.test("githubAdapter.parse() refuses a comment older than GitHub's 7 days of redelivery: acknowledged, logged, no turn", () => {
+  // GitHub signs the body, with no delivery time: a captured `/approve always` comment verifies for
+  // ever. Its signed created_at ages it: deliveries can be redelivered for 3 days on github.com,
+  // 7 on GitHub Enterprise Server; older, it can only be a replay.
+  const day = 24 * 60 * 60 * 1000;
+  const aged = (ageMs: number) =>
+    commentPayload({
+      body: "@batonbot /approve always",
+      createdAt: new Date(Date.now() - ageMs).toISOString(),
+    });
+  const lines: string[] = [];
+  const restore = setLogSink((_level, line) => lines.push(line));
+  try {
+    for (const ageMs of [7 * day + 60_000, 30 * day, 365 * day]) {
+      assert(ignored(parseComment(aged(ageMs))), `${ageMs} ms old`);
+    }
+  } finally {
+    restore();
+  }
+  assertStrictEquals(lines.filter((l) => l.includes("older than")).length, 3, lines.join("\n"));
+  // Fresh, a redelivery days later, or stamped ahead of this clock: it runs.
+  for (const ageMs of [0, 2 * day, 7 * day - 60_000, -60_000]) {
+    assertStrictEquals(parseComment(aged(ageMs)).kind, "message", `${ageMs} ms old`);
+  }
+  // The comment's id and action are remembered as long, past the inbox's day (and an hour more,
+  // for GitHub's clock ahead of baton's).
+  assert((githubAdapter.keyMemoryMs ?? 0) >= 7 * day + 60 * 60_000);
 });
 
 function send(text = "hello"): Promise<SendResult> {

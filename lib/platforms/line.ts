@@ -53,6 +53,8 @@ const _LOADING_SECONDS = 10;
  * redelivers: "The number and interval of the webhook redelivery are not disclosed" (Messaging API
  * news, 2022-04-19, https://developers.line.biz/en/news/2022/04/19/webhook-redelivery/). So the
  * horizon is the one baton's dedup can keep: within it a repeat of a seen event is remembered.
+ * Hence no `keyMemoryMs`: the inbox's day covers it, and a longer horizon would keep a redelivery
+ * whose reply token expired long ago, for retries LINE never promised.
  */
 const _EVENT_HORIZON_MS = REPLAY_HORIZON_MS;
 

@@ -21,6 +21,7 @@ import {
   retryAfterHeader,
   sendRequest,
 } from "./_kit.ts";
+import { UNDATED_KEY_MEMORY_MS } from "./_replay_horizon.ts";
 
 const _HEADER = "x-twilio-signature";
 const _DEFAULT_API_ROOT = "https://api.twilio.com";
@@ -110,6 +111,7 @@ function _parse(body: Uint8Array, env: PlatformEnv): Ingress<TwilioTarget> {
     kind: "message",
     message: {
       sessionKey: `twilio:${To}:${From}`,
+      // Kept a month (keyMemoryMs): nothing signed says when, so no horizon can refuse a replay.
       deliveryKey: `twilio:${MessageSid}`,
       text,
       context: {
@@ -168,8 +170,9 @@ async function _send(
 
 /**
  * Twilio Messaging webhooks in (form-encoded, X-Twilio-Signature over the public URL and sorted
- * parameters; incoming SMS or WhatsApp messages, status callbacks acknowledged), every delivery
- * answered with empty TwiML, replies through the Messages REST API.
+ * parameters; incoming SMS or WhatsApp messages, each run once: its MessageSid kept a month;
+ * status callbacks acknowledged), every delivery answered with empty TwiML, replies through the
+ * Messages REST API.
  */
 export const twilioAdapter: PlatformAdapter<TwilioTarget> = {
   name: "twilio",
@@ -207,6 +210,9 @@ export const twilioAdapter: PlatformAdapter<TwilioTarget> = {
         "to the origin Twilio calls)";
   },
   parse: (request, env) => _parse(request.body, env),
+  // The signature covers the URL and the form, no time: a captured SMS verifies for ever and
+  // cannot be aged, so its MessageSid is kept a month rather than the inbox's day.
+  keyMemoryMs: UNDATED_KEY_MEMORY_MS,
   send: _send,
 };
 

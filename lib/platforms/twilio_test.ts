@@ -151,6 +151,20 @@ Deno.test("twilioAdapter.parse() turns an incoming SMS into a turn per number pa
   });
 });
 
+Deno.test("twilioAdapter remembers a MessageSid for 30 days, past the inbox's day: Twilio signs no time", async () => {
+  // X-Twilio-Signature covers the URL and the form, neither of which says when: a captured SMS
+  // verifies for ever, and nothing in it can be aged. Its key is kept a month instead of a day.
+  const day = 24 * 60 * 60 * 1000;
+  assert((twilioAdapter.keyMemoryMs ?? 0) >= 30 * day);
+  // Nothing to judge by time: the same SMS parses the same whenever it comes.
+  const sms = twilioSms("yes", { MessageSid: "SM" + "b".repeat(32) });
+  const now = twilioAdapter.parse(await signed(sms), ENV);
+  const later = twilioAdapter.parse({ ...await signed(sms), nowSeconds: 1_800_000_000 }, ENV);
+  assertEquals(later, now);
+  assert(now.kind === "message");
+  assertStrictEquals(now.message.deliveryKey, `twilio:SM${"b".repeat(32)}`);
+});
+
 Deno.test("twilioAdapter.parse() keeps WhatsApp addresses and the profile name", async () => {
   const ingress = twilioAdapter.parse(
     await signed(twilioSms("hola", {

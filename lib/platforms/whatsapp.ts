@@ -32,7 +32,7 @@ import {
 } from "./_kit.ts";
 import { whatsappInteractive, whatsappTapData } from "./whatsapp_choices.ts";
 import { log } from "../log.ts";
-import { olderThanHorizon, REPLAY_HORIZON_MS } from "./_replay_horizon.ts";
+import { keyMemoryFor, olderThanHorizon } from "./_replay_horizon.ts";
 
 const _SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
 const _DEFAULT_API_ROOT = "https://graph.facebook.com/v21.0";
@@ -60,12 +60,12 @@ const _TYPING_RENEW_MS = 18_000;
 const _META_RETRY_MS = 7 * 24 * 60 * 60 * 1000;
 /**
  * How old a message (its signed `timestamp`) may be and still start anything; older is refused as
- * a replay, acknowledged and logged. Meta signs no delivery time, and its retries outlast the
- * inbox's memory of message ids, so the shorter of the two: a retry one to seven days late is
- * dropped, when a reply to it would mostly be refused anyway (131047: over 24 h since the
- * customer last wrote).
+ * a replay, acknowledged and logged. Meta signs no delivery time, so past its retries a message
+ * can only be a replay. Inside them a retry days late (baton was down) runs once, its id kept as
+ * long (`keyMemoryMs`), beyond the inbox's day: the message is not lost, though its reply may be
+ * refused (131047: over 24 h since the customer last wrote), a final failure, logged.
  */
-const _EVENT_HORIZON_MS = Math.min(_META_RETRY_MS, REPLAY_HORIZON_MS);
+const _EVENT_HORIZON_MS = _META_RETRY_MS;
 
 const _inbound = z.looseObject({
   from: z.string().regex(_ID),
@@ -193,8 +193,8 @@ function _author(
   const name = contact?.profile?.name ?? "";
   return {
     sessionKey: `whatsapp:${phoneNumberId}:${from}`,
-    // The message id Meta signs: a retry keeps it, so one turn while the inbox remembers it (the
-    // horizon refuses the message once it may not).
+    // The message id Meta signs: a retry keeps it, so one turn while its key is remembered (the
+    // horizon refuses the message once it may not be).
     deliveryKey: `wa:${id}`,
     context: {
       chat_id: from,
@@ -350,6 +350,8 @@ export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
     return ok ? null : "X-Hub-Signature-256 does not match the body";
   },
   parse: (request, env) => _parse(request.body, env, request.nowSeconds),
+  // Message ids kept for as long as Meta retries, past the inbox's day.
+  keyMemoryMs: keyMemoryFor(_EVENT_HORIZON_MS),
   handshake: _handshake,
   send: _send,
   answerChoice: _answerChoice,

@@ -212,14 +212,16 @@ Deno.test("whatsappAdapter.parse() acknowledges statuses, media, other numbers a
   }
 });
 
-Deno.test("whatsappAdapter.parse() refuses a message older than the inbox remembers: acknowledged, logged, no turn", async () => {
+Deno.test("whatsappAdapter.parse() refuses a message older than Meta's 7 days of retries: acknowledged, logged, no turn", async () => {
   // Meta signs the body only, with no delivery time: a captured notification verifies for ever.
-  // Its messages' own signed timestamps age it; a message the inbox's dedup may have forgotten
-  // (older than DEDUP_MS, 24 h) must not run again, though Meta retries for up to 7 days.
+  // Its messages' own signed timestamps age it: past Meta's retries (7 days) it can only be a
+  // replay. Inside them a late retry after an outage runs once: its message id is remembered as
+  // long (keyMemoryMs), past the inbox's day.
   const day = DEDUP_MS / 1000;
+  const week = 7 * day;
   const at = (ageS: number, id = `wamid.AGED${ageS}`) => waText(`aged ${ageS}`, id, NOW_S - ageS);
   const logged = await captureLog(async () => {
-    for (const ageS of [day, 6 * day, 365 * day]) {
+    for (const ageS of [week + 60, 8 * day, 365 * day]) {
       const ingress = whatsappAdapter.parse(
         await signed(waNotification({ messages: [at(ageS)] })),
         ENV,
@@ -239,21 +241,27 @@ Deno.test("whatsappAdapter.parse() refuses a message older than the inbox rememb
       button_reply: { id: approvalButtons(7, "call_old")[0].data, title: "Approve once" },
     },
   });
-  const oldTap = whatsappAdapter.parse(await signed(waNotification({ messages: [tap(day)] })), ENV);
+  const oldTap = whatsappAdapter.parse(
+    await signed(waNotification({ messages: [tap(8 * day)] })),
+    ENV,
+  );
   assertStrictEquals(oldTap.kind, "respond");
   const newTap = whatsappAdapter.parse(await signed(waNotification({ messages: [tap(0)] })), ENV);
   assertStrictEquals(newTap.kind, "choice");
-  // Fresh, hours late (a retry), or stamped ahead of this clock: it runs.
-  for (const ageS of [0, 3600, 22 * 3600, -60]) {
+  // Fresh, hours or days late (a retry after an outage), or stamped ahead of this clock: it runs.
+  for (const ageS of [0, 3600, day + 3600, 6 * day, week - 60, -60]) {
     const ingress = whatsappAdapter.parse(
       await signed(waNotification({ messages: [at(ageS)] })),
       ENV,
     );
     assertStrictEquals(ingress.kind, "message", `${ageS} s old`);
   }
+  // Its id is remembered for as long as the retries, and for the hour the horizon allows a
+  // platform clock ahead of baton's.
+  assert((whatsappAdapter.keyMemoryMs ?? 0) >= (week + 3600) * 1000);
   // In one notification, only the old message is dropped.
   const mixed = whatsappAdapter.parse(
-    await signed(waNotification({ messages: [at(day), at(1)] })),
+    await signed(waNotification({ messages: [at(8 * day), at(1)] })),
     ENV,
   );
   assert(mixed.kind === "message");

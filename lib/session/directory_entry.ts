@@ -26,6 +26,11 @@ export interface DirectoryEntry {
   status: DirectoryStatus;
   /** Messages waiting behind the running turn (or for the next drain). */
   queued: number;
+  /**
+   * The chat user of a direct (one-to-one) platform session, whose erasure
+   * (`DELETE /v1/users/{platform:user}`) erases it; null for a group chat or an API session.
+   */
+  user: string | null;
 }
 
 /**
@@ -68,9 +73,11 @@ export function directoryEntry(stores: SessionStores): DirectoryEntry | null {
     : queued > 0
     ? "queued"
     : "idle";
+  const tenant = tenantOfSessionKey(key);
+  const { group, context } = inbox.latest;
   return {
     key,
-    tenant: tenantOfSessionKey(key),
+    tenant,
     platform: inbox.latest.context.platform ?? "",
     title: directoryTitle(inbox.first?.text ?? ""),
     created_at: inbox.firstAt,
@@ -79,5 +86,6 @@ export function directoryEntry(stores: SessionStores): DirectoryEntry | null {
     turns: stores.transcript.turnCount(),
     status,
     queued,
+    user: tenant === null && group !== true && context.user_id ? context.user_id : null,
   };
 }

@@ -57,6 +57,10 @@ export class DirectorySync {
   #failures = 0;
   /** A look is scheduled: further commits join it. */
   #gathering = false;
+  /** The writes in flight, if any: what `close` waits for. */
+  #flight: Promise<void> = Promise.resolve();
+  /** Closed for erasure: nothing is looked at or written again. */
+  #closed = false;
 
   constructor(stores: SessionStores, options: DirectorySyncOptions) {
     this.#stores = stores;
@@ -82,7 +86,7 @@ export class DirectorySync {
    * gathered (`_GATHER_MS`), and written when what it shows moved. Costs nothing per commit.
    */
   changed(): void {
-    if (this.#gathering) return;
+    if (this.#gathering || this.#closed) return;
     this.#gathering = true;
     setTimeout(() => {
       this.#gathering = false;
@@ -92,6 +96,7 @@ export class DirectorySync {
 
   /** Writes the row when what it shows moved since the last look. Never throws. */
   #look(): void {
+    if (this.#closed) return;
     try {
       const mark = `${
         JSON.stringify(this.#stores.claims.state())
@@ -117,13 +122,23 @@ export class DirectorySync {
     return this.#failures > 0;
   }
 
+  /**
+   * Stops the sync for good and resolves once no write is in flight: a row written after the
+   * session's erasure removed it would list an erased session again.
+   */
+  close(): Promise<void> {
+    this.#closed = true;
+    return this.#flight;
+  }
+
   #kick(): void {
+    if (this.#closed) return;
     if (this.#writing) {
       this.#again = true;
       return;
     }
     this.#writing = true;
-    void this.#drain().finally(() => (this.#writing = false));
+    this.#flight = this.#drain().finally(() => (this.#writing = false));
   }
 
   async #drain(): Promise<void> {
@@ -136,7 +151,7 @@ export class DirectorySync {
         log.warn("directory: session row not read", { error: errorText(error) });
         return;
       }
-      if (!entry) return;
+      if (!entry || this.#closed) return;
       const text = JSON.stringify(entry);
       if (text === this.#written) continue;
       // If the object dies before this write lands, the alarm makes the next instance write it.

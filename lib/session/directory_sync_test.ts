@@ -64,6 +64,7 @@ Deno.test("DirectorySync writes the row at queued, running and idle, with title,
     turns: 1,
     status: "idle",
     queued: 0,
+    user: null,
   });
   // Per-commit reads are cheap and rows are written only when they changed.
   assertEquals(new Set(writer.rows.map((r) => JSON.stringify(r))).size, writer.rows.length);

@@ -1,4 +1,5 @@
 // The session's durable inbox: messages in arrival order, deduplicated by delivery key, with their outcomes; runtime-neutral.
+import { InboxColumns, messageField } from "./inbox_columns.ts";
 import { json, num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
 import type { InboundMessage, TurnOutcome } from "./types.ts";
 
@@ -21,8 +22,8 @@ export type InboxStatus =
   | "failed";
 
 // Whether a stored message records run events, read in SQL: the message itself may be large
-// (a seed history), and most reads need only this.
-const _EVENTS = `json_extract(message, '$.events') = 1 AS events`;
+// (a seed history), and most reads need only this. NULL (false) where SQLite cannot read the JSON.
+const _EVENTS = `${messageField("$.events")} = 1 AS events`;
 
 /** One inbox row, without its message (`InboxStore.message` reads that). */
 export interface InboxRow {
@@ -47,9 +48,12 @@ export interface InboxHistoryRow extends InboxRow {
 /** The `inbox` table. */
 export class InboxStore {
   readonly #db: SessionDb;
+  /** The message and outcome columns: long ones in parts, unreadable ones read as such. */
+  readonly #columns: InboxColumns;
 
   constructor(db: SessionDb) {
     this.#db = db;
+    this.#columns = new InboxColumns(db);
   }
 
   /**
@@ -76,10 +80,10 @@ export class InboxStore {
 
   /** The newest message that came from a chat (it has a reply target), or null. */
   lastFromChat(): InboundMessage | null {
-    const rows = this.#db.rows(`SELECT message FROM inbox ORDER BY seq DESC LIMIT 100`);
+    const rows = this.#db.rows(`SELECT seq, message FROM inbox ORDER BY seq DESC LIMIT 100`);
     for (const row of rows) {
-      const message = JSON.parse(String(row.message)) as InboundMessage;
-      if (message.reply) return message;
+      const message = this.#columns.readMessage(num(row, "seq"), row.message);
+      if (message?.reply) return message;
     }
     return null;
   }
@@ -93,20 +97,35 @@ export class InboxStore {
     outcome: TurnOutcome | null = null,
     mergedInto: number | null = null,
   ): number {
+    const text = JSON.stringify(message);
+    const done = outcome ? JSON.stringify(outcome) : null;
+    // A message or outcome too long for its column is written in parts once the row has its seq
+    // (a fitting one is returned as it is, so seq 0 names no parts; the depth guard runs either way).
+    const fit = InboxColumns.fit(text, done);
     const row = this.#db.exec(
       tx,
       `INSERT INTO inbox (delivery_key, received_at, message, status, outcome, finished_at,
          merged_into, request_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
       message.deliveryKey ?? null,
       now,
-      JSON.stringify(message),
+      fit ? this.#columns.message(tx, 0, message, text) : "{}",
       status,
-      outcome ? JSON.stringify(outcome) : null,
+      fit ? done : null,
       outcome ? now : null,
       mergedInto,
       message.requestHash ?? null,
     )[0];
-    return num(row, "seq");
+    const seq = num(row, "seq");
+    if (!fit) {
+      this.#db.exec(
+        tx,
+        `UPDATE inbox SET message = ?, outcome = ? WHERE seq = ?`,
+        this.#columns.message(tx, seq, message, text),
+        outcome && done ? this.#columns.outcome(tx, seq, outcome, done) : null,
+        seq,
+      );
+    }
+    return seq;
   }
 
   /** The newest message with `requestHash` whose turn failed (or was stopped) at or after `since`. */
@@ -132,19 +151,19 @@ export class InboxStore {
       `SELECT seq, status, ${_EVENTS}, attempts, outcome, merged_into FROM inbox WHERE seq = ?`,
       seq,
     )[0];
-    return row ? _inboxRow(row) : null;
+    return row ? this.#row(row) : null;
   }
 
   /** The newest `limit` rows, newest first, with the fields the inspector shows (not whole messages). */
   history(limit: number): InboxHistoryRow[] {
     return this.#db.rows(
       `SELECT seq, status, ${_EVENTS}, attempts, outcome, merged_into, received_at, finished_at,
-         json_extract(message, '$.text') AS text, json_extract(message, '$.context') AS context,
-         json_extract(message, '$.reply') AS reply
+         ${messageField("$.text")} AS text, ${messageField("$.context")} AS context,
+         ${messageField("$.reply")} AS reply
        FROM inbox ORDER BY seq DESC LIMIT ?`,
       limit,
     ).map((row) => ({
-      ..._inboxRow(row),
+      ...this.#row(row),
       receivedAt: num(row, "received_at"),
       finishedAt: numOrNull(row, "finished_at"),
       text: typeof row.text === "string" ? row.text : "",
@@ -153,10 +172,19 @@ export class InboxStore {
     }));
   }
 
-  /** Message `seq`, or null. */
+  /** Message `seq`, or null (also when it cannot be read back). */
   message(seq: number): InboundMessage | null {
     const row = this.#db.rows(`SELECT message FROM inbox WHERE seq = ?`, seq)[0];
-    return row ? json<InboundMessage>(row, "message") : null;
+    return row ? this.#columns.readMessage(seq, row.message) : null;
+  }
+
+  /** Message `seq`'s context fields (read alone: the message may be large), or null. */
+  context(seq: number): InboundMessage["context"] | null {
+    const row = this.#db.rows(
+      `SELECT ${messageField("$.context")} AS context FROM inbox WHERE seq = ?`,
+      seq,
+    )[0];
+    return row ? json<InboundMessage["context"]>(row, "context") : null;
   }
 
   /** The handle of message `seq`'s preview message (see `LiveReply`), or null where it has none. */
@@ -198,12 +226,12 @@ export class InboxStore {
     if (lastSeq === null) {
       return { lastSeq: 0, firstAt: null, lastAt: null, first: null, latest: null };
     }
-    const first = this.#db.rows(`SELECT message FROM inbox ORDER BY seq LIMIT 1`)[0];
+    const first = this.#db.rows(`SELECT seq, message FROM inbox ORDER BY seq LIMIT 1`)[0];
     return {
       lastSeq,
       firstAt: numOrNull(row, "first_at"),
       lastAt: numOrNull(row, "last_at"),
-      first: json<InboundMessage>(first, "message"),
+      first: this.#columns.readMessage(num(first, "seq"), first.message),
       latest: this.message(lastSeq),
     };
   }
@@ -226,19 +254,25 @@ export class InboxStore {
     ).map((row) => num(row, "seq"));
   }
 
-  /** The oldest queued row (the next turn), or the newest (a merge target). */
-  queued(which: "oldest" | "newest"): { seq: number; message: InboundMessage } | null {
+  /**
+   * The oldest queued row (the next turn), or the newest (a merge target); its message null when
+   * it cannot be read back (the caller fails it: see `unreadableOutcome`).
+   */
+  queued(which: "oldest" | "newest"): { seq: number; message: InboundMessage | null } | null {
     const row = this.#db.rows(
       `SELECT seq, message FROM inbox WHERE status = 'queued' ORDER BY seq ${
         which === "oldest" ? "ASC" : "DESC"
       } LIMIT 1`,
     )[0];
-    return row ? { seq: num(row, "seq"), message: json<InboundMessage>(row, "message")! } : null;
+    if (!row) return null;
+    const seq = num(row, "seq");
+    return { seq, message: this.#columns.readMessage(seq, row.message) };
   }
 
   /** Replaces a queued row's message (a merge). */
   replaceMessage(tx: Tx, seq: number, message: InboundMessage): void {
-    this.#db.exec(tx, `UPDATE inbox SET message = ? WHERE seq = ?`, JSON.stringify(message), seq);
+    const text = this.#columns.message(tx, seq, message, JSON.stringify(message));
+    this.#db.exec(tx, `UPDATE inbox SET message = ? WHERE seq = ?`, text, seq);
   }
 
   /** Marks a claimed row running and counts the attempt. */
@@ -275,7 +309,7 @@ export class InboxStore {
     this.#db.exec(
       tx,
       `UPDATE inbox SET status = 'delivering', outcome = ? WHERE seq = ?`,
-      JSON.stringify(outcome),
+      this.#columns.outcome(tx, seq, outcome, JSON.stringify(outcome)),
       seq,
     );
   }
@@ -286,7 +320,7 @@ export class InboxStore {
       tx,
       `UPDATE inbox SET status = ?, outcome = ?, finished_at = ? WHERE seq = ? RETURNING ${_EVENTS}`,
       outcome.status,
-      JSON.stringify(outcome),
+      this.#columns.outcome(tx, seq, outcome, JSON.stringify(outcome)),
       now,
       seq,
     )[0];
@@ -295,21 +329,24 @@ export class InboxStore {
 
   /** Deletes rows finished before `cutoff` whose delivery key is forgotten; returns their seqs. */
   prune(tx: Tx, cutoff: number): number[] {
-    return this.#db.exec(
+    const seqs = this.#db.exec(
       tx,
       `DELETE FROM inbox WHERE finished_at < ? AND delivery_key IS NULL RETURNING seq`,
       cutoff,
     ).map((row) => num(row, "seq"));
+    this.#columns.forget(tx, seqs);
+    return seqs;
   }
-}
 
-function _inboxRow(row: Record<string, unknown>): InboxRow {
-  return {
-    seq: num(row, "seq"),
-    status: str(row, "status") as InboxStatus,
-    events: row.events === 1,
-    attempts: num(row, "attempts"),
-    outcome: json<TurnOutcome>(row, "outcome"),
-    mergedInto: numOrNull(row, "merged_into"),
-  };
+  #row(row: Record<string, unknown>): InboxRow {
+    const seq = num(row, "seq");
+    return {
+      seq,
+      status: str(row, "status") as InboxStatus,
+      events: row.events === 1,
+      attempts: num(row, "attempts"),
+      outcome: this.#columns.readOutcome(seq, row.outcome),
+      mergedInto: numOrNull(row, "merged_into"),
+    };
+  }
 }

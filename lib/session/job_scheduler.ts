@@ -44,12 +44,15 @@ export type JobRequest =
   | { op: "list" }
   | { op: "get" | "delete" | "run" | "pause" | "resume"; id: number };
 
-/** A jobs API request's answer: the job, the list, or why not (a 4xx for the caller). */
+/**
+ * A jobs API request's answer: the job, the list, or why not (a 4xx for the caller; 403 from the
+ * host: a new session its API tenant may not have; 429: a job past MAX_JOBS_PER_TENANT).
+ */
 export type JobAnswer =
   | { job: JobView }
   | { jobs: JobView[] }
   | { deleted: true }
-  | { error: string; status: 400 | 404 | 409 };
+  | { error: string; status: 400 | 403 | 404 | 409 | 429 };
 
 /**
  * A due occurrence that is not to run (its creator is over their turn quota): it is recorded as
@@ -87,22 +90,27 @@ export class JobScheduler {
     this.#options = options;
   }
 
+  /** Why `create` would refuse `spec` now (bad input, the session's own cap), or null; stores nothing. */
+  refusal(spec: JobSpec): string | null {
+    const prompt = spec.prompt.trim();
+    if (!prompt) return "the prompt is empty";
+    if (prompt.length > _PROMPT_MAX) return `the prompt is over ${_PROMPT_MAX} characters`;
+    if (this.#stores.jobs.liveCount() >= this.#options.maxJobs) {
+      return `this session has ${this.#options.maxJobs} jobs already (the limit)`;
+    }
+    const resolved = resolveSchedule(spec.schedule, this.#options.now());
+    return "error" in resolved ? resolved.error : null;
+  }
+
   /** Creates a job from `spec` for `origin`; or the reason it is refused (nothing stored). */
   create(tx: Tx, spec: JobSpec, origin: JobOrigin): { job: JobView } | { error: string } {
-    const prompt = spec.prompt.trim();
-    if (!prompt) return { error: "the prompt is empty" };
-    if (prompt.length > _PROMPT_MAX) {
-      return { error: `the prompt is over ${_PROMPT_MAX} characters` };
-    }
-    const { jobs } = this.#stores;
-    if (jobs.liveCount() >= this.#options.maxJobs) {
-      return { error: `this session has ${this.#options.maxJobs} jobs already (the limit)` };
-    }
+    const refused = this.refusal(spec);
+    if (refused !== null) return { error: refused };
     const now = this.#options.now();
     const resolved = resolveSchedule(spec.schedule, now);
     if ("error" in resolved) return resolved;
-    const id = jobs.add(tx, {
-      prompt,
+    const id = this.#stores.jobs.add(tx, {
+      prompt: spec.prompt.trim(),
       schedule: resolved.schedule,
       nextRunAt: resolved.first,
       createdAt: now,

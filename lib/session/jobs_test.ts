@@ -202,10 +202,13 @@ Deno.test("JobScheduler: a job the turn's tool creates replies in that chat, bou
   };
   const seen: Record<string, unknown>[] = [];
   const execute: TurnExecutor = (message) =>
-    bindTurn(message.context, {}, () => {
+    bindTurn(message.context, {}, async () => {
       seen.push({ ...currentContext() });
       if (message.text === "remind me") {
-        const made = currentTurnJobs()!.create({ prompt: "drink water", schedule: { in: 60 } });
+        const made = await currentTurnJobs()!.create({
+          prompt: "drink water",
+          schedule: { in: 60 },
+        });
         if ("error" in made) throw new Error(made.error);
       }
       const reply = `re: ${message.text}`;
@@ -213,11 +216,7 @@ Deno.test("JobScheduler: a job the turn's tool creates replies in that chat, bou
         role: "assistant" as const,
         content: reply,
       }];
-      return Promise.resolve({
-        reply,
-        messages,
-        usage: { prompt_tokens: 0, completion_tokens: 0 },
-      });
+      return { reply, messages, usage: { prompt_tokens: 0, completion_tokens: 0 } };
     });
   const { sentinel } = sentinelAt(clock, sqliteStorage(), execute, channel);
   const target = { platform: "telegram", chat_id: 7, message_thread_id: 3, message_id: 99 };

@@ -2,6 +2,7 @@
 import { parseCommand, parseYesNo, QUEUE_FULL_NOTICE, QUEUED_NOTICE } from "../session_commands.ts";
 import type { ApprovalGate } from "./approval_gate.ts";
 import { decideBusy } from "./busy_policy.ts";
+import { unstorable } from "./inbox_columns.ts";
 import type { CommandRunner } from "./command_runner.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
 import type { Tx } from "./session_db.ts";
@@ -62,6 +63,18 @@ export class MessageAdmission {
         if (reused) return { seq: 0, duplicate: false, refused: "idempotency_key_reused" };
         return { seq: seen, duplicate: true };
       }
+      // Past the inbox's day: a platform that may deliver the same signed message again later
+      // (no signed time, or retries for a week) had its key kept longer. Its row may be gone.
+      if (this.#stores.seen.has(message.deliveryKey, now)) return { seq: 0, duplicate: true };
+      if (message.keyMemoryMs !== undefined) {
+        this.#stores.seen.remember(tx, message.deliveryKey, now, message.keyMemoryMs);
+      }
+    }
+    // Never store what could not be read back: it would block the session (issue 26, finding 1).
+    const unreadable = unstorable(message);
+    if (unreadable) {
+      const refused: SubmitReceipt = { seq: 0, duplicate: false, refused: "too_large" };
+      return this.#withNotice(tx, message, refused, unreadable, now);
     }
     if (message.requestHash !== undefined) {
       // A client retrying a request whose turn failed or was stopped gets that outcome again.
@@ -83,7 +96,9 @@ export class MessageAdmission {
       return { seq: 0, duplicate: false, refused: "history_mismatch" };
     }
     const mode = this.#options.busyMode ?? "queue";
-    const newest = mode === "merge" ? this.#stores.inbox.queued("newest") : null;
+    const queued = mode === "merge" ? this.#stores.inbox.queued("newest") : null;
+    // A message that cannot be read back is no merge target: the next claim fails it.
+    const newest = queued?.message ? { seq: queued.seq, message: queued.message } : null;
     const decision = decideBusy(
       {
         running: this.#stores.claims.state().seq !== null,

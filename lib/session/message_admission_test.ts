@@ -1,6 +1,7 @@
-// Unit tests for lib/session/message_admission.ts through SessionSentinel.submit(): the queue-full refusal and its throttled notice; Deno.
-import { assertEquals } from "@std/assert";
+// Unit tests for lib/session/message_admission.ts through SessionSentinel.submit(): the queue-full refusal and its throttled notice, delivery keys remembered past the inbox's day; Deno.
+import { assertEquals, assertStrictEquals } from "@std/assert";
 import { QUEUE_FULL_NOTICE } from "../session_commands.ts";
+import { DEDUP_MS } from "./inbox.ts";
 import { SessionSentinel } from "./mod.ts";
 import { msg, options, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
@@ -31,4 +32,35 @@ Deno.test("MessageAdmission refuses every message over maxQueued but tells a cha
   now += 31_000;
   assertEquals((await sentinel.submit(chatMsg("later"))).notice, QUEUE_FULL_NOTICE);
   slow.resolve();
+});
+
+Deno.test("MessageAdmission remembers a delivery key for its keyMemoryMs past the inbox's day: a replay starts no second turn", async () => {
+  const hour = 60 * 60 * 1000;
+  const month = 30 * 24 * hour;
+  let now = 7_000_000;
+  const exec = recordingExecutor();
+  const storage = sqliteStorage();
+  const sentinel = new SessionSentinel(storage, exec.execute, { ...options, now: () => now });
+  // A Twilio SMS: signed with no time, so a captured copy verifies for ever.
+  const sms = { ...msg("yes", "twilio:SM1"), keyMemoryMs: month };
+  const plain = msg("plain", "tg:1");
+  assertStrictEquals((await sentinel.submit(sms)).duplicate, false);
+  assertStrictEquals((await sentinel.submit(plain)).duplicate, false);
+  await sentinel.drain();
+  // Past the inbox's day: its rows are pruned once a turn ends, their keys forgotten.
+  now += DEDUP_MS + hour;
+  await sentinel.submit(msg("a day later"));
+  await sentinel.drain();
+  assertEquals(await sentinel.submit(sms), { seq: 0, duplicate: true });
+  assertStrictEquals((await sentinel.submit(plain)).duplicate, false, "no keyMemoryMs: a day");
+  await sentinel.drain();
+  assertEquals(exec.state.order, ["yes", "plain", "a day later", "plain"]);
+  // Just inside the memory still a duplicate; past it the key is pruned with the rest.
+  now += month - DEDUP_MS - 2 * hour;
+  assertStrictEquals((await sentinel.submit(sms)).duplicate, true);
+  now += 2 * hour;
+  await sentinel.submit(msg("a month later"));
+  await sentinel.drain();
+  const kept = storage.db.prepare(`SELECT count(*) AS n FROM seen_delivery`).get() as { n: number };
+  assertStrictEquals(kept.n, 0);
 });

@@ -1,6 +1,8 @@
 // The session core's public surface: the coordinator, its options and shapes, the run events' final set; runtime-neutral.
-export { type SentinelOptions, SessionSentinel } from "./session_sentinel.ts";
+export { SessionSentinel } from "./session_sentinel.ts";
+export type { SentinelOptions } from "./sentinel_options.ts";
 export type { SessionStorage } from "./session_db.ts";
+export type { TenantJobCount } from "./tenant_job_sync.ts";
 export { FINAL_RUN_EVENTS } from "./run_events.ts";
 export * from "./types.ts";
 export { APPROVAL_CHOICES, type ApprovalChoice } from "./approvals.ts";

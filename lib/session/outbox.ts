@@ -27,6 +27,11 @@ export interface OutboxPart {
   replaces: string | null;
 }
 
+/** A part's place in its text, as log lines and the run's timeline name it: "2/3". */
+export function partLabel(part: Pick<OutboxPart, "index" | "count">): string {
+  return `${part.index + 1}/${part.count}`;
+}
+
 /** A part with its send record: when it was stored and sent, or why it was given up. */
 export interface OutboxRecord extends OutboxPart {
   createdAt: number;

@@ -3,9 +3,10 @@ import { type ReplyTarget, RESEND_NOTE } from "../platform.ts";
 import type { ReplyChannel } from "../reply_channel.ts";
 import { abortable } from "./abortable.ts";
 import { LiveReply, type LiveReplyOptions } from "./live_reply.ts";
-import type { OutboxPart, OutboxStore } from "./outbox.ts";
+import { type OutboxPart, type OutboxStore, partLabel } from "./outbox.ts";
 import type { SessionDb } from "./session_db.ts";
-import { log } from "../log.ts";
+import { log, withLogFields } from "../log.ts";
+import { type ContextFields, withContextFields } from "../session_context.ts";
 
 /** How one part's send ended. `stopped`: the caller lost interest (a stop) and nothing was recorded. */
 export type PartResult = "sent" | "failed" | "in_doubt" | "stopped";
@@ -17,6 +18,12 @@ export interface OutboxSenderOptions {
   maxSendWaitMs: number;
   /** Whether a chat turn previews its reply as it grows (`STREAM_REPLIES`); default true. */
   previews?: boolean;
+  /**
+   * The context of message `seq`, bound while a part about it is sent: a send runs where no
+   * message's frame may be (a notice flushed by the drain or the alarm), and its lines must say
+   * whose it is.
+   */
+  contextOf?: (seq: number) => ContextFields | null;
   now: () => number;
 }
 
@@ -64,15 +71,32 @@ export class OutboxSender {
    * is resolved first, the way its platform allows (`ReplyChannel.inDoubt`): recorded as sent when
    * the chat shows it, sent again when it does not or a repeat cannot show twice, else sent again
    * behind `RESEND_NOTE` — or left, with `REPLY_IN_DOUBT=skip`. `owned` is asked before each
-   * record: a holder that lost the session records nothing.
+   * record: a holder that lost the session records nothing. Its lines carry its message's
+   * context and the outbox row (seq, kind, part, outbox_id).
    */
-  async send(
+  send(
     part: OutboxPart,
     target: ReplyTarget,
     signal?: AbortSignal,
     owned: () => boolean = () => true,
   ): Promise<PartResult> {
-    const label = `${part.kind} part ${part.index + 1}/${part.count}:`;
+    const fields = {
+      ...(part.seq !== null ? { seq: part.seq } : {}),
+      kind: part.kind,
+      part: partLabel(part),
+      outbox_id: part.id,
+    };
+    const context = part.seq !== null ? this.#options.contextOf?.(part.seq) : null;
+    const send = () => withLogFields(fields, () => this.#send(part, target, signal, owned));
+    return context ? withContextFields(context, send) : send();
+  }
+
+  async #send(
+    part: OutboxPart,
+    target: ReplyTarget,
+    signal: AbortSignal | undefined,
+    owned: () => boolean,
+  ): Promise<PartResult> {
     let text = part.text;
     let error: string | null;
     try {
@@ -85,10 +109,10 @@ export class OutboxSender {
           this.#db.transaction((tx) =>
             this.#outbox.markDone(tx, part.id, note, this.#options.now())
           );
-          log.warn("reply part in doubt", { target: target.platform, part: label, way });
+          log.warn("reply part in doubt", { target: target.platform, way });
           return way === "skip" ? "in_doubt" : "sent";
         }
-        log.warn("reply part in doubt", { target: target.platform, part: label, way });
+        log.warn("reply part in doubt", { target: target.platform, way });
         if (way === "resend_marked") text = RESEND_NOTE + part.text;
       }
       const sending = this.#attempts(part, text, target, signal);
@@ -98,8 +122,11 @@ export class OutboxSender {
     }
     if (!owned()) return "stopped";
     this.#db.transaction((tx) => this.#outbox.markDone(tx, part.id, error, this.#options.now()));
-    if (!error) return "sent";
-    log.error("reply not delivered", { target: target.platform, part: label, error });
+    if (!error) {
+      log.debug("reply part sent", { target: target.platform });
+      return "sent";
+    }
+    log.error("reply not delivered", { target: target.platform, error });
     return "failed";
   }
 

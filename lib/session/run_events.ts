@@ -1,6 +1,7 @@
 // A run's durable event log and its live subscribers (replay, then live, then close); runtime-neutral.
 import { type Transport, TransportTee } from "../transport.ts";
-import { json, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
+import { num, numOrNull, type Row, type SessionDb, str, type Tx } from "./session_db.ts";
+import { SpillStore } from "./spill.ts";
 import type { RunEvent } from "./types.ts";
 
 /** Event types that end a run: subscribers are closed after one. Shared with functions/. */
@@ -11,6 +12,17 @@ export const FINAL_RUN_EVENTS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Events only the inspector's timeline shows: stored with the run's others, never sent to its
+ * subscribers (the runs API's and a streamed completion's events stay as documented).
+ */
+export const TIMELINE_ONLY_EVENTS: ReadonlySet<string> = new Set([
+  "model.completed",
+  "model.failed",
+  "reply.sent",
+  "reply.failed",
+]);
+
+/**
  * The `run_events` table, and per run a tee of its live subscribers. The tees live in memory:
  * lost with the instance, as the subscribers are.
  */
@@ -18,24 +30,37 @@ export class RunEventStore {
   readonly #db: SessionDb;
   readonly #tees = new Map<number, TransportTee<RunEvent>>();
   readonly #now: () => number;
+  /** Event data too long for a row (a run's output near the body cap), in parts. */
+  readonly #spill: SpillStore;
 
   constructor(db: SessionDb, now: () => number = Date.now) {
     this.#db = db;
     this.#now = now;
+    this.#spill = new SpillStore(db);
   }
 
   /** Appends an event to run `seq`'s log and to its subscribers; a final event closes them. */
   emit(tx: Tx, seq: number, type: string, data: Record<string, unknown>): void {
-    this.#db.exec(
+    const text = JSON.stringify(data);
+    const fits = SpillStore.fits(text);
+    const row = this.#db.exec(
       tx,
       `INSERT INTO run_events (seq, idx, type, data, at)
-       VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE seq = ?), ?, ?, ?)`,
+       VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE seq = ?), ?, ?, ?)
+       RETURNING idx`,
       seq,
       seq,
       type,
-      JSON.stringify(data),
+      fits ? text : "{}",
       this.#now(),
-    );
+    )[0];
+    if (!fits) {
+      const idx = num(row, "idx");
+      const column = this.#spill.write(tx, _owner(seq, idx), text);
+      const update = `UPDATE run_events SET data = ? WHERE seq = ? AND idx = ?`;
+      this.#db.exec(tx, update, column, seq, idx);
+    }
+    if (TIMELINE_ONLY_EVENTS.has(type)) return;
     const tee = this.#tee(seq);
     tee.write({ type, data });
     if (FINAL_RUN_EVENTS.has(type)) {
@@ -49,9 +74,14 @@ export class RunEventStore {
    * ended, or keeps it for the live events.
    */
   subscribe(seq: number, transport: Transport<RunEvent>): void {
-    const rows = this.#db.rows(`SELECT type, data FROM run_events WHERE seq = ? ORDER BY idx`, seq);
+    const rows = this.#db.rows(
+      `SELECT idx, type, data FROM run_events WHERE seq = ? ORDER BY idx`,
+      seq,
+    );
     for (const row of rows) {
-      if (!transport.write({ type: str(row, "type"), data: json(row, "data")! })) return;
+      if (TIMELINE_ONLY_EVENTS.has(str(row, "type"))) continue;
+      const data = this.#data(seq, row);
+      if (data && !transport.write({ type: str(row, "type"), data })) return;
     }
     if (rows.some((row) => FINAL_RUN_EVENTS.has(str(row, "type")))) {
       transport.close();
@@ -83,19 +113,33 @@ export class RunEventStore {
     );
   }
 
+  /** Whether run `seq` has recorded anything (its turn started): then its end is recorded too. */
+  recorded(seq: number): boolean {
+    return this.#db.rows(`SELECT 1 FROM run_events WHERE seq = ? LIMIT 1`, seq).length > 0;
+  }
+
   /** Run `seq`'s stored events in order, each with its time (null for events stored before times were). */
   timeline(seq: number): (RunEvent & { at: number | null })[] {
-    return this.#db.rows(`SELECT type, data, at FROM run_events WHERE seq = ? ORDER BY idx`, seq)
-      .map((row) => ({
-        type: str(row, "type"),
-        data: json(row, "data")!,
-        at: numOrNull(row, "at"),
-      }));
+    return this.#db.rows(
+      `SELECT idx, type, data, at FROM run_events WHERE seq = ? ORDER BY idx`,
+      seq,
+    ).flatMap((row) => {
+      const data = this.#data(seq, row);
+      return data ? [{ type: str(row, "type"), data, at: numOrNull(row, "at") }] : [];
+    });
   }
 
   /** Forgets the events of pruned runs. */
   prune(tx: Tx, seqs: number[]): void {
-    for (const seq of seqs) this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ?`, seq);
+    for (const seq of seqs) {
+      this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ?`, seq);
+      this.#spill.removeUnder(tx, `event:${seq}:`);
+    }
+  }
+
+  /** An event row's data, or undefined when it cannot be read back (the event is skipped). */
+  #data(seq: number, row: Row): Record<string, unknown> | undefined {
+    return this.#spill.tryJson<Record<string, unknown>>(_owner(seq, num(row, "idx")), row.data);
   }
 
   #tee(seq: number): TransportTee<RunEvent> {
@@ -106,6 +150,11 @@ export class RunEventStore {
     }
     return tee;
   }
+}
+
+/** The spill owner of event `idx` of run `seq`. */
+function _owner(seq: number, idx: number): string {
+  return `event:${seq}:${idx}:`;
 }
 
 // The tee's primary: the durable log is written by emit() itself, inside its transaction.

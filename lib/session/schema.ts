@@ -206,6 +206,34 @@ const _QUEUE_FULL_NOTICE = [
   `ALTER TABLE run ADD COLUMN queue_full_notice_at INTEGER NOT NULL DEFAULT 0`,
 ];
 
+/**
+ * Delivery keys kept past the inbox's day (keys and times only): a platform that signs no delivery
+ * time, or retries for a week, can deliver one signed message again after the inbox forgot it.
+ */
+export const SEEN_DELIVERIES_SCHEMA: readonly string[] = [
+  // IF NOT EXISTS: an erased session keeps this table alone (`eraseSession`), and its next start
+  // creates every other table as a fresh database does.
+  `CREATE TABLE IF NOT EXISTS seen_delivery (
+      key TEXT PRIMARY KEY,
+      seen_at INTEGER NOT NULL,
+      forget_at INTEGER NOT NULL
+    ) WITHOUT ROWID`,
+  `CREATE INDEX IF NOT EXISTS seen_delivery_forget ON seen_delivery (forget_at)`,
+];
+
+/**
+ * Texts too long for one row (an inbox message or outcome, a transcript message, a run event's
+ * data), in parts under each row's owner name: a row past 2 MB is refused by Durable Object SQLite.
+ */
+const _SPILL = [
+  `CREATE TABLE spill (
+      owner TEXT NOT NULL,
+      part INTEGER NOT NULL,
+      text TEXT NOT NULL,
+      PRIMARY KEY (owner, part)
+    )`,
+];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -258,6 +286,10 @@ const _MIGRATIONS: readonly _Migration[] = [
   _GRANT_MEMBERS,
   // 10 → 11: the queue-full notice's own throttle (8 refused messages got 8 notices).
   _QUEUE_FULL_NOTICE,
+  // 11 → 12: delivery keys remembered past the inbox's day (replays of signed deliveries).
+  SEEN_DELIVERIES_SCHEMA,
+  // 12 → 13: long texts in parts (a turn near the body cap failed with SQLITE_TOOBIG).
+  _SPILL,
 ];
 
 /**
@@ -277,6 +309,8 @@ const _CURRENT = [
   ..._RUN_EVENT_TIMES,
   ..._PREVIEW_MESSAGES,
   ..._QUEUE_FULL_NOTICE,
+  ...SEEN_DELIVERIES_SCHEMA,
+  ..._SPILL,
   ..._VERSION_TABLE,
 ];
 

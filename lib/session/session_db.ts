@@ -41,6 +41,8 @@ export class SessionDb {
   #alarmAt: number | null = null;
   /** Runs after every committed transaction (the session directory's sync). */
   #committed: (() => void) | null = null;
+  /** Closed for erasure (`close`): no write, no alarm, from this handle again. */
+  #closed = false;
 
   constructor(storage: SessionStorage) {
     this.#storage = storage;
@@ -51,6 +53,7 @@ export class SessionDb {
    * `tx.onCommit` run after the commit. Nested calls join the outer transaction.
    */
   transaction<T>(fn: (tx: Tx) => NotPromise<T>): T {
+    if (this.#closed) throw new Error("the session was erased");
     if (this.#open) return fn(this.#open as unknown as Tx);
     const tx = new _Tx();
     this.#open = tx;
@@ -90,6 +93,7 @@ export class SessionDb {
    * before it is durable, and waiting for it would only delay the turn. A failure is logged.
    */
   armAlarm(time: number): void {
+    if (this.#closed) return;
     this.#alarmAt = time;
     this.#storage.setAlarm(time).catch((error) => {
       log.error("alarm not set", { error: errorText(error) });
@@ -103,6 +107,15 @@ export class SessionDb {
   armWatchdog(now: number, latest: number): void {
     if (this.#alarmAt !== null && this.#alarmAt > now && this.#alarmAt <= latest) return;
     this.armAlarm(latest);
+  }
+
+  /**
+   * Closes this handle for good before its session's storage is erased: work still in flight from
+   * before (a stopped turn's last steps, a notice's send) fails instead of writing into the
+   * storage after the erasure, or into a fresh session's tables, and arms no alarm.
+   */
+  close(): void {
+    this.#closed = true;
   }
 
   /** Records that the alarm fired (the host calls this first in its alarm handler): none is pending. */

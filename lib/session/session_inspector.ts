@@ -31,7 +31,7 @@ const _LIMIT = 50;
  * conversation pointer): reading must not create one. Changes nothing else.
  */
 export function inspectSession(storage: SessionStorage): SessionInspection | null {
-  if (!_hasSession(storage)) return null;
+  if (!holdsSession(storage)) return null;
   // Its own stores over the same database: the reads go through the same code as the sentinel's.
   const stores = new SessionStores(storage, Date.now);
   const rows = stores.inbox.history(_LIMIT);
@@ -41,15 +41,19 @@ export function inspectSession(storage: SessionStorage): SessionInspection | nul
     claim: { seq: claim.seq, started_at: claim.startedAt, conversation: claim.conversation },
     inbox: rows.map(_message),
     parts: stores.outbox.history(_LIMIT).map(_part),
-    runs: rows.filter((row) => row.events).map((row) => ({
+    // Every turn that ran recorded its timeline (a command, a merged message: none).
+    runs: rows.map((row) => ({
       seq: row.seq,
       events: inspectedTimeline(stores.events.timeline(row.seq)),
-    })),
+    })).filter((run) => run.events.length > 0),
     last_turn: newest ? { seq: newest.seq, context: newest.context, reply: newest.reply } : null,
   };
 }
 
-/** A run's events with elapsed times and, for each end, the duration since its start. */
+/**
+ * A run's events with elapsed times and, for each end, the duration since its start; a model call
+ * and a send, which record one event at their end, carry their own duration.
+ */
 export function inspectedTimeline(
   events: { type: string; data: Record<string, unknown>; at: number | null }[],
 ): InspectedEvent[] {
@@ -68,6 +72,11 @@ export function inspectedTimeline(
         ? starts.get("run")
         : undefined;
       if (start !== undefined) duration = at - start;
+    }
+    if (
+      duration === null && /^(model|reply)\./.test(type) && typeof data.duration_ms === "number"
+    ) {
+      duration = data.duration_ms;
     }
     return {
       type,
@@ -133,8 +142,11 @@ function _part(part: OutboxRecord): InspectedPart {
   };
 }
 
-/** Whether `storage` holds a session's tables (an unused object, or a pointer's, has none). */
-function _hasSession(storage: SessionStorage): boolean {
+/**
+ * Whether `storage` holds a session's tables (an unused object, a pointer's, or an erased
+ * session's has none).
+ */
+export function holdsSession(storage: SessionStorage): boolean {
   return storage.sql.exec(
     `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inbox' LIMIT 1`,
   ).toArray().length > 0;

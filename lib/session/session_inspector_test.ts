@@ -39,9 +39,13 @@ Deno.test("inspectSession() shows inbox rows, sent reply parts, run events with 
   assertEquals(seen.parts.map((p) => [p.seq, p.kind, p.status, p.text, p.platform]), [
     [first.seq, "reply", "sent", "re: hello", "telegram"],
   ]);
-  assertEquals(seen.runs.map((r) => r.seq), [run.seq]);
+  // Every turn's timeline: the chat turn's too (its send, and a small final row).
+  assertEquals(seen.runs.map((r) => r.seq), [run.seq, first.seq]);
   const types = seen.runs[0].events.map((e) => e.type);
   assertEquals(types, ["run.queued", "run.started", "run.completed"]);
+  const chatTypes = seen.runs[1].events.map((e) => e.type);
+  assertEquals(chatTypes, ["run.started", "reply.sent", "run.completed"]);
+  assertEquals(seen.runs[1].events[2].data, { usage: { prompt_tokens: 0, completion_tokens: 0 } });
   const completed = seen.runs[0].events[2];
   assertEquals(completed.duration_ms! > 0 && completed.at !== null, true);
   assertEquals(seen.last_turn, { seq: run.seq, context: { session_key: "test:1" }, reply: null });

@@ -1,24 +1,22 @@
 // The session coordinator: one turn at a time, messages in order, nothing lost or run twice, over the session's stores; runtime-neutral.
 import type { ChatMessage } from "../chat_model.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
 import { newConversationText, stopText } from "../session_commands.ts";
 import type { TurnResume } from "../run_turn.ts";
 import type { Transport } from "../transport.ts";
 import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
-import type { DirectoryWriter } from "./directory_entry.ts";
 import { DirectorySync } from "./directory_sync.ts";
-import type { GroupStop } from "./group_stop.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
 import { MessageAdmission } from "./message_admission.ts";
-import { dueJobVerdicts, type JobCheck } from "./due_job_verdicts.ts";
-import { JobScheduler } from "./job_scheduler.ts";
+import { dueJobVerdicts } from "./due_job_verdicts.ts";
+import type { SentinelOptions } from "./sentinel_options.ts";
+import { JobScheduler, type JobSpec } from "./job_scheduler.ts";
+import { TenantJobSync } from "./tenant_job_sync.ts";
 import { OutboxSender } from "./outbox_sender.ts";
 import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
 import { runStateOf, SessionStores } from "./session_stores.ts";
 import { type ClaimedMessage, TurnRunner } from "./turn_runner.ts";
 import type {
-  BusyMode,
   InboundMessage,
   MessageRecord,
   RunEvent,
@@ -29,54 +27,6 @@ import type {
   TurnOutcome,
 } from "./types.ts";
 import { errorText, log } from "../log.ts";
-
-/** Tunables of a sentinel. */
-export interface SentinelOptions {
-  /** Most recent transcript messages a turn sees. */
-  historyWindow: number;
-  /** A turn is aborted and failed after this long. */
-  turnTimeoutMs: number;
-  /** The watchdog alarm fires this long after a claim while a turn runs, to recover a dead executor. */
-  leaseMs: number;
-  /** An interrupted message runs again at most this many times in all. */
-  maxAttempts: number;
-  /** After this long in one alarm, the drain hands over to a fresh alarm. */
-  drainBudgetMs: number;
-  /** Sends replies and notices of messages that carry a reply target. */
-  channel?: ReplyChannel;
-  /** Busy-input policy; default "queue". */
-  busyMode?: BusyMode;
-  /** Most messages waiting per session; one more is refused. Default 32. */
-  maxQueued?: number;
-  /** Whether chat users get the queued notice (at most once per 30 s). Default true. */
-  busyNotice?: boolean;
-  /** Who may /stop or /new a turn in a group chat (`GROUP_STOP`); default `sender`. */
-  groupStop?: GroupStop;
-  /** Longest wait for one part's send, Retry-After included, before giving up on it. */
-  maxSendWaitMs?: number;
-  /** Whether chat turns preview their reply as it grows (`STREAM_REPLIES`); default true. */
-  streamReplies?: boolean;
-  /** Scheduled jobs not done yet, at most, per session; default 20. */
-  maxJobs?: number;
-  /**
-   * Asked before a due job fires, with the context it was created in and a key naming the
-   * occurrence (unique in the session, the same when asked again): true runs it, false removes
-   * the job (its creator lost access), a skip records the occurrence failed instead of running
-   * it (its creator is over their quota). A check that fails lets the job run, and says so in
-   * the log.
-   */
-  jobAllowed?: JobCheck;
-  /** How long an approval question waits before it counts as denied; default 24 h (chat), 10 min (API). */
-  approvalTimeoutMs?: { chat: number; api: number };
-  /**
-   * Starts `drain()` now, bound as the host binds its entry points. Given, an idle session's turn
-   * starts on submit and the alarm is only the watchdog; without it the alarm starts the drain.
-   */
-  startDrain?: () => void;
-  /** Where the session's directory row goes (see `DirectorySync`); none: no directory. */
-  directory?: DirectoryWriter;
-  now?: () => number;
-}
 
 /**
  * The session's sentinel. The claim is the `run` row, taken inside a synchronous transaction
@@ -90,10 +40,16 @@ export class SessionSentinel {
   readonly #admission: MessageAdmission;
   readonly #gate: ApprovalGate;
   readonly #jobs: JobScheduler;
+  /** Its API tenant's count of the session's jobs (`options.tenantJobs`). */
+  readonly #tenantJobs: TenantJobSync;
   readonly #options: SentinelOptions;
   readonly #now: () => number;
   /** True while this instance's drain is alive: any other claim found is a dead executor's. */
   #draining = false;
+  /** Settles when the drain alive now (if any) has ended. */
+  #drained: Promise<void> = Promise.resolve();
+  /** Closing for erasure (`close`): no drain starts, and one alive takes no next message. */
+  #closing = false;
   /** Whether this instance has looked for notices an earlier instance left unsent. */
   #noticesChecked = false;
   /** The session's directory row, kept current (`options.directory`). */
@@ -109,6 +65,7 @@ export class SessionSentinel {
         channel: options.channel,
         maxSendWaitMs: options.maxSendWaitMs ?? 120_000,
         previews: options.streamReplies ?? true,
+        contextOf: (seq) => this.#stores.inbox.context(seq),
         now: this.#now,
       })
       : null;
@@ -119,8 +76,10 @@ export class SessionSentinel {
       now: this.#now,
     });
     this.#jobs = new JobScheduler(this.#stores, { maxJobs: options.maxJobs ?? 20, now: this.#now });
+    this.#tenantJobs = new TenantJobSync(options.tenantJobs, () => this.#stores.jobs.liveCount());
     this.#runner = new TurnRunner(this.#stores, {
       scheduler: this.#jobs,
+      tenantJobs: this.#tenantJobs,
       execute,
       gate: this.#gate,
       historyWindow: options.historyWindow,
@@ -291,8 +250,26 @@ export class SessionSentinel {
    */
   withJobs<T>(change: (jobs: JobScheduler, tx: Tx) => NotPromise<T>): T {
     const result = this.#stores.db.transaction((tx) => change(this.#jobs, tx));
+    void this.#tenantJobs.sync(); // a removed job, or a resumed one-off now done: no I/O otherwise
     this.#wake(this.#now());
     return result;
+  }
+
+  /**
+   * `withJobs` for a job `spec` (the jobs API's create): asked of the session's API tenant first
+   * (MAX_JOBS_PER_TENANT), `{ refused }` with its text instead.
+   */
+  withNewJob<T>(
+    spec: JobSpec,
+    create: (jobs: JobScheduler, tx: Tx) => NotPromise<T>,
+  ): Promise<T | { refused: string }> {
+    const wouldStore = () => this.#jobs.refusal(spec) === null;
+    return this.#tenantJobs.create(wouldStore, () => this.withJobs(create));
+  }
+
+  /** Settles once the tenant has been told of every change to the session's jobs made so far. */
+  jobsReported(): Promise<void> {
+    return this.#tenantJobs.idle();
   }
 
   /** The alarm's work: the watchdog, due jobs, and the drain of last resort. */
@@ -308,7 +285,10 @@ export class SessionSentinel {
    */
   async drain(): Promise<void> {
     if (this.#draining) return this.#stores.db.armAlarm(this.#now() + this.#options.leaseMs);
+    if (this.#closing) return;
     this.#draining = true;
+    let ended = () => {};
+    this.#drained = new Promise((resolve) => (ended = resolve));
     const started = this.#now();
     try {
       if (!this.#noticesChecked) {
@@ -321,7 +301,7 @@ export class SessionSentinel {
         this.#armWatchdog();
         await this.#runner.deliverAndRelease(resumed.claim, resumed.message);
       }
-      for (;;) {
+      while (!this.#closing) {
         // Due occurrences queue like any message (a turn that runs long delays, never loses, them).
         await this.#fireJobs();
         // A turn answered after its pause goes first: it still holds the session.
@@ -338,8 +318,10 @@ export class SessionSentinel {
           break;
         }
       }
+      await this.#tenantJobs.settle(); // a report that failed; once per instance (older jobs)
     } finally {
       this.#draining = false;
+      ended();
     }
     // A turn waiting for approval needs no watchdog, only its deadline (then it counts as denied);
     // one alarm serves it and the next job occurrence, whichever comes first.
@@ -359,12 +341,33 @@ export class SessionSentinel {
     const check = this.#options.jobAllowed;
     if (!check) {
       this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx));
-      return;
+    } else {
+      const { remove, decided } = await dueJobVerdicts(due, check);
+      for (const id of remove) this.#stores.db.transaction((tx) => this.#jobs.remove(tx, id));
+      this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx, decided));
+      if ([...decided.values()].some((d) => d.skip?.notice)) this.#flushNotices();
     }
-    const { remove, decided } = await dueJobVerdicts(due, check);
-    for (const id of remove) this.#stores.db.transaction((tx) => this.#jobs.remove(tx, id));
-    this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx, decided));
-    if ([...decided.values()].some((d) => d.skip?.notice)) this.#flushNotices();
+    await this.#tenantJobs.sync(); // a one-off fired is done, a removed job gone
+  }
+
+  /**
+   * Readies the session for erasure (`eraseSession`): stops the running turn and drops the waiting
+   * messages as `/stop` does (their callers get the cancelled outcome), waits up to `waitMs` for
+   * the drain to end, then closes the directory sync and the database: this instance writes
+   * nothing and arms no alarm again. Returns whether a turn was stopped.
+   */
+  async close(waitMs: number): Promise<boolean> {
+    const { stopped } = this.#stores.db.transaction((tx) => this.#commands.stopAll(tx, false));
+    this.#closing = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    // Also an admission or report in flight: the tenant's count of the session ends before its
+    // erasure uncounts it.
+    const ended = Promise.all([this.#drained, this.#tenantJobs.idle()]);
+    await Promise.race([ended, late]).finally(() => clearTimeout(timer));
+    await this.#directory?.close();
+    this.#stores.db.close();
+    return stopped;
   }
 
   /**
@@ -373,7 +376,7 @@ export class SessionSentinel {
    * else by the alarm.
    */
   #wake(now: number): void {
-    if (this.#draining) return;
+    if (this.#draining || this.#closing) return;
     if (this.#options.startDrain) this.#options.startDrain();
     else this.#stores.db.armAlarm(now);
   }

@@ -8,6 +8,7 @@ import { OutboxStore } from "./outbox.ts";
 import { OutcomeWaiters } from "./outcome_waiters.ts";
 import { RunEventStore } from "./run_events.ts";
 import { migrate } from "./schema.ts";
+import { SeenDeliveryStore } from "./seen_deliveries.ts";
 import { SessionDb, type SessionStorage, type Tx } from "./session_db.ts";
 import { TranscriptStore } from "./transcript.ts";
 import type { MessageRecord, RunState, TurnOutcome } from "./types.ts";
@@ -25,6 +26,8 @@ export class SessionStores {
   readonly events: RunEventStore;
   readonly approvals: ApprovalStore;
   readonly jobs: JobStore;
+  /** Delivery keys remembered past the inbox's day (`InboundMessage.keyMemoryMs`). */
+  readonly seen: SeenDeliveryStore;
   readonly waiters = new OutcomeWaiters();
   readonly #now: () => number;
   /** When this instance last pruned: housekeeping, so once a minute is enough. */
@@ -40,6 +43,7 @@ export class SessionStores {
     this.events = new RunEventStore(this.db, now);
     this.approvals = new ApprovalStore(this.db);
     this.jobs = new JobStore(this.db);
+    this.seen = new SeenDeliveryStore(this.db);
     this.#now = now;
   }
 
@@ -48,14 +52,17 @@ export class SessionStores {
     const message = this.inbox.finish(tx, seq, outcome, this.#now());
     this.approvals.end(tx, seq);
     this.waiters.settled(tx, seq, outcome);
-    if (!message?.events) return;
+    // A run that asked for events ends its stream; any other that started ends its timeline, in a
+    // small row (its reply is in the outbox and the transcript already).
+    const full = message?.events === true;
+    if (!full && !(message && this.events.recorded(seq))) return;
     const state = runStateOf("done", outcome);
     if (state.status === "completed") {
       const done = outcome.status === "completed" ? outcome : undefined;
       this.events.emit(tx, seq, "run.completed", {
-        output: state.output,
+        ...(full ? { output: state.output } : {}),
         usage: done?.usage,
-        ...(done?.toolCalls ? { tool_calls: done.toolCalls } : {}),
+        ...(full && done?.toolCalls ? { tool_calls: done.toolCalls } : {}),
         ...(done?.truncated ? { truncated: true } : {}),
       });
     } else if (state.status === "cancelled") this.events.emit(tx, seq, "run.cancelled", {});
@@ -80,6 +87,7 @@ export class SessionStores {
     this.outbox.prune(tx, seqs, cutoff);
     this.events.prune(tx, seqs);
     this.jobs.prune(tx);
+    this.seen.prune(tx, now);
   }
 
   /** Message `seq` as stored, its run's state and usage; null when there is no such message. */

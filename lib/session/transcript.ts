@@ -1,6 +1,7 @@
 // The session's transcript: every kept message of every conversation, and the window a turn sees; runtime-neutral.
 import type { ChatMessage } from "../chat_model.ts";
-import { json, num, type SessionDb, type SqlValue, str, type Tx } from "./session_db.ts";
+import { num, type Row, type SessionDb, type SqlValue, str, type Tx } from "./session_db.ts";
+import { SpillStore } from "./spill.ts";
 
 const _ROWS_PER_INSERT = 20;
 
@@ -22,10 +23,13 @@ interface _Recent {
  */
 export class TranscriptStore {
   readonly #db: SessionDb;
+  /** Messages too long for a row (a huge tool result, an input near the body cap), in parts. */
+  readonly #spill: SpillStore;
   #recent: _Recent | null = null;
 
   constructor(db: SessionDb) {
     this.#db = db;
+    this.#spill = new SpillStore(db);
   }
 
   /** Appends messages of turn `seq` to `conversation`. */
@@ -33,20 +37,42 @@ export class TranscriptStore {
     // Few statements for the whole turn: a write costs far more per statement than per row. Durable
     // Object SQL takes at most 100 bindings per statement: 20 rows of 5.
     const stored = messages.map((message) => JSON.stringify(message));
-    for (let start = 0; start < messages.length; start += _ROWS_PER_INSERT) {
-      const values: SqlValue[] = [];
-      const rows = messages.slice(start, start + _ROWS_PER_INSERT);
-      for (const [i, message] of rows.entries()) {
-        values.push(conversation, seq, message.role, stored[start + i], now);
-      }
+    // A message too long for its row goes alone, in parts named after its row id; order is kept.
+    let batch: SqlValue[][] = [];
+    const flush = () => {
+      if (!batch.length) return;
       this.#db.exec(
         tx,
         `INSERT INTO transcript (conversation, seq, role, message, created_at) VALUES ${
-          rows.map(() => "(?, ?, ?, ?, ?)").join(", ")
+          batch.map(() => "(?, ?, ?, ?, ?)").join(", ")
         }`,
-        ...values,
+        ...batch.flat(),
       );
+      batch = [];
+    };
+    for (const [i, message] of messages.entries()) {
+      if (SpillStore.fits(stored[i])) {
+        batch.push([conversation, seq, message.role, stored[i], now]);
+        if (batch.length === _ROWS_PER_INSERT) flush();
+        continue;
+      }
+      flush();
+      const id = num(
+        this.#db.exec(
+          tx,
+          `INSERT INTO transcript (conversation, seq, role, message, created_at)
+           VALUES (?, ?, ?, '{}', ?) RETURNING id`,
+          conversation,
+          seq,
+          message.role,
+          now,
+        )[0],
+        "id",
+      );
+      const column = this.#spill.write(tx, _owner(id), stored[i], { role: message.role });
+      this.#db.exec(tx, `UPDATE transcript SET message = ? WHERE id = ?`, column, id);
     }
+    flush();
     tx.onCommit(() => {
       const recent = this.#recent;
       if (!recent || recent.conversation !== conversation) return;
@@ -86,10 +112,10 @@ export class TranscriptStore {
 
   #load(conversation: number, size: number): ChatMessage[] {
     const messages = this.#db.rows(
-      `SELECT message FROM transcript WHERE conversation = ? ORDER BY id DESC LIMIT ?`,
+      `SELECT id, message FROM transcript WHERE conversation = ? ORDER BY id DESC LIMIT ?`,
       conversation,
       size,
-    ).reverse().map((row) => json<ChatMessage>(row, "message")!);
+    ).reverse().flatMap((row) => this.#message<ChatMessage>(row) ?? []);
     this.#recent = { conversation, messages, all: messages.length < size, size };
     return messages.slice();
   }
@@ -106,12 +132,13 @@ export class TranscriptStore {
     const turns = new Map<number, { role: string; content: string }[]>();
     for (
       const row of this.#db.rows(
-        `SELECT seq, role, message FROM transcript WHERE conversation = ? AND seq <= ? ORDER BY id`,
+        `SELECT id, seq, role, message FROM transcript WHERE conversation = ? AND seq <= ?
+         ORDER BY id`,
         conversation,
         through,
       )
     ) {
-      const content = json<{ content?: unknown }>(row, "message")!.content;
+      const content = this.#message<{ content?: unknown }>(row)?.content;
       if (typeof content !== "string") continue;
       const turn = turns.get(num(row, "seq")) ?? [];
       turns.set(num(row, "seq"), turn);
@@ -130,6 +157,14 @@ export class TranscriptStore {
     });
   }
 
+  /**
+   * Row `row`'s message (its `id` and `message` read), or undefined when it cannot be read back:
+   * skipped, so that one bad row never stops a turn, a snapshot or the inspector.
+   */
+  #message<T>(row: Row): T | undefined {
+    return this.#spill.tryJson<T>(_owner(num(row, "id")), row.message);
+  }
+
   /** The conversation turn `seq` wrote to, or null when it wrote nothing. */
   conversationOf(seq: number): number | null {
     const row = this.#db.rows(`SELECT conversation FROM transcript WHERE seq = ? LIMIT 1`, seq)[0];
@@ -144,16 +179,21 @@ export class TranscriptStore {
   /** Every message of `conversation` as role and text (tool calls and non-text content as ""). */
   snapshot(conversation: number): { role: string; content: string }[] {
     return this.#db.rows(
-      `SELECT role, message FROM transcript WHERE conversation = ? ORDER BY id`,
+      `SELECT id, role, message FROM transcript WHERE conversation = ? ORDER BY id`,
       conversation,
     ).map((row) => {
-      const message = json<{ content?: unknown }>(row, "message")!;
+      const message = this.#message<{ content?: unknown }>(row);
       return {
         role: str(row, "role"),
-        content: typeof message.content === "string" ? message.content : "",
+        content: typeof message?.content === "string" ? message.content : "",
       };
     });
   }
+}
+
+/** The spill owner of transcript row `id`'s parts. */
+function _owner(id: number): string {
+  return `transcript:${id}:`;
 }
 
 /** An ended turn's messages as kept: the paired prefix, then `(interrupted: why)`. */

@@ -4,7 +4,8 @@ import type { JobSpec, JobView } from "./job_scheduler.ts";
 
 /** What a turn may do with its session's jobs: a job it creates replies where the turn does. */
 export interface TurnJobs {
-  create(spec: JobSpec): { job: JobView } | { error: string };
+  /** Refused (bad input, a session's or tenant's job cap, the turn ended): why, and nothing stored. */
+  create(spec: JobSpec): Promise<{ job: JobView } | { error: string }>;
   list(): JobView[];
   /** False when there is no such job. */
   cancel(id: number): boolean;

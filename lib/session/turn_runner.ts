@@ -1,15 +1,17 @@
 // Claims, runs, delivers and ends a session's turns, and recovers a dead executor's claim; runtime-neutral.
-import { withLogFields } from "../log.ts";
 import type { TurnResume } from "../run_turn.ts";
 import type { ApprovalGate, ResumedTurn } from "./approval_gate.ts";
 import type { Claim } from "./claim.ts";
-import { type JobScheduler, originOf } from "./job_scheduler.ts";
+import type { JobScheduler } from "./job_scheduler.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
 import { runClaimedTurn } from "./run_claimed_turn.ts";
-import { type TurnJobs, withTurnJobs } from "./turn_jobs.ts";
+import { failUnreadable } from "./unreadable_message.ts";
+import { withTurnJobs } from "./turn_jobs.ts";
+import { claimedTurnJobs } from "./claimed_turn_jobs.ts";
+import { recordSend, timelineRecorder, traced } from "./turn_trace.ts";
 import type { Tx } from "./session_db.ts";
 import type { SessionStores } from "./session_stores.ts";
-import { jobCreatedText } from "../session_commands.ts";
+import type { TenantJobSync } from "./tenant_job_sync.ts";
 import {
   failureNotice,
   type InboundMessage,
@@ -44,6 +46,8 @@ export interface TurnRunnerOptions {
   gate: ApprovalGate;
   /** The session's jobs: a turn's scheduling tools create, list and cancel them here. */
   scheduler: JobScheduler;
+  /** Its API tenant's count of them (MAX_JOBS_PER_TENANT), asked before a turn creates one. */
+  tenantJobs: TenantJobSync;
   now: () => number;
 }
 
@@ -81,14 +85,29 @@ export class TurnRunner {
   claimNext(): ClaimedMessage | null {
     const { db, inbox, claims, events } = this.#stores;
     return db.transaction((tx) => {
-      const next = inbox.queued("oldest");
-      if (!next) return null;
+      let next = inbox.queued("oldest");
+      // A message that cannot be read back is failed, never left blocking the queue behind it.
+      while (next && !next.message) {
+        this.#failUnreadable(tx, next.seq);
+        next = inbox.queued("oldest");
+      }
+      if (!next?.message) return null;
       const claim = claims.take(tx, next.seq, this.#options.now());
       if (!claim) return null;
       inbox.markRunning(tx, next.seq);
-      if (next.message.events) events.emit(tx, next.seq, "run.started", {});
+      // Every turn's timeline starts here (see turn_trace.ts); a chat's too.
+      events.emit(tx, next.seq, "run.started", {});
       return { claim, message: next.message };
     });
+  }
+
+  /** Fails message `seq`, which cannot be read back, and sends its notice once committed. */
+  #failUnreadable(tx: Tx, seq: number): void {
+    const { sender, now } = this.#options;
+    if (!failUnreadable(this.#stores, tx, seq, sender, now())) return;
+    // A job later: a flush the drain began in this same step has read the outbox already, and a
+    // call now would only join it (OutboxSender.flushNotices runs one flush at a time).
+    tx.onCommit(() => void Promise.resolve().then(() => sender?.flushNotices()).catch(() => {}));
   }
 
   /** Takes back up the turn that waited for approval once every question is answered, or null. */
@@ -120,6 +139,12 @@ export class TurnRunner {
         return null;
       }
       const live = row?.status === "running" || row?.status === "delivering" ? row : null;
+      if (live && !inbox.message(seq)) {
+        // Its message cannot be read back: no attempt could run or send it.
+        claims.release(tx, true);
+        this.#failUnreadable(tx, seq);
+        return null;
+      }
       const { maxAttempts } = this.#options;
       const retry = live !== null && live.attempts < maxAttempts;
       // Sending a stored reply again costs no model call, and every part in doubt is resolved
@@ -173,22 +198,16 @@ export class TurnRunner {
    * sends its reply and frees the session. A turn that pauses for approval keeps the claim.
    */
   run(claim: Claim, message: InboundMessage, resume?: TurnResume): Promise<void> {
-    // Every line logged while the turn runs names its message.
-    return withLogFields({ seq: claim.seq }, () => this.#run(claim, message, resume));
+    // Every line logged while the turn runs, and its reply is sent, names its message and chat.
+    return traced(message, claim.seq, () => this.#run(claim, message, resume));
   }
 
   async #run(claim: Claim, message: InboundMessage, resume?: TurnResume): Promise<void> {
     const { db, claims, transcript, outbox, inbox, approvals } = this.#stores;
     if (!claims.holds(claim)) return; // stopped before it started
     const history = transcript.window(claim.conversation, this.#options.historyWindow);
-    const progress: TurnProgress = { step: 0, messages: [] };
-    if (message.events) {
-      // Only the current claim may add events: a stopped run's late events go nowhere.
-      progress.emit = (type, data) =>
-        db.transaction((tx) => {
-          if (claims.holds(claim)) this.#stores.events.emit(tx, claim.seq, type, data);
-        });
-    }
+    const emit = timelineRecorder(this.#stores, claim, message);
+    const progress: TurnProgress = { step: 0, messages: [], emit, deltas: message.events === true };
     const running = this.#start(claim, message, progress);
     // A chat sees the bot typing, and the reply grow where the platform can preview it.
     const live = message.reply && this.#options.sender
@@ -208,16 +227,19 @@ export class TurnRunner {
     // This turn's sender's grants (and those for everyone), never another group member's.
     const grants = approvals.grants(claim.conversation, message.context.user_id ?? "");
     const granted = new Set(grants.map((grant) => grant.tool));
-    const result = await withTurnJobs(this.#turnJobs(claim, message), () =>
-      runClaimedTurn(
-        this.#options.execute,
-        message,
-        history,
-        progress,
-        running.controller,
-        this.#options.turnTimeoutMs,
-        { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
-      ));
+    const result = await withTurnJobs(
+      claimedTurnJobs(this.#stores, this.#options, claim, message),
+      () =>
+        runClaimedTurn(
+          this.#options.execute,
+          message,
+          history,
+          progress,
+          running.controller,
+          this.#options.turnTimeoutMs,
+          { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
+        ),
+    );
     this.#stop(running);
     // Before anything is sent: no preview may land after the reply, or after a stop's notice.
     const { paused } = result;
@@ -250,8 +272,13 @@ export class TurnRunner {
   }
 
   /** Sends the unsent parts of a claimed message's reply in order, then frees the session. */
-  async deliverAndRelease(claim: Claim, message: InboundMessage): Promise<void> {
+  deliverAndRelease(claim: Claim, message: InboundMessage): Promise<void> {
+    return traced(message, claim.seq, () => this.#deliverAndRelease(claim, message));
+  }
+
+  async #deliverAndRelease(claim: Claim, message: InboundMessage): Promise<void> {
     const { db, claims, inbox, outbox } = this.#stores;
+    const record = timelineRecorder(this.#stores, claim, message);
     const running = this.#start(claim, message, { step: 0, messages: [] });
     try {
       const sender = this.#options.sender;
@@ -259,7 +286,10 @@ export class TurnRunner {
         const target = part.target ?? message.reply;
         if (!sender || !target || !claims.holds(claim)) break;
         const owned = () => claims.holds(claim);
+        const started = this.#options.now();
         const sent = await sender.send(part, target, running.controller.signal, owned);
+        const ms = this.#options.now() - started;
+        recordSend(record, part, sent, ms, () => outbox.replyError(claim.seq));
         if (sent === "stopped") return;
         if (sent === "failed") {
           this.#pauseUnreachableJob(claim.seq);
@@ -316,37 +346,6 @@ export class TurnRunner {
     this.#stores.db.transaction((tx) =>
       this.#options.scheduler.pauseJobOf(tx, seq, `its chat could not be reached: ${error}`)
     );
-  }
-
-  /**
-   * The session's jobs as `claim`'s turn sees them: a job it creates replies where the turn
-   * does and binds its chat and user, never the message's own id. A chat is told of each job
-   * created, how to cancel it included, by a notice stored with the job (never one without the
-   * other) and sent at once, like an approval question: the model's reply cannot leave it out.
-   */
-  #turnJobs(claim: Claim, message: InboundMessage): TurnJobs {
-    const { db, claims, outbox } = this.#stores;
-    const { scheduler, sender } = this.#options;
-    const origin = originOf(message);
-    const ended = { error: "the turn has ended" };
-    const target = sender ? message.reply : undefined;
-    return {
-      create: (spec) => {
-        const made = db.transaction((tx) => {
-          if (!claims.holds(claim)) return ended;
-          const result = scheduler.create(tx, spec, origin);
-          if (target && "job" in result) {
-            const text = jobCreatedText(result.job);
-            outbox.add(tx, "notice", claim.seq, target, [text], this.#options.now());
-          }
-          return result;
-        });
-        if (target && "job" in made) sender!.flushNotices().catch(() => {});
-        return made;
-      },
-      list: () => scheduler.list(),
-      cancel: (id) => db.transaction((tx) => claims.holds(claim) && scheduler.remove(tx, id)),
-    };
   }
 
   /** `resume` storing each call it runs, and its result, while `claim` is current. */

@@ -10,6 +10,12 @@ export interface InboundMessage {
   text: string;
   /** The source's delivery id (webhook-id, update_id, …): a repeat within 24 h never starts a second turn. */
   deliveryKey?: string;
+  /**
+   * How long `deliveryKey` must be remembered when that is longer than the inbox's day: as long as
+   * the platform may deliver it again (`PlatformAdapter.keyMemoryMs`). A repeat within it is a
+   * duplicate, its message long gone or not.
+   */
+  keyMemoryMs?: number;
   /** The turn context to bind when this message runs. */
   context: Omit<ContextFields, "async_delivery">;
   /** Extra system prompt for this turn (e.g. an API caller's system message). */
@@ -49,7 +55,10 @@ export interface InboundMessage {
    * (`GROUP_STOP`).
    */
   group?: boolean;
-  /** Record the run's events (runs API, streaming completions): kept durably, readable live. */
+  /**
+   * Record the run's events for a caller (runs API, streaming completions): readable live, the
+   * reply's text included. Every turn records its timeline for the inspector without it.
+   */
   events?: boolean;
   /** The caller's own data kept with the message and unused by the session (a Responses API request's fields). */
   meta?: Record<string, unknown>;
@@ -101,14 +110,23 @@ export type TurnOutcome =
 
 /** What `submit` answers once the message is durably stored. */
 export interface SubmitReceipt {
+  /** The message's seq; 0 for a duplicate whose message was pruned (see `keyMemoryMs`). */
   seq: number;
   duplicate: boolean;
   /**
    * Set when the message was not stored: `queue_full` when `maxQueued` messages wait already,
    * `history_mismatch` when a `continuesSeed` message does not continue this session,
-   * `idempotency_key_reused` when its delivery key came before with another request.
+   * `idempotency_key_reused` when its delivery key came before with another request,
+   * `session_limit` when the session would be one too many for its API tenant (the host's cap;
+   * `notice` says which), `too_large` when the message could not be read back once stored
+   * (`notice` names the limit).
    */
-  refused?: "queue_full" | "history_mismatch" | "idempotency_key_reused";
+  refused?:
+    | "queue_full"
+    | "history_mismatch"
+    | "idempotency_key_reused"
+    | "session_limit"
+    | "too_large";
   /**
    * A short text for the sender now: a command's answer, the queued notice, the refusal. A chat
    * user gets it through the session's outbox; it is here for callers that answer it themselves.
@@ -125,8 +143,13 @@ export interface TurnProgress {
   step: number;
   /** The turn's messages so far (user, assistant, tool), kept if the turn is interrupted. */
   messages: ChatMessage[];
-  /** Records a run event (message.delta, tool.started, tool.completed) when the message asked for events. */
+  /**
+   * Records an event of the run's timeline (model.completed, model.failed, tool.started,
+   * tool.completed; message.delta only where `deltas`): every claimed turn has one.
+   */
   emit?: (type: string, data: Record<string, unknown>) => void;
+  /** Whether the message asked for its reply's text as events (message.delta): the runs API, streams. */
+  deltas?: boolean;
   /** Takes each piece of the reply's text as the model writes it, for a chat's live preview. */
   preview?: (delta: string) => void;
 }

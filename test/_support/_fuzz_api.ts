@@ -251,7 +251,7 @@ export const API_ROUTES: RouteFuzz<never>[] = [
     "POST /v1/chat/completions",
     fc.record({
       auth: apiAuthArb,
-      body: bodyArb(_chatBase),
+      body: bodyArb(_chatBase, [], { large: true }),
       session: fc.option(_sessionIdArb, { freq: 3 }),
       type: contentType,
       extra: extraHeaders,
@@ -305,7 +305,7 @@ export const API_ROUTES: RouteFuzz<never>[] = [
       auth: apiAuthArb,
       key: _keyArb,
       how: pathEncoding,
-      body: fc.option(bodyArb(_runBase), { freq: 2 }),
+      body: fc.option(bodyArb(_runBase, [], { large: true }), { freq: 2 }),
       extra: extraHeaders,
     }),
     (c, marker) => ({

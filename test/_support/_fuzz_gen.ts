@@ -21,6 +21,19 @@ class _Huge {
     return MARK + "x".repeat(this.n);
   }
 }
+/**
+ * A value nested `n` levels deep (arrays or objects around the marker), materialised only when
+ * the body is serialised: the nesting dimension (a session once stored ~1,000 levels it could not
+ * read back, and was broken for good).
+ */
+class _Deep {
+  constructor(readonly n: number, readonly objects: boolean) {}
+  toJSON(): unknown {
+    let v: unknown = MARK;
+    for (let i = 0; i < this.n; i++) v = this.objects ? { a: v } : [v];
+    return v;
+  }
+}
 /** Removes the field it replaces. */
 class _Drop {
   toJSON(): undefined {
@@ -65,26 +78,39 @@ export const contentType = fc.oneof(
   { weight: 1, arbitrary: headerValue },
 );
 
-/** A value of the wrong type for any field, an over-long string, or a removal. */
+/**
+ * A value of the wrong type for any field, an over-long string, a removal; now and then a value
+ * nested deeper than any limit (the nesting dimension).
+ */
 const _wrongValue: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constant(null),
-  fc.integer(),
-  fc.double(),
-  fc.boolean(),
-  fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
-  fc.object({ maxDepth: 1, maxKeys: 3 }),
-  fc.integer({ min: 4097, max: 120_000 }).map((n) => new _Huge(n)),
-  latin1(20),
-  fc.constant(new _Drop()),
+  { weight: 10, arbitrary: fc.constant(null) },
+  { weight: 10, arbitrary: fc.integer() },
+  { weight: 10, arbitrary: fc.double() },
+  { weight: 10, arbitrary: fc.boolean() },
+  { weight: 10, arbitrary: fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }) },
+  { weight: 10, arbitrary: fc.object({ maxDepth: 1, maxKeys: 3 }) },
+  { weight: 10, arbitrary: fc.integer({ min: 4097, max: 120_000 }).map((n) => new _Huge(n)) },
+  { weight: 10, arbitrary: latin1(20) },
+  { weight: 10, arbitrary: fc.constant(new _Drop()) },
+  {
+    weight: 4,
+    arbitrary: fc.tuple(fc.integer({ min: 16, max: 1_500 }), fc.boolean())
+      .map(([n, objects]) => new _Deep(n, objects)),
+  },
 );
 
 /** Where a value sits in a JSON tree. */
 type _Path = (string | number)[];
 
+/** A stand-in materialised at serialisation: copied and walked as a leaf. */
+function _opaque(v: object): boolean {
+  return v instanceof _Huge || v instanceof _Drop || v instanceof _Deep;
+}
+
 /** A deep copy, so mutations never touch a value fast-check may reuse. */
 function _clone(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(_clone);
-  if (v && typeof v === "object" && !(v instanceof _Huge) && !(v instanceof _Drop)) {
+  if (v && typeof v === "object" && !_opaque(v)) {
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, _clone(x)]));
   }
   return v;
@@ -94,7 +120,7 @@ function _clone(v: unknown): unknown {
 function _paths(v: unknown, prefix: _Path = []): _Path[] {
   const out: _Path[] = [prefix];
   if (Array.isArray(v)) v.forEach((x, i) => out.push(..._paths(x, [...prefix, i])));
-  else if (v && typeof v === "object" && !(v instanceof _Huge) && !(v instanceof _Drop)) {
+  else if (v && typeof v === "object" && !_opaque(v)) {
     for (const [k, x] of Object.entries(v)) out.push(..._paths(x, [...prefix, k]));
   }
   return out;
@@ -137,11 +163,28 @@ export type BodySpec =
   | { kind: "bytes"; bytes: Uint8Array }
   | { kind: "raw"; text: string }
   | { kind: "empty" }
-  | { kind: "oversized"; n: number; json: boolean };
+  | { kind: "oversized"; n: number; json: boolean }
+  /** A valid payload whose marked text is padded until the body is `bytes` long (under the cap). */
+  | { kind: "large"; value: unknown; bytes: number };
 
-/** Bodies around a valid payload: valid, mistyped, truncated, random bytes/JSON, empty, >1 MiB (1 in 200). */
-export function bodyArb(base: fc.Arbitrary<unknown>, raws: string[] = []): fc.Arbitrary<BodySpec> {
+/**
+ * Bodies around a valid payload: valid, mistyped, truncated, random bytes/JSON, empty, >1 MiB (1 in
+ * 200); with `large`, also valid payloads padded to between 512 KiB and the cap (the size
+ * dimension, 3 in 100: whatever the cap admits must run or be refused up front — a turn once
+ * failed late with a 502 when its row outgrew SQLite's). Only routes whose reply is the HTTP
+ * answer take `large`: a platform's echo of 1 MiB would be hundreds of parts.
+ */
+export function bodyArb(
+  base: fc.Arbitrary<unknown>,
+  raws: string[] = [],
+  opts: { large?: boolean } = {},
+): fc.Arbitrary<BodySpec> {
   return fc.oneof(
+    {
+      weight: opts.large ? 6 : 0,
+      arbitrary: fc.tuple(base, fc.integer({ min: 512 * 1024, max: MAX_BODY - 1024 }))
+        .map(([value, bytes]): BodySpec => ({ kind: "large", value, bytes })),
+    },
     { weight: 6, arbitrary: base.map((value): BodySpec => ({ kind: "json", value })) },
     { weight: 115, arbitrary: _mutated(base).map((value): BodySpec => ({ kind: "json", value })) },
     {
@@ -195,6 +238,17 @@ export function renderBody(spec: BodySpec, marker: string): Uint8Array {
       return encoder.encode(withMark(spec.text));
     case "empty":
       return new Uint8Array();
+    case "large": {
+      // The padding goes right after the first marker, inside its JSON string.
+      const s = JSON.stringify(spec.value) ?? "";
+      const at = s.indexOf(MARK);
+      const body = withMark(s);
+      if (at < 0) return encoder.encode(body);
+      const pad = Math.max(0, spec.bytes - encoder.encode(body).length);
+      return encoder.encode(
+        withMark(s.slice(0, at + MARK.length) + "x".repeat(pad) + s.slice(at + MARK.length)),
+      );
+    }
     case "oversized": {
       if (!spec.json) return new Uint8Array(spec.n).fill(0x7b);
       const head = `{"session":"fz","text":"${marker}`;

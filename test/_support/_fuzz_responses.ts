@@ -81,7 +81,7 @@ export const RESPONSE_ROUTES: RouteFuzz<never>[] = [
     "POST /v1/responses",
     fc.record({
       auth: _authArb,
-      body: bodyArb(_createBase),
+      body: bodyArb(_createBase, [], { large: true }),
       type: contentType,
       extra: extraHeaders,
     }),

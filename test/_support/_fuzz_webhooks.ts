@@ -207,7 +207,7 @@ export function webhookFuzz(route: WebhookRoute): RouteFuzz<WebhookCase> {
   return {
     name: `POST ${route.driver.path}`,
     arb: fc.record({
-      body: bodyArb(route.payload, route.raws),
+      body: bodyArb(route.payload, route.raws, { large: route.driver.name === "generic" }),
       sig: sigArb,
       type: contentType,
       extra: extraHeaders,

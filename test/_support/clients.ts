@@ -78,12 +78,13 @@ export async function sendWebhook(
   return worker.fetch(genericDriver.path, { method: "POST", headers, body });
 }
 
-/** Polls `check` until it returns true (10 s at most). */
+/** Polls `check` until it returns true (`timeoutMs`, 10 s by default, at most). */
 export async function until(
   check: () => boolean | Promise<boolean>,
   what = "condition",
+  timeoutMs = 10_000,
 ): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));

@@ -64,11 +64,13 @@ export const githubDriver: Driver<GithubCredentials> = {
   session: (chat) => `github:${REPO}#${chat}`,
   // Only a comment that mentions the bot is a turn, and the model reads it whole.
   turnText: (text) => `@${BOT} ${text}`,
-  // The published sample's comment, on issue `chat`, by `from` (its login and id) when given.
+  // The published sample's comment, on issue `chat`, by `from` (its login and id) when given,
+  // written now: the sample's own time is years past baton's replay horizon.
   shape({ chat, text, id, from, mention }: Post): IssueCommentCreatedEvent {
     const user = from
       ? { ...SAMPLE.comment.user, login: from.name, id: Number(from.id) }
       : SAMPLE.comment.user;
+    const now = new Date().toISOString();
     return {
       ...SAMPLE,
       issue: { ...SAMPLE.issue, number: Number(chat) },
@@ -77,6 +79,8 @@ export const githubDriver: Driver<GithubCredentials> = {
         id: Number(id),
         user,
         body: mention ? `@${BOT} ${text}` : text,
+        created_at: now,
+        updated_at: now,
       },
       sender: from ? { ...SAMPLE.sender, login: from.name, id: Number(from.id) } : SAMPLE.sender,
     };

@@ -1,0 +1,102 @@
+// Erasure across the Worker's stores: a session (its object, directory row, tenant count, notice throttle) and a chat user (their direct sessions, access record, pairing); Workers.
+import type { AccessConfig } from "../lib/access/access_policy.ts";
+import { senderEntry } from "../lib/access/access_policy.ts";
+import { errorText, log } from "../lib/log.ts";
+import { accessStub, directoryStub, senderStub } from "./access_client.ts";
+import { deleteDirectoryRow, userSessionKeys } from "./_directory.ts";
+import { RequestError } from "./_http.ts";
+import { forgetTenantSession } from "./_tenant_caps.ts";
+import type { Env } from "./env.ts";
+import { sessionStub } from "./session_client.ts";
+
+/** What erasing one session did. */
+export interface SessionErasure {
+  /** Something of the session was there (its object's data, or its directory row) and is gone. */
+  erased: boolean;
+  /** Its running turn was stopped first. */
+  stopped: boolean;
+}
+
+/**
+ * Erases session `key` everywhere: its object first (the turn stopped, every table and the alarm
+ * gone), then its directory row, its API tenant's count of it and its chat's notice throttle.
+ * Safe to repeat: a call cut off halfway is finished by the next, which then reports the erasure
+ * from what it still found. A store that fails is a 503 to retry.
+ */
+export async function eraseSessionEverywhere(env: Env, key: string): Promise<SessionErasure> {
+  try {
+    const { erased, stopped } = await sessionStub(env, key).erase({ session_key: key });
+    const listed = env.DIRECTORY ? await deleteDirectoryRow(env.DIRECTORY, key) : false;
+    await forgetTenantSession(env, key);
+    if (!key.startsWith("api")) await accessStub(env, `notice:${key}`).erase();
+    if (erased || listed) log.info("session erased", { session_key: key, stopped });
+    return { erased: erased || listed, stopped };
+  } catch (error) {
+    log.error("session erasure failed", { session_key: key, error: errorText(error) });
+    throw new RequestError(503, "the session was not wholly erased; retry", "unavailable");
+  }
+}
+
+/** What erasing a chat user did (`DELETE /v1/users/{platform:user}`'s answer). */
+export interface UserErasure {
+  platform: string;
+  user: string;
+  /** The keys of the user's direct sessions erased now. */
+  sessions: string[];
+  /** Their access record (pairing state, pending code, turn-quota window, notice times) was there. */
+  access_record: boolean;
+  /** They were paired through the owner's directory. */
+  paired: boolean;
+  /** Pairing codes of theirs the directory held (pending, expired or spent). */
+  pairing_codes: number;
+  /** They are listed in ALLOWED_USERS or ADMIN_USERS, which only the settings can change. */
+  listed_in_settings: boolean;
+}
+
+/**
+ * Erases chat user `sender`: every direct session the directory lists for them, their access
+ * record and their pairing. Group chats they spoke in are shared and stay. Needs the directory
+ * (a 503 without it: erasing fewer sessions than the user has must not look like success).
+ */
+export async function eraseChatUser(
+  env: Env,
+  access: AccessConfig,
+  sender: { platform: string; user: string },
+): Promise<UserErasure> {
+  const db = env.DIRECTORY;
+  if (!db) {
+    throw new RequestError(
+      503,
+      "the session directory is not configured, so a user's sessions cannot be found: add the " +
+        "DIRECTORY D1 binding (see README)",
+      "not_configured",
+    );
+  }
+  let keys: string[];
+  try {
+    keys = await userSessionKeys(db, sender);
+  } catch (error) {
+    log.error("directory not read", { error: errorText(error) });
+    throw new RequestError(503, "the session directory is unavailable; retry", "unavailable");
+  }
+  const sessions: string[] = [];
+  for (const key of keys) {
+    if ((await eraseSessionEverywhere(env, key)).erased) sessions.push(key);
+  }
+  try {
+    const record = await senderStub(env, sender).erase();
+    const { paired, codes } = await directoryStub(env).eraseSender(sender.platform, sender.user);
+    log.info("chat user erased", { platform: sender.platform, sessions: sessions.length });
+    return {
+      ...sender,
+      sessions,
+      access_record: record,
+      paired,
+      pairing_codes: codes,
+      listed_in_settings: access.allowed.has(senderEntry(sender)),
+    };
+  } catch (error) {
+    log.error("access record erasure failed", { error: errorText(error) });
+    throw new RequestError(503, "the user's access record was not erased; retry", "unavailable");
+  }
+}

@@ -1,0 +1,58 @@
+// A claimed turn's trace: its message's context on every line it logs, its timeline in the run's events; runtime-neutral.
+import { withLogFields } from "../log.ts";
+import { withContextFields } from "../session_context.ts";
+import type { Claim } from "./claim.ts";
+import { type OutboxPart, partLabel } from "./outbox.ts";
+import type { PartResult } from "./outbox_sender.ts";
+import type { SessionStores } from "./session_stores.ts";
+import type { InboundMessage } from "./types.ts";
+
+/** Records one event of a run's timeline. */
+export type TimelineRecorder = (type: string, data: Record<string, unknown>) => void;
+
+/**
+ * Runs `fn`, work done for message `seq` (its turn, the sending of its reply), with the message's
+ * context bound and its seq on every line logged. The drain that calls it runs in a frame of no
+ * message (the alarm's, or the one a submit started): without this a failed send's line could not
+ * say whose it was.
+ */
+export function traced<T>(message: InboundMessage, seq: number, fn: () => T): T {
+  return withContextFields(message.context, () => withLogFields({ seq }, fn));
+}
+
+/**
+ * Records the events of `claim`'s run while the claim holds the session (a stopped run's late
+ * events go nowhere). Every turn records its timeline — model calls, tool calls, sends, its start
+ * and end — a few small rows; the reply's text as it grows (`message.delta`) is recorded only for
+ * a message that asked for events, since a chat reply's deltas would be most of its turn's rows.
+ */
+export function timelineRecorder(
+  stores: SessionStores,
+  claim: Claim,
+  message: InboundMessage,
+): TimelineRecorder {
+  return (type, data) => {
+    if (type === "message.delta" && !message.events) return;
+    stores.db.transaction((tx) => {
+      if (stores.claims.holds(claim)) stores.events.emit(tx, claim.seq, type, data);
+    });
+  };
+}
+
+/**
+ * Records how the send of reply `part` ended after `ms`: `reply.sent`, or `reply.failed` with the
+ * error stored for it (a part left in doubt included). A stop records nothing: its run ends
+ * cancelled.
+ */
+export function recordSend(
+  record: TimelineRecorder,
+  part: OutboxPart,
+  result: PartResult,
+  ms: number,
+  error: () => string | null,
+): void {
+  if (result === "stopped") return;
+  const data = { part: partLabel(part), duration_ms: ms };
+  if (result === "sent") record("reply.sent", data);
+  else record("reply.failed", { ...data, error: error() ?? result });
+}
