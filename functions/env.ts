@@ -45,7 +45,7 @@ export interface Env {
   GATEWAY_API_KEYS?: string;
   ADMIN_API_KEYS?: string;
   API_TURNS_PER_MINUTE?: string;
-  /** Sessions an API tenant may hold (default 10000; `off`): one more is 403 `session_limit`. */
+  /** Sessions an API tenant may hold (default unlimited): one more is 403 `session_limit`. */
   MAX_SESSIONS_PER_TENANT?: string;
   /** Jobs not done an API tenant may hold across its sessions (default 200; `off`): one more is 429 `job_limit`. */
   MAX_JOBS_PER_TENANT?: string;

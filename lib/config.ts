@@ -61,9 +61,10 @@ export interface BatonConfig {
   /** Chat replies previewed as they grow where the platform can (`STREAM_REPLIES`, default on). */
   streamReplies: boolean;
   /**
-   * Sessions an API tenant may hold (`MAX_SESSIONS_PER_TENANT`, default 10,000; `off`): a
-   * request that would start another is refused. Counted in the tenant's access object, asked
-   * only by a session's first message, never by the ones after.
+   * Sessions an API tenant may hold (`MAX_SESSIONS_PER_TENANT`, default unlimited): a request
+   * that would start another is refused. Counted in the tenant's access object, asked only by a
+   * session's first message, never by the ones after. Off by default: a client without
+   * `X-Session-Id` starts a session per conversation, and a cap would end its service one day.
    */
   maxSessionsPerTenant: number | null;
   /**
@@ -120,7 +121,7 @@ export function readConfig(vars: object): BatonConfig {
     keepAliveMs: _int(env.KEEPALIVE_MS, 15_000, 100, 60_000),
     maxJobsPerSession: _int(env.MAX_JOBS_PER_SESSION, 20, 1, 1_000),
     streamReplies: _string(env.STREAM_REPLIES).toLowerCase() !== "off",
-    maxSessionsPerTenant: _cap(env.MAX_SESSIONS_PER_TENANT, 10_000),
+    maxSessionsPerTenant: _limit(env.MAX_SESSIONS_PER_TENANT),
     maxJobsPerTenant: _cap(env.MAX_JOBS_PER_TENANT, 200),
     maxStreamsPerTenant: _limit(env.MAX_STREAMS_PER_TENANT),
     contextDefaults: contextDefaultsFromEnv(env),

@@ -10,19 +10,12 @@ import {
   normalizePairingCode,
   noticeFailed,
   PAIRING_CODE_MS,
-  type RecordStorage,
   revokeRecord,
   uncountTurn,
 } from "./sender_record.ts";
+import { memoryRecordStorage } from "./_memory_record_storage.ts";
 
-function memory(): RecordStorage {
-  const map = new Map<string, unknown>();
-  return {
-    get: <T>(key: string) => structuredClone(map.get(key)) as T | undefined,
-    put: (key, value) => void map.set(key, structuredClone(value)),
-    delete: (key) => map.delete(key),
-  };
-}
+const memory = memoryRecordStorage;
 
 const T0 = 1_800_000_000_000;
 let _delivery = 0;

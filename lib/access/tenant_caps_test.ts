@@ -1,6 +1,5 @@
 // Unit tests of an API tenant's caps: the sessions it holds and its open streams' leases; Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
-import type { RecordStorage } from "./sender_record.ts";
 import {
   acquireStream,
   admitSession,
@@ -9,15 +8,9 @@ import {
   sessionCount,
   STREAM_LEASE_MS,
 } from "./tenant_caps.ts";
+import { memoryRecordStorage } from "./_memory_record_storage.ts";
 
-function memory(): RecordStorage {
-  const map = new Map<string, unknown>();
-  return {
-    get: <T>(key: string) => structuredClone(map.get(key)) as T | undefined,
-    put: (key, value) => void map.set(key, structuredClone(value)),
-    delete: (key) => map.delete(key),
-  };
-}
+const memory = memoryRecordStorage;
 
 const T0 = 1_800_000_000_000;
 

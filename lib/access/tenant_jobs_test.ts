@@ -1,17 +1,9 @@
 // Unit tests of an API tenant's job count across its sessions (MAX_JOBS_PER_TENANT); Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
-import type { RecordStorage } from "./sender_record.ts";
 import { admitJob, forgetJobs, reportJobs, tenantJobCount } from "./tenant_jobs.ts";
+import { memoryRecordStorage } from "./_memory_record_storage.ts";
 
-function memory(): RecordStorage & { keys(): string[] } {
-  const map = new Map<string, unknown>();
-  return {
-    get: <T>(key: string) => structuredClone(map.get(key)) as T | undefined,
-    put: (key, value) => void map.set(key, structuredClone(value)),
-    delete: (key) => map.delete(key),
-    keys: () => [...map.keys()].sort(),
-  };
-}
+const memory = memoryRecordStorage;
 
 Deno.test("admitJob() counts jobs across the tenant's sessions and refuses one past the limit", () => {
   const tenant = memory();

@@ -8,17 +8,11 @@ import { msg, options, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 import { type TenantJobCount, TenantJobSync } from "./tenant_job_sync.ts";
 import { currentTurnJobs } from "./turn_jobs.ts";
+import { memoryRecordStorage } from "../access/_memory_record_storage.ts";
 
 const T0 = Date.parse("2026-03-01T12:00:00Z");
 
-function memory(): RecordStorage {
-  const map = new Map<string, unknown>();
-  return {
-    get: <T>(key: string) => structuredClone(map.get(key)) as T | undefined,
-    put: (key, value) => void map.set(key, structuredClone(value)),
-    delete: (key) => map.delete(key),
-  };
-}
+const memory = memoryRecordStorage;
 
 /**
  * Session `key`'s line to `tenant` as the Worker builds it (a mark of the last count the tenant
