@@ -1,50 +1,54 @@
 // The webhook routes' access check: after the signature, before anything is stored — allowlists, pairing codes, /pair, per-user quotas; Workers.
 import type { Context } from "hono";
-import {
-  accessVerdict,
-  refusalFor,
-  type Sender,
-  senderEntry,
-} from "../lib/access/access_policy.ts";
+import { accessVerdict, refusalFor, senderEntry } from "../lib/access/access_policy.ts";
 import {
   GITHUB_REFUSAL_TEXT,
   PAIR_TEXTS,
   PAIRING_PENDING_TEXT,
   pairingText,
-  parsePairCommand,
   PRIVATE_TEXT,
   quotaText,
 } from "../lib/access/access_notices.ts";
 import type { AdmitResult } from "../lib/access/sender_record.ts";
 import { normalizePairingCode } from "../lib/access/sender_record.ts";
-import type { PlatformAdapter, PlatformEnv, PlatformMessage } from "../lib/platform.ts";
-import { replyChannel } from "../lib/reply_channel.ts";
-import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
+import type { NoticeKind, NoticeUndo } from "../lib/access/notice_outbox.ts";
+import type { PlatformAdapter, PlatformMessage } from "../lib/platform.ts";
+import type { Admission, ChatEvent } from "../lib/platforms/chat_inbound.ts";
 import { parseCommand } from "../lib/session_commands.ts";
 import { accessStub, approvePairingCode, directoryStub, senderStub } from "./access_client.ts";
-import { type App, webhookAnswer } from "./_http.ts";
-import { log } from "../lib/log.ts";
+import { type App, jsonError, webhookAnswer } from "./_http.ts";
+import { errorText, log } from "../lib/log.ts";
 
 const _HOUR_MS = 60 * 60 * 1000;
 
 /**
- * Decides whether a verified platform message may go on to its session. Null: store it and start
- * its turn as usual. A response: answer the delivery with it — nothing was stored but, for an
- * unknown direct sender, their pairing request. Senders the settings list cost no I/O (unless a
- * quota counts them); anyone else costs one call to their own record's object.
+ * Decides, once, whether a verified event may go on to its session. An `Admission`: store it and
+ * start its turn as usual, the verdict (the sender's admin standing, the command parsed here)
+ * carried with it (`chatInbound`). A response: answer the delivery with it — nothing was stored
+ * but, for an unknown direct sender, their pairing request. Senders the settings list cost no I/O
+ * (unless a quota counts them); anyone else costs one call to their own record's object.
  */
 export async function gateMessage(
   c: Context<App>,
   adapter: PlatformAdapter,
-  message: PlatformMessage,
-): Promise<Response | null> {
+  event: ChatEvent,
+): Promise<Response | Admission> {
   const { access } = c.var.config;
-  const sender: Sender = { platform: adapter.name, ...message.sender };
+  const { sender } = event;
   const verdict = accessVerdict(access, sender);
   const isAdmin = verdict.kind === "allowed" && verdict.admin;
-  const pair = parsePairCommand(message.text);
-  const counts = !isAdmin && access.userTurnsPerHour !== null && !parseCommand(message.text);
-  if (verdict.kind === "allowed" && !pair && !counts) return null;
+  const command = parseCommand(event.text);
+  const admitted: Admission = { admin: isAdmin, command };
+  // The generic webhook (no reply target) answers to its signature: no quota counts it, and a
+  // refusal is the delivery's own 403.
+  if (!event.reply) {
+    if (verdict.kind === "allowed") return admitted;
+    return jsonError(c, 403, "user: not in ALLOWED_USERS for the generic webhook", "access_denied");
+  }
+  const message: PlatformMessage = { ...event, reply: event.reply };
+  const pair = command?.word === "pair" ? command : null;
+  const counts = !isAdmin && access.userTurnsPerHour !== null && !command;
+  if (verdict.kind === "allowed" && !pair && !counts) return admitted;
 
   const notices = _notices(c, adapter, message);
   if (verdict.kind === "unlisted" && sender.platform === "github") {
@@ -87,19 +91,27 @@ export async function gateMessage(
     const text = result.pairing
       ? (result.notify ? pairingText(result.pairing.code) : PAIRING_PENDING_TEXT)
       : PRIVATE_TEXT;
-    const sent = await notices.send(text, result.notify, "sender not allowed", true);
+    const sent = await notices.send(text, result.notify, "sender not allowed", {
+      to: record,
+      undo: "refusal",
+      perChat: true,
+    });
     if (!sent.delivered) await record.noticeFailed("refusal");
     return sent.response;
   }
   if (result.kind === "over_quota") {
     const text = quotaText(access.userTurnsPerHour!, result.retryAfterMs);
-    const sent = await notices.send(text, result.notify, "over quota", true);
+    const sent = await notices.send(text, result.notify, "over quota", {
+      to: record,
+      undo: "quota",
+      perChat: true,
+    });
     if (!sent.delivered) await record.noticeFailed("quota");
     return sent.response;
   }
-  if (!pair) return null;
+  if (!pair) return admitted;
   const answer = isAdmin ? await _pair(c, pair.argument, senderEntry(sender)) : PAIR_TEXTS.notAdmin;
-  return (await notices.send(answer, true, "pair command")).response;
+  return (await notices.send(answer, true, "pair command", { to: record })).response;
 }
 
 async function _pair(c: Context<App>, argument: string, by: string): Promise<string> {
@@ -132,7 +144,10 @@ async function _refuseGithub(
     now: Date.now(),
   });
   const notify = result.kind === "refused" && result.notify;
-  const sent = await notices.send(GITHUB_REFUSAL_TEXT, notify, "sender not allowed");
+  const sent = await notices.send(GITHUB_REFUSAL_TEXT, notify, "sender not allowed", {
+    to: throttle,
+    undo: "refusal",
+  });
   if (!sent.delivered) await throttle.noticeFailed("refusal");
   return sent.response;
 }
@@ -142,17 +157,25 @@ interface _Notices {
   ack(reason: string): Response;
   /**
    * Answers the sender with `text` when `due` (or always, where the platform wants an answer to
-   * every delivery) and acknowledges. `perChat`: an access notice, which a group chat gets once
-   * per `GROUP_NOTICE_MS` whoever it is for. `delivered` is false when a due notice was not sent
-   * (it failed, or the group had one within the period): the sender's record lets a later
-   * message try again, so each member is told in turn.
+   * every delivery) and acknowledges. The notice is stored in the access object `to` (the
+   * sender's record, a chat's throttle), which sends it as a session sends its notices — once,
+   * 429s waited out, a send cut off resolved after a restart — and takes back the `undo` throttle
+   * should it be given up. `perChat`: an access notice, which a group chat gets once per
+   * `GROUP_NOTICE_MS` whoever it is for. `delivered` is false when a due notice was not stored
+   * (the group had one within the period, or the store failed): the caller then takes back its
+   * own throttle, so a later message tries again and each member is told in turn.
    */
   send(
     text: string,
     due: boolean,
     reason: string,
-    perChat?: boolean,
+    how: { to: _NoticeHolder; undo?: NoticeKind; perChat?: boolean },
   ): Promise<{ response: Response; delivered: boolean }>;
+}
+
+/** An access object that keeps and sends notices (a stub of AccessDO). */
+interface _NoticeHolder {
+  queueNotice(target: PlatformMessage["reply"], text: string, undo: NoticeUndo[]): Promise<void>;
 }
 
 function _notices(c: Context<App>, adapter: PlatformAdapter, message: PlatformMessage): _Notices {
@@ -162,7 +185,7 @@ function _notices(c: Context<App>, adapter: PlatformAdapter, message: PlatformMe
     own ? webhookAnswer(c, own) : c.json({ ok: true, ignored: reason });
   return {
     ack,
-    async send(text, due, reason, perChat = false) {
+    async send(text, due, reason, { to, undo, perChat = false }) {
       if (adapter.inlineNotice) {
         // Discord: every command needs an answer, and an ephemeral one is the sender's alone.
         const inline = adapter.inlineNotice(text);
@@ -170,20 +193,24 @@ function _notices(c: Context<App>, adapter: PlatformAdapter, message: PlatformMe
       }
       if (!due) return { response: ack(reason), delivered: true };
       // Asked only once the sender's own throttle says a notice is due: one call more, then.
-      const group = perChat && !message.sender.direct
-        ? accessStub(c.env, `notice:${message.sessionKey}`)
-        : null;
+      const chat = perChat && !message.sender.direct ? `notice:${message.sessionKey}` : null;
+      const group = chat ? accessStub(c.env, chat) : null;
       if (group && !(await group.groupNoticeDue())) {
         return { response: ack(reason), delivered: false };
       }
-      // Sent before the acknowledgement, not after: nothing outlives the request that owns it.
-      const channel = replyChannel(PLATFORM_ADAPTERS, c.env as unknown as PlatformEnv);
-      const result = await channel.send(message.reply, text, { index: 0, count: 1 });
-      if (!result.ok) {
-        log.warn("access: a notice was not delivered", { error: result.message });
+      const undos: NoticeUndo[] = [
+        ...(undo ? [{ kind: undo }] : []),
+        ...(chat ? [{ kind: "group" as const, object: chat }] : []),
+      ];
+      // Stored before the acknowledgement; the object sends it, the one send path of the outbox.
+      try {
+        await to.queueNotice(message.reply, text, undos);
+      } catch (error) {
+        log.warn("access: a notice was not stored", { error: errorText(error) });
         await group?.noticeFailed("group");
+        return { response: ack(reason), delivered: false };
       }
-      return { response: ack(reason), delivered: result.ok };
+      return { response: ack(reason), delivered: true };
     },
   };
 }

@@ -3,8 +3,10 @@ import type { Context } from "hono";
 import { tenantPrefix } from "../lib/api_tenants.ts";
 import { conversationFingerprint, hashHex } from "../lib/openai_api.ts";
 import type { ChatTurnInput } from "../lib/openai_api.ts";
+import type { ChatMessage } from "../lib/chat_model.ts";
 import type { App } from "./_http.ts";
-import { findConversation, pointConversation } from "./session_client.ts";
+import type { Placement } from "./_openai_pipeline.ts";
+import { findConversation, pointConversation } from "./conversation_client.ts";
 
 /**
  * Whose conversations and Idempotency-Keys these are, as hashed into their fingerprints, pointers
@@ -14,13 +16,6 @@ import { findConversation, pointConversation } from "./session_client.ts";
  */
 export function hashScope(c: Context<App>): string {
   return tenantPrefix(c.var.tenant.name).slice(0, -1);
-}
-
-/** Where a chat request runs, and whether it must continue that session's conversation. */
-export interface ChatPlacement {
-  sessionId: string;
-  /** The session's conversation must be exactly the request's earlier messages (else: a new one). */
-  continues: boolean;
 }
 
 /**
@@ -34,22 +29,20 @@ export async function placeChat(
   c: Context<App>,
   header: string | undefined,
   turn: ChatTurnInput,
-): Promise<ChatPlacement> {
-  if (header !== undefined) return { sessionId: header, continues: false };
+): Promise<Placement> {
+  if (header !== undefined) return { session: header, seed: turn.seed };
   if (!turn.seed.some((m) => m.role === "user")) {
-    return {
-      sessionId: `f${await hashHex([hashScope(c), turn.system, turn.input], 16)}`,
-      continues: true,
-    };
+    const session = `f${await hashHex([hashScope(c), turn.system, turn.input], 16)}`;
+    return { session, seed: turn.seed, continues: "seed" };
   }
   const fingerprint = await conversationFingerprint(hashScope(c), turn.system, turn.seed);
-  const sessionId = await findConversation(c.env, fingerprint);
-  return sessionId ? { sessionId, continues: true } : newChatPlacement();
+  const session = await findConversation(c.env, fingerprint);
+  return session ? { session, seed: turn.seed, continues: "seed" } : newChatPlacement(turn.seed);
 }
 
-/** A new session for a conversation nobody has seen. */
-export function newChatPlacement(): ChatPlacement {
-  return { sessionId: `c${crypto.randomUUID().replaceAll("-", "")}`, continues: false };
+/** A new session for a conversation nobody has seen, seeded with `seed`. */
+export function newChatPlacement(seed: ChatMessage[]): Placement {
+  return { session: `c${crypto.randomUUID().replaceAll("-", "")}`, seed };
 }
 
 /**

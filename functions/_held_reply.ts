@@ -4,7 +4,7 @@ import { RUN_ID_HEADER, runId } from "../lib/run_ids.ts";
 import { RequestError } from "./_http.ts";
 import { errorText, log } from "../lib/log.ts";
 
-/** A finished run of a plain API request, as `runOrFork` returns it. */
+/** A finished run of a plain API request: where it ran, its seq and its outcome. */
 export type PlainRun<P> = { placement: P; seq: number; outcome: TurnOutcome };
 
 /**

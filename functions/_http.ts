@@ -4,8 +4,9 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { type ApiTenant, tenantOfKey } from "../lib/api_tenants.ts";
 import type { BatonConfig } from "../lib/config.ts";
-import { jsonDepthError, MAX_BODY_DEPTH } from "../lib/json_depth.ts";
-import { parseJsonBody, PayloadError, type WebhookAnswer } from "../lib/platform.ts";
+import { parsePayload } from "../lib/json_payload.ts";
+import { isStopped } from "../lib/session/mod.ts";
+import { PayloadError, type WebhookAnswer } from "../lib/platform.ts";
 import type { Env } from "./env.ts";
 
 /**
@@ -35,33 +36,18 @@ export class RequestError extends Error {
 }
 
 /**
- * Parses `bytes` as JSON (the one decoder, `parseJsonBody`) and validates it; a failure names the
- * field. The schema's own limits come first (a client's JSON Schema: `MAX_SCHEMA_DEPTH`, named
- * precisely), then the body's nesting (`MAX_BODY_DEPTH`), wherever it is, as a 400 naming where.
+ * Parses `bytes` as JSON and validates it (`parsePayload`); a malformed body is a 400 naming the
+ * field.
  */
 export function parseJson<S extends z.ZodType>(schema: S, bytes: Uint8Array): z.infer<S> {
-  let value: unknown;
   try {
-    value = parseJsonBody(bytes);
+    return parsePayload(schema, bytes);
   } catch (error) {
     if (error instanceof PayloadError) {
       throw new RequestError(400, error.message, "invalid_request_error");
     }
     throw error;
   }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue.path.length ? issue.path.join(".") : "body";
-    throw new RequestError(400, `${field}: ${issue.message}`, "invalid_request_error");
-  }
-  const tooDeep = jsonDepthError(value, MAX_BODY_DEPTH);
-  if (tooDeep) {
-    // The first few steps name the field the client set; the rest is its nesting.
-    const field = tooDeep.path.slice(0, 4).join(".") || "body";
-    throw new RequestError(400, `${field}: ${tooDeep.message}`, "invalid_request_error");
-  }
-  return parsed.data;
 }
 
 /** The `:key` route parameter as a session key (URL-decoded by hono), or a 400. */
@@ -111,7 +97,7 @@ export const requireAdminTenant: MiddlewareHandler<App> = async (c, next) => {
 
 /** The HTTP status for a turn that did not complete. */
 export function failureStatus(error: { type: string }): ContentfulStatusCode {
-  if (error.type === "cancelled" || error.type === "interrupted") return 409;
+  if (isStopped(error)) return 409;
   if (error.type === "turn_timeout") return 504;
   return 502;
 }

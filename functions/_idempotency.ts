@@ -3,7 +3,8 @@ import type { Context } from "hono";
 import { hashHex } from "../lib/openai_api.ts";
 import { type App, RequestError } from "./_http.ts";
 import { hashScope } from "./_conversations.ts";
-import { sessionStub } from "./session_client.ts";
+import type { Env } from "./env.ts";
+import type { IdempotencyKeyDO } from "./idempotency_key_do.ts";
 import { errorText, log } from "../lib/log.ts";
 
 /** What the session needs to know a request again. */
@@ -51,7 +52,7 @@ export async function requestIdentity(
   const keyHash = await hashHex([scope, key]);
   let claimed: boolean;
   try {
-    claimed = await sessionStub(c.env, `idem:${keyHash}`).claimIdempotencyKey(requestHash);
+    claimed = await _keyStub(c.env, keyHash).claim(requestHash);
   } catch (error) {
     log.error("idempotency key check failed", { error: errorText(error) });
     throw new RequestError(503, "the request could not be checked; retry", "unavailable");
@@ -64,4 +65,10 @@ export async function requestIdentity(
     );
   }
   return { requestHash, deliveryKey: `idem:${keyHash}` };
+}
+
+/** The record object of an Idempotency-Key (by its scoped hash), typed with its RPC methods. */
+function _keyStub(env: Env, keyHash: string): DurableObjectStub<IdempotencyKeyDO> {
+  const namespace = env.IDEMPOTENCY_KEYS as DurableObjectNamespace<IdempotencyKeyDO>;
+  return namespace.get(namespace.idFromName(keyHash));
 }

@@ -2,11 +2,13 @@
 import type { AccessConfig } from "../lib/access/access_policy.ts";
 import { senderEntry } from "../lib/access/access_policy.ts";
 import type { PairedUser } from "../lib/access/pairing_directory.ts";
+import type { AccessDO } from "./access_do.ts";
 import type { Env } from "./env.ts";
 
-/** The access object named `name` (see AccessDO for the names). */
-export function accessStub(env: Env, name: string) {
-  return env.ACCESS.get(env.ACCESS.idFromName(name));
+/** The access object named `name` (see AccessDO for the names), typed with AccessDO's RPC methods. */
+export function accessStub(env: Env, name: string): DurableObjectStub<AccessDO> {
+  const namespace = env.ACCESS as DurableObjectNamespace<AccessDO>;
+  return namespace.get(namespace.idFromName(name));
 }
 
 /** The record of one platform sender. */

@@ -6,6 +6,7 @@ import {
   PairingDirectory,
   type PairingRequest,
 } from "../lib/access/pairing_directory.ts";
+import { holdsNotices, NoticeOutbox, type NoticeUndo } from "../lib/access/notice_outbox.ts";
 import {
   type AdmitRequest,
   type AdmitResult,
@@ -25,7 +26,11 @@ import {
   type SessionAdmission,
 } from "../lib/access/tenant_caps.ts";
 import { admitJob, forgetJobs, type JobAdmission, reportJobs } from "../lib/access/tenant_jobs.ts";
-import { readConfig } from "../lib/config.ts";
+import { type BatonConfig, readConfig } from "../lib/config.ts";
+import { errorText, log } from "../lib/log.ts";
+import type { PlatformEnv, ReplyTarget } from "../lib/platform.ts";
+import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
+import { replyChannel } from "../lib/reply_channel.ts";
 import { type ContextDefaults, withSessionContext } from "../lib/session_context.ts";
 import type { Env } from "./env.ts";
 
@@ -35,16 +40,20 @@ import type { Env } from "./env.ts";
  * a session's first message only —, its jobs per session — asked when a job is created or ends —
  * and its open streams' leases), `notice:<session key>`
  * (a per-chat notice throttle) or `directory` (the owner's list of codes and paired users, never
- * on an ordinary message's path). Every method is synchronous: the object runs one at a time, so
- * a record's decisions are consistent under any concurrency.
+ * on an ordinary message's path). Every decision is synchronous: the object runs one at a time, so
+ * a record's decisions are consistent under any concurrency. A sender's record and a chat's
+ * throttle also keep the notices the gate answers with, and send them (`queueNotice`, the alarm).
  */
 export class AccessDO extends DurableObject<Env> {
+  readonly #config: BatonConfig;
   readonly #defaults: ContextDefaults;
   #directory: PairingDirectory | null = null;
+  #noticeOutbox: NoticeOutbox | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#defaults = readConfig(env).contextDefaults;
+    this.#config = readConfig(env);
+    this.#defaults = this.#config.contextDefaults;
   }
 
   /** Decides one message against this sender's (or tenant's) record. */
@@ -65,6 +74,20 @@ export class AccessDO extends DurableObject<Env> {
   /** A notice `admit` (or `groupNoticeDue`) counted as sent was not sent: let the next message try. */
   noticeFailed(kind: "refusal" | "quota" | "group"): void {
     this.#bound(() => noticeFailed(this.ctx.storage.kv, kind));
+  }
+
+  /**
+   * A sender's record, a chat's notice throttle: stores a notice for `target` and sends it from
+   * here, once (see `NoticeOutbox`); the caller acknowledges its delivery when this returns. `undo`:
+   * the throttles the notice counted, taken back if it is given up.
+   */
+  queueNotice(target: ReplyTarget, text: string, undo: NoticeUndo[]): void {
+    this.#bound(() => this.#notices.queue(target, text, undo));
+  }
+
+  /** The notices' watchdog: what a killed runtime left unsent goes out now (no other use of the alarm). */
+  override alarm(): Promise<void> {
+    return this.#bound(() => this.#notices.alarm());
   }
 
   /** Tenant: counts session `key` unless that passes `limit` (see `admitSession`). */
@@ -148,8 +171,12 @@ export class AccessDO extends DurableObject<Env> {
    * data-protection request. True when it kept anything.
    */
   async erase(): Promise<boolean> {
-    // A sender's record and a notice throttle keep keys only (the directory is never erased).
-    const held = [...this.ctx.storage.kv.list({ limit: 1 })].length > 0;
+    // A sender's record and a notice throttle keep keys and notices (the directory is never erased).
+    const held = [...this.ctx.storage.kv.list({ limit: 1 })].length > 0 ||
+      holdsNotices(this.ctx.storage.sql);
+    this.#noticeOutbox?.close();
+    this.#noticeOutbox = null;
+    await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     return held;
   }
@@ -162,6 +189,29 @@ export class AccessDO extends DurableObject<Env> {
   /** Directory: paired users. */
   pairedUsers(): PairedUser[] {
     return this.#bound(() => this.#dir.paired());
+  }
+
+  get #notices(): NoticeOutbox {
+    return this.#noticeOutbox ??= new NoticeOutbox(this.ctx.storage, {
+      channel: replyChannel(PLATFORM_ADAPTERS, this.env as unknown as PlatformEnv),
+      leaseMs: this.#config.turnLeaseMs,
+      givenUp: (undo) => this.#takeBack(undo),
+      now: Date.now,
+    });
+  }
+
+  // A notice given up: its throttles let the sender's next message try again.
+  async #takeBack(undo: NoticeUndo[]): Promise<void> {
+    const namespace = this.env.ACCESS as DurableObjectNamespace<AccessDO>;
+    for (const { kind, object } of undo) {
+      if (!object) {
+        noticeFailed(this.ctx.storage.kv, kind);
+        continue;
+      }
+      await namespace.get(namespace.idFromName(object)).noticeFailed(kind).catch((error) => {
+        log.warn("access: a notice throttle was not taken back", { error: errorText(error) });
+      });
+    }
   }
 
   get #dir(): PairingDirectory {

@@ -1,44 +1,40 @@
-// OpenAI-compatible API routes: chat completions (JSON and SSE), models, session state; Workers.
+// OpenAI-compatible API routes: chat completions (the Chat Completions codec on the OpenAI pipeline; JSON and SSE), models, session state; Workers.
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { batonToolNames } from "../lib/agent.ts";
 import { mayAddressSession, tenantSessionKey } from "../lib/api_tenants.ts";
 import {
-  callerInRequest,
   chatCompletion,
   chatCompletionChunk,
+  type ChatCompletionRequest,
   chatCompletionRequest,
   chatCompletionUsageChunk,
+  type ChatTurnInput,
   chatTurnInput,
   completionId,
   modelObject,
   modelParams,
   SESSION_ID,
 } from "../lib/openai_api.ts";
-import { RUN_ID_HEADER, runId } from "../lib/run_ids.ts";
-import type { InboundMessage, RunEvent } from "../lib/session/mod.ts";
+import type { RunEvent } from "../lib/session/mod.ts";
 import type { SessionInspection } from "../lib/session/session_inspector.ts";
 import type { SseEvent } from "../lib/transport.ts";
-import { type ChatPlacement, newChatPlacement, placeChat, rememberChat } from "./_conversations.ts";
+import { newChatPlacement, placeChat, rememberChat } from "./_conversations.ts";
 import { requestIdentity } from "./_idempotency.ts";
-import { relayRunEvents } from "./_run_events.ts";
 import { listDirectory } from "./_directory.ts";
 import { parseDirectoryQuery } from "../lib/directory_query.ts";
 import { errorText, log } from "../lib/log.ts";
-import { heldReply, type PlainRun } from "./_held_reply.ts";
 import { eraseSessionEverywhere } from "./_erasure.ts";
-import { openStreamSlot } from "./_tenant_caps.ts";
-import { tools } from "./tools.ts";
 import {
-  type App,
-  failureStatus,
-  parseJson,
-  RequestError,
-  requireApiKey,
-  sessionKeyParam,
-} from "./_http.ts";
+  type ApiCodec,
+  type ApiTurn,
+  checkClientTools,
+  orphanToolResults,
+  runApiTurn,
+  type TurnAt,
+} from "./_openai_pipeline.ts";
+import { type App, parseJson, RequestError, requireApiKey, sessionKeyParam } from "./_http.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
-import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
+import { sessionStub } from "./session_client.ts";
 
 /** Routes under /v1, each behind the API key. */
 export const apiRoutes = new Hono<App>();
@@ -117,22 +113,20 @@ for (const command of ["stop", "reset"] as const) {
 }
 
 apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
-  const { config } = c.var;
   const body = new Uint8Array(await c.req.arrayBuffer());
   const request = parseJson(chatCompletionRequest, body);
-  const turn = chatTurnInput(request);
-  if (typeof turn === "string") throw new RequestError(400, turn, "invalid_request_error");
-  const clientTools = request.tools ?? [];
-  const ours = batonToolNames(tools);
-  for (const [i, tool] of clientTools.entries()) {
-    if (ours.has(tool.function.name)) {
-      throw new RequestError(
-        400,
-        `tools.${i}.function.name: ${tool.function.name} is one of baton's own tools`,
-        "invalid_request_error",
-      );
-    }
-  }
+  const input = chatTurnInput(request);
+  if (typeof input === "string") throw new RequestError(400, input, "invalid_request_error");
+  const params = modelParams(request);
+  const turn: ApiTurn = {
+    input: input.input,
+    system: input.system,
+    toolResults: input.toolResults,
+    clientTools: request.tools ?? [],
+    ...(params ? { params } : {}),
+    user: request.user ?? "",
+  };
+  checkClientTools(turn.clientTools, (i) => `tools.${i}.function.name`);
   const header = c.req.header("x-session-id");
   if (header !== undefined && !SESSION_ID.test(header)) {
     throw new RequestError(
@@ -141,7 +135,7 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
       "invalid_request_error",
     );
   }
-  if (header === undefined && turn.toolResults.length && !callerInRequest(turn)) {
+  if (orphanToolResults(turn, input.seed, header !== undefined)) {
     throw new RequestError(
       400,
       "messages: tool results without the assistant message that called the tools",
@@ -149,97 +143,48 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
     );
   }
   // The request as a client would retry it, and its Idempotency-Key (claimed, or a 422).
-  const { requestHash, deliveryKey } = await requestIdentity(c, "chat", body);
-  const params = modelParams(request);
-  const model = config.llmModel;
-  const includeUsage = request.stream_options?.include_usage === true;
-  const chatMessage = (placement: ChatPlacement): InboundMessage => ({
-    text: turn.input,
-    context: {
-      platform: "api",
-      chat_id: placement.sessionId,
-      user_id: request.user ?? "",
-      session_key: tenantSessionKey(c.var.tenant.name, placement.sessionId),
-    },
-    ...(turn.system ? { system: turn.system } : {}),
-    ...(turn.seed.length ? { seed: turn.seed } : {}),
-    ...(params ? { params } : {}),
-    ...(clientTools.length ? { clientTools } : {}),
-    ...(turn.toolResults.length ? { toolResults: turn.toolResults } : {}),
-    ...(placement.continues ? { continuesSeed: true } : {}),
-    requestHash,
-    ...(deliveryKey ? { deliveryKey } : {}),
-  });
-  // Only a turn that starts from a user message and ends in text leaves a state a client's next
-  // request can name; around client tool calls each request runs in a new seeded session.
-  const remember = async (reply: string, sessionId: string, toolCalls?: unknown[]) => {
-    if (header !== undefined || turn.toolResults.length || toolCalls?.length) return;
-    await rememberChat(c, turn, reply, sessionId);
-  };
-  let placement = await placeChat(c, header, turn);
-  if (request.stream) {
-    // A stream's slot first (MAX_STREAMS_PER_TENANT): refused, no turn starts.
-    const slot = await openStreamSlot(c);
-    // A session that moved on since its pointer was written refuses: a fork, in a new session.
-    const submitted = await submitOrFork(
-      c.env,
-      placement,
-      newChatPlacement,
-      (p) => ({ ...chatMessage(p), events: true }),
-    ).catch((error) => {
-      slot.release();
-      throw error;
-    });
-    placement = submitted.placement;
-    const { message, receipt } = submitted;
-    const sessionId = placement.sessionId;
-    const id = await completionId(tenantSessionKey(c.var.tenant.name, sessionId), receipt.seq);
-    const run = runId(c.var.tenant.name, sessionId, receipt.seq);
-    const relay = await relayRunEvents(
-      c.env,
-      message.context,
-      receipt.seq,
-      _completionFrames(
-        id,
-        model,
-        includeUsage,
-        (reply, toolCalls) => remember(reply, sessionId, toolCalls),
-        run,
-      ),
-      { "X-Session-Id": sessionId, [RUN_ID_HEADER]: run },
-      config.keepAliveMs,
-      slot,
-    );
-    if (!relay) {
-      throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
-    }
-    return relay;
-  }
-  const respond = async (run: PlainRun<ChatPlacement>) => {
-    const { outcome: result, placement: at } = run;
-    const id = await completionId(tenantSessionKey(c.var.tenant.name, at.sessionId), run.seq);
-    const headers = { "X-Session-Id": at.sessionId };
-    if (result.status === "failed") {
-      // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
-      const noRetry = { ...headers, "x-should-retry": "false" };
-      return c.json({ error: result.error }, failureStatus(result.error), noRetry);
-    }
-    await remember(result.reply, at.sessionId, result.toolCalls);
-    return c.json(
-      chatCompletion(id, model, result.reply, result.usage, result.toolCalls, result.truncated),
-      200,
-      headers,
-    );
-  };
-  // A turn that pauses for approval gets its headers (the run id) at once and its body when done.
-  return await heldReply(
-    (onPaused) => runOrFork(c.env, placement, newChatPlacement, chatMessage, onPaused),
-    respond,
-    (at) => at.sessionId,
-    c.var.tenant.name,
-    config.keepAliveMs,
-  );
+  const identity = await requestIdentity(c, "chat", body);
+  return await runApiTurn(c, {
+    turn,
+    identity,
+    delivery: request.stream ? "stream" : "plain",
+    placement: await placeChat(c, header, input),
+    fork: () => newChatPlacement(input.seed),
+  }, _chatCodec(c, request, input, header));
 });
+
+/**
+ * The Chat Completions codec: a completion (JSON) or its chunks (SSE). Only a turn that starts
+ * from a user message and ends in text leaves a state a client's next request can name (pointed
+ * at before the answer goes out); around client tool calls each request runs in a new seeded
+ * session.
+ */
+function _chatCodec(
+  c: Context<App>,
+  request: ChatCompletionRequest,
+  input: ChatTurnInput,
+  header: string | undefined,
+): ApiCodec {
+  const model = c.var.config.llmModel;
+  const remember = async (at: TurnAt, reply: string, toolCalls?: unknown[]) => {
+    if (header !== undefined || input.toolResults.length || toolCalls?.length) return;
+    await rememberChat(c, input, reply, at.placement.session);
+  };
+  const id = (at: TurnAt) =>
+    completionId(tenantSessionKey(c.var.tenant.name, at.placement.session), at.seq);
+  return {
+    async frames(at) {
+      const includeUsage = request.stream_options?.include_usage === true;
+      const onCompleted = (reply: string, toolCalls: unknown[]) => remember(at, reply, toolCalls);
+      return _completionFrames(await id(at), model, includeUsage, onCompleted, at.run);
+    },
+    async completed(at, result) {
+      await remember(at, result.reply, result.toolCalls);
+      const { reply, usage, toolCalls, truncated } = result;
+      return chatCompletion(await id(at), model, reply, usage, toolCalls, truncated);
+    },
+  };
+}
 
 /**
  * The `:key` session key, when the caller's tenant may address it (its own API sessions; any for an

@@ -1,12 +1,19 @@
 // The Worker's bindings, vars and secrets; Workers types only.
-import type { AccessDO } from "./access_do.ts";
-import type { SessionDO } from "./session_do.ts";
 
-/** Bindings and settings of a baton deployment (see README, Configuration). */
+/**
+ * Bindings and settings of a baton deployment (see README, Configuration). The Durable Object
+ * namespaces are bare here: the classes import `Env`, so their RPC types are put on the stubs by
+ * their clients (`sessionStub`, `accessStub`), and this file stays below every class it binds.
+ */
 export interface Env {
-  SESSIONS: DurableObjectNamespace<SessionDO>;
-  /** Access records: one per sender, per API tenant, and the owner's pairing directory. */
-  ACCESS: DurableObjectNamespace<AccessDO>;
+  /** The session objects, one per session key (typed by `sessionStub`). */
+  SESSIONS: DurableObjectNamespace;
+  /** Access records: one per sender, per API tenant, and the owner's pairing directory (typed by `accessStub`). */
+  ACCESS: DurableObjectNamespace;
+  /** Conversation pointers: one per conversation state of a request without X-Session-Id (typed by its client). */
+  CONVERSATIONS: DurableObjectNamespace;
+  /** Idempotency-Key records: one per tenant's key (typed by its client, functions/_idempotency.ts). */
+  IDEMPOTENCY_KEYS: DurableObjectNamespace;
   /** The web console's files (`[assets]`, built into `.console/`); absent in bare test Workers. */
   ASSETS?: Fetcher;
   /** The session directory (D1, `migrations/`); optional: without it `GET /v1/sessions` is a 503. */

@@ -1,6 +1,7 @@
 // POST /mcp: baton as an MCP server (Streamable HTTP, stateless), tenant-scoped behind the API key; Workers.
 import { type Context, Hono } from "hono";
 import { tenantSessionKey } from "../lib/api_tenants.ts";
+import { jsonOrUndefined } from "../lib/json_body.ts";
 import { createBatonMcpServer } from "../lib/mcp/baton_mcp_server.ts";
 import { WebStandardStreamableHTTPServerTransport } from "../lib/mcp/_sdk.ts";
 import { runId } from "../lib/run_ids.ts";
@@ -22,7 +23,7 @@ type _Context = ContextFields & { session_key: string };
 export const mcpRoutes = new Hono<App>();
 
 mcpRoutes.post("/", requireApiKey, async (c) => {
-  const body = _parse(new Uint8Array(await c.req.arrayBuffer()));
+  const body = jsonOrUndefined(new Uint8Array(await c.req.arrayBuffer()));
   if (body === undefined) {
     const error = { code: -32700, message: "Parse error: Invalid JSON" };
     return c.json({ jsonrpc: "2.0", error, id: null }, 400);
@@ -39,15 +40,6 @@ mcpRoutes.post("/", requireApiKey, async (c) => {
   await server.connect(transport);
   return transport.handleRequest(c.req.raw, { parsedBody: body });
 });
-
-/** The body as JSON, or undefined when it is not JSON. */
-function _parse(bytes: Uint8Array): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return undefined;
-  }
-}
 
 /** Whether a message of the body (one, or a batch) carries a progress token. */
 function _asksForProgress(body: unknown): boolean {

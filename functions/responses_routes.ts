@@ -1,8 +1,6 @@
-// The OpenAI Responses API over the session objects: create (JSON, SSE, background), retrieve, delete, cancel, input items; Workers.
+// The OpenAI Responses API over the session objects: create (the Responses codec on the OpenAI pipeline; JSON, SSE, background), retrieve, delete, cancel, input items; Workers.
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { batonToolNames } from "../lib/agent.ts";
-import { tenantSessionKey } from "../lib/api_tenants.ts";
 import type { ChatMessage } from "../lib/chat_model.ts";
 import {
   inputItemsList,
@@ -17,17 +15,22 @@ import {
   responseTurn,
 } from "../lib/responses_api.ts";
 import { responseStreamFrames } from "../lib/responses_stream.ts";
-import { RUN_ID_HEADER, runId } from "../lib/run_ids.ts";
 import type { ContextFields } from "../lib/session_context.ts";
-import type { InboundMessage, MessageRecord } from "../lib/session/mod.ts";
-import { type App, failureStatus, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import type { MessageRecord } from "../lib/session/mod.ts";
+import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
-import { relayRunEvents } from "./_run_events.ts";
-import { openStreamSlot } from "./_tenant_caps.ts";
-import { heldReply, type PlainRun } from "./_held_reply.ts";
-import { runOrFork, sessionStub, submitOrFork } from "./session_client.ts";
-import { tools } from "./tools.ts";
+import {
+  type ApiCodec,
+  apiContext,
+  type ApiTurn,
+  checkClientTools,
+  orphanToolResults,
+  type Placement,
+  runApiTurn,
+  type TurnAt,
+} from "./_openai_pipeline.ts";
+import { sessionStub } from "./session_client.ts";
 
 /**
  * Routes under /v1/responses, each behind the API key. A response id names its tenant and session
@@ -36,84 +39,40 @@ import { tools } from "./tools.ts";
  */
 export const responseRoutes = new Hono<App>();
 
-/** Where a response runs: its session, and the history it must continue or starts with. */
-interface _Placement {
-  session: string;
-  seed: ChatMessage[];
-  /** The session's conversation must be exactly `seed` (else the turn runs in a fork). */
-  continues: boolean;
-}
-
 responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const body = new Uint8Array(await c.req.arrayBuffer());
   const request = parseJson(responseRequest, body);
   if (request.background && request.store === false) {
     throw new RequestError(400, "background: requires store: true", "invalid_request_error");
   }
-  const turn = responseTurn(request, c.var.config.llmModel, Date.now());
-  if (typeof turn === "string") throw new RequestError(400, turn, "invalid_request_error");
-  _checkTools(turn);
+  const parsed = responseTurn(request, c.var.config.llmModel, Date.now());
+  if (typeof parsed === "string") throw new RequestError(400, parsed, "invalid_request_error");
+  const { meta } = parsed;
+  const turn: ApiTurn = {
+    input: parsed.input,
+    system: parsed.system,
+    toolResults: parsed.toolResults,
+    clientTools: parsed.clientTools,
+    ...(parsed.params ? { params: parsed.params } : {}),
+    meta: { ...meta },
+    events: true,
+  };
+  checkClientTools(turn.clientTools, (i) => `tools.${i}.name`);
+  if (orphanToolResults(turn, parsed.earlier, meta.previous_response_id !== null)) {
+    throw new RequestError(
+      400,
+      "input: function_call_output without its function_call (or previous_response_id)",
+      "invalid_request_error",
+    );
+  }
   const identity = await requestIdentity(c, "responses", body);
   const newSession = () => newSessionId(identity, "r");
-  let placement = await _place(c, turn, newSession);
-  const fork = () => ({ session: newSession(), seed: placement.seed, continues: false });
-  const tenant = c.var.tenant.name;
-  const message = (p: _Placement) => ({ ..._message(tenant, turn, p), ...identity });
-  if (request.stream || request.background) {
-    // A stream's slot first (MAX_STREAMS_PER_TENANT): refused, no turn starts.
-    const slot = request.stream ? await openStreamSlot(c) : undefined;
-    const submitted = await submitOrFork(c.env, placement, fork, message).catch((error) => {
-      slot?.release();
-      throw error;
-    });
-    placement = submitted.placement;
-    const { receipt } = submitted;
-    const id = responseId(tenant, placement.session, receipt.seq);
-    const headers = {
-      "X-Session-Id": placement.session,
-      [RUN_ID_HEADER]: runId(tenant, placement.session, receipt.seq),
-    };
-    if (!request.stream) {
-      return c.json(responseObject({ id, meta: turn.meta, status: "queued" }), 200, headers);
-    }
-    const frames = responseStreamFrames(id, turn.meta);
-    const context = _context(tenant, placement.session);
-    const { keepAliveMs } = c.var.config;
-    const relay = await relayRunEvents(
-      c.env,
-      context,
-      receipt.seq,
-      frames,
-      headers,
-      keepAliveMs,
-      slot,
-    );
-    if (!relay) {
-      throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
-    }
-    return relay;
-  }
-  const respond = (run: PlainRun<_Placement>) => {
-    const id = responseId(tenant, run.placement.session, run.seq);
-    const headers = { "X-Session-Id": run.placement.session };
-    if (run.outcome.status === "failed") {
-      // The turn ran (or was stopped): a client retry would run it again, so clients must not retry.
-      const noRetry = { ...headers, "x-should-retry": "false" };
-      return Promise.resolve(
-        c.json({ error: run.outcome.error }, failureStatus(run.outcome.error), noRetry),
-      );
-    }
-    const { reply, usage, toolCalls, truncated } = run.outcome;
-    const state = { status: "completed" as const, output: reply, toolCalls, truncated, usage };
-    return Promise.resolve(c.json(responseObject({ id, meta: turn.meta, ...state }), 200, headers));
-  };
-  // As a chat completion: a turn that pauses for approval gets the run id at once, the body later.
-  return await heldReply(
-    (onPaused) => runOrFork(c.env, placement, fork, message, onPaused),
-    respond,
-    (at) => at.session,
-    tenant,
-    c.var.config.keepAliveMs,
+  const { placement, fork } = await _place(c, parsed, newSession);
+  const delivery = request.stream ? "stream" : request.background ? "background" : "plain";
+  return await runApiTurn(
+    c,
+    { turn, identity, delivery, placement, fork },
+    _responsesCodec(c.var.tenant.name, meta),
   );
 });
 
@@ -151,42 +110,59 @@ responseRoutes.get("/:id/input_items", requireApiKey, async (c) => {
   return c.json(inputItemsList(id, meta.items));
 });
 
-/** The session and history a new response runs with: a new session, the previous one's, or a fork. */
+/**
+ * Where a new response runs: a new session (seeded with the input's earlier items), or the
+ * previous response's session, continued by reference — one small question to the session ("does
+ * that response still end your conversation?"), asked again as it stores the message. Its `fork`,
+ * where the turn runs when that session has moved on, is a new session seeded with the
+ * conversation through the previous response (read only then). Input items beside
+ * `previous_response_id` make a new history: a new session seeded with both.
+ */
 async function _place(
   c: Context<App>,
   turn: ResponseTurn,
   newSession: () => string,
-): Promise<_Placement> {
+): Promise<{ placement: Placement; fork: () => Promise<Placement> }> {
   const previous = turn.meta.previous_response_id;
-  if (previous === null) return { session: newSession(), seed: turn.earlier, continues: false };
-  const found = await _lookup(c, previous, true);
-  const turns = found?.record.turns;
-  if (!found || turns === undefined) throw _notFound("previous_response_id: no such response");
-  if (turns === null) {
+  const unused = () => Promise.reject(new Error("only a continuation forks"));
+  if (previous === null) {
+    return { placement: { session: newSession(), seed: turn.earlier }, fork: unused };
+  }
+  const found = await _lookup(c, previous, turn.earlier.length ? "turns" : "continuation");
+  if (!found) throw _notFound("previous_response_id: no such response");
+  const { record } = found;
+  if (!record.ends && !record.turns) {
     throw new RequestError(
       400,
-      `previous_response_id: the response is ${responseStatus(found.record.state)}, not completed`,
+      `previous_response_id: the response is ${responseStatus(record.state)}, not completed`,
       "invalid_request_error",
     );
   }
-  // The previous response's session takes the turn only when that response is still its latest
-  // turn and it is idle (the session re-checks as it stores the message); else a fork.
-  if (!turn.earlier.length) return { session: found.session, seed: turns, continues: true };
-  return { session: newSession(), seed: [...turns, ...turn.earlier], continues: false };
+  if (turn.earlier.length) {
+    const seed = [...record.turns!, ...turn.earlier];
+    return { placement: { session: newSession(), seed }, fork: unused };
+  }
+  const fork = async (): Promise<Placement> => {
+    // Read now, unless the question's answer (it no longer ends) brought them already.
+    const turns = record.turns ?? (await _lookup(c, previous, "turns"))?.record.turns;
+    if (!turns) throw _notFound("previous_response_id: no such response");
+    return { session: newSession(), seed: turns };
+  };
+  // Tried there even when it has moved on: that session holds this request's replay, if it is one.
+  return { placement: { session: found.session, seed: [], continues: found.seq }, fork };
 }
 
-function _message(tenant: string, turn: ResponseTurn, placement: _Placement): InboundMessage {
+/** The Responses codec: a response object (JSON, or queued for a background one) or its SSE events. */
+function _responsesCodec(tenant: string, meta: ResponseMeta): ApiCodec {
+  const id = (at: TurnAt) => responseId(tenant, at.placement.session, at.seq);
   return {
-    text: turn.input,
-    context: _context(tenant, placement.session),
-    ...(turn.system ? { system: turn.system } : {}),
-    ...(placement.seed.length ? { seed: placement.seed } : {}),
-    ...(turn.params ? { params: turn.params } : {}),
-    ...(turn.clientTools.length ? { clientTools: turn.clientTools } : {}),
-    ...(turn.toolResults.length ? { toolResults: turn.toolResults } : {}),
-    ...(placement.continues ? { continuesSeed: true } : {}),
-    events: true,
-    meta: { ...turn.meta },
+    frames: (at) => Promise.resolve(responseStreamFrames(id(at), meta)),
+    completed: (at, outcome) => {
+      const { reply: output, usage, toolCalls, truncated } = outcome;
+      const state = { status: "completed" as const, output, toolCalls, truncated, usage };
+      return Promise.resolve(responseObject({ id: id(at), meta, ...state }));
+    },
+    queued: (at) => responseObject({ id: id(at), meta, status: "queued" }),
   };
 }
 
@@ -196,22 +172,31 @@ type _Found = {
   seq: number;
   /** The caller's tenant's context of `session`. */
   context: _Context;
-  record: MessageRecord & { turns?: ChatMessage[] | null };
+  record: MessageRecord & { turns?: ChatMessage[] | null; ends?: boolean };
   meta: ResponseMeta;
 };
 
-/** The response `id` names, if it exists, was stored and is the Responses API's. */
-async function _lookup(c: Context<App>, id: string, withTurns = false): Promise<_Found | null> {
+/**
+ * The response `id` names, if it exists, was stored and is the Responses API's. `read`: the
+ * record alone, with the conversation through it (`turns`), or with whether it still ends its
+ * session's conversation (`continuation`; `turns` only when it does not).
+ */
+async function _lookup(
+  c: Context<App>,
+  id: string,
+  read: "record" | "turns" | "continuation" = "record",
+): Promise<_Found | null> {
   const parsed = parseResponseId(id);
   const tenant = c.var.tenant.name;
   if (!parsed || (parsed.tenant !== null && parsed.tenant !== tenant)) return null;
   const { session, seq } = parsed;
-  const context = _context(tenant, session);
+  const context = apiContext(tenant, session);
   const stub = sessionStub(c.env, context.session_key);
   // The RPC's inferred type gives up on `unknown` fields (meta): it is the method's return type.
-  const record = await stub.response(seq, context, withTurns) as
-    | _Found["record"]
-    | null;
+  const record =
+    await (read === "continuation"
+      ? stub.continuation(seq, context)
+      : stub.response(seq, context, read === "turns")) as _Found["record"] | null;
   const meta = record?.message.meta;
   if (!record || !isResponseMeta(meta) || !meta.store) return null;
   return { id, session, seq, context, record, meta };
@@ -237,39 +222,8 @@ function _object(id: string, record: MessageRecord, meta: ResponseMeta) {
   });
 }
 
-/**
- * A client's tools may not share a name with baton's; outputs need their calls — in the
- * previous response, or in the input when there is none.
- */
-function _checkTools(turn: ResponseTurn): void {
-  const ours = batonToolNames(tools);
-  for (const [i, tool] of turn.clientTools.entries()) {
-    if (tool.type === "function" && ours.has(tool.function.name)) {
-      throw new RequestError(
-        400,
-        `tools.${i}.name: ${tool.function.name} is one of baton's own tools`,
-        "invalid_request_error",
-      );
-    }
-  }
-  const caller = turn.earlier.at(-1);
-  const called = caller?.role === "assistant" && (caller.tool_calls?.length ?? 0) > 0;
-  if (turn.toolResults.length && turn.meta.previous_response_id === null && !called) {
-    throw new RequestError(
-      400,
-      "input: function_call_output without its function_call (or previous_response_id)",
-      "invalid_request_error",
-    );
-  }
-}
-
 function _notFound(message = "no such response"): RequestError {
   return new RequestError(404, message, "not_found");
 }
 
 type _Context = ContextFields & { session_key: string };
-
-/** The context of API session `session` of `tenant`; its `session_key` names the session object. */
-function _context(tenant: string, session: string): _Context {
-  return { platform: "api", chat_id: session, session_key: tenantSessionKey(tenant, session) };
-}

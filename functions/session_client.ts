@@ -1,13 +1,16 @@
 // The Worker's client of the session Durable Objects: the stub of a key, storing a message, awaiting its outcome; Workers.
 import type { InboundMessage, SubmitReceipt, TurnOutcome } from "../lib/session/mod.ts";
+import type { ApprovalAnswer } from "../lib/session_commands.ts";
 import type { ContextFields } from "../lib/session_context.ts";
 import { RequestError } from "./_http.ts";
 import type { Env } from "./env.ts";
+import type { SessionDO } from "./session_do.ts";
 import { errorText, log } from "../lib/log.ts";
 
-/** The Durable Object stub of a session key. */
-export function sessionStub(env: Env, sessionKey: string) {
-  return env.SESSIONS.get(env.SESSIONS.idFromName(sessionKey));
+/** The Durable Object stub of a session key, typed with SessionDO's RPC methods. */
+export function sessionStub(env: Env, sessionKey: string): DurableObjectStub<SessionDO> {
+  const namespace = env.SESSIONS as DurableObjectNamespace<SessionDO>;
+  return namespace.get(namespace.idFromName(sessionKey));
 }
 
 /**
@@ -35,8 +38,8 @@ export async function submitMessage(
 }
 
 /**
- * Answers a click on one of a session's buttons; returns what the clicker is shown. A failure
- * becomes a 503: the platform may deliver the click again, and a second answer changes nothing.
+ * Answers a click on one of a session's buttons; returns what the click did. A failure becomes a
+ * 503: the platform may deliver the click again, and a second answer changes nothing.
  */
 export async function answerClick(
   env: Env,
@@ -44,7 +47,7 @@ export async function answerClick(
   data: string,
   context: ContextFields,
   admin: boolean,
-): Promise<string> {
+): Promise<ApprovalAnswer> {
   try {
     return await sessionStub(env, sessionKey).answerClick(data, context, admin);
   } catch (error) {
@@ -53,35 +56,12 @@ export async function answerClick(
   }
 }
 
-/** The session a conversation fingerprint points to (see `pointConversation`), or null. */
-export async function findConversation(env: Env, fingerprint: string): Promise<string | null> {
-  try {
-    return await sessionStub(env, `conv:${fingerprint}`).conversation();
-  } catch (error) {
-    // No pointer is never wrong: the request then opens a new session seeded with its history.
-    log.error("conversation lookup failed", { error: errorText(error) });
-    return null;
-  }
-}
-
-/** Points a conversation state (its fingerprint) at the session that holds it. */
-export async function pointConversation(
-  env: Env,
-  fingerprint: string,
-  session: string,
-): Promise<void> {
-  try {
-    await sessionStub(env, `conv:${fingerprint}`).pointConversation(session);
-  } catch (error) {
-    log.error("conversation pointer not set", { error: errorText(error) });
-  }
-}
-
 /**
  * Stores a message and waits for its turn's outcome in one call. The message gets a delivery key
  * when it has none, so that when the session object restarts mid-turn (the call fails) the retry
  * finds the stored message instead of storing it twice, and waits for it again. A message that
- * `continuesSeed` a session which no longer has that history comes back as `history_mismatch`.
+ * continues a session (`continuesSeed`, `continuesAfter`) which no longer has that history comes
+ * back as `history_mismatch` (the OpenAI pipeline then forks).
  */
 export async function runMessage(
   env: Env,
@@ -147,48 +127,4 @@ function _queueFull(): RequestError {
     "too many messages are waiting in this session; retry later",
     "queue_full",
   );
-}
-
-/**
- * Stores a message that may continue a session's conversation (`continuesSeed`); when that
- * session refuses it because the conversation moved on, the message goes to `fork()` instead —
- * a new session seeded with the request's history. `place` builds the message for a placement.
- */
-export async function submitOrFork<P>(
-  env: Env,
-  first: P,
-  fork: () => P,
-  place: (placement: P) => InboundMessage,
-): Promise<{ placement: P; message: InboundMessage; receipt: SubmitReceipt }> {
-  let placement = first;
-  for (let attempt = 0;; attempt++) {
-    const message = place(placement);
-    const receipt = await submitMessage(env, message.context.session_key ?? "", message, true);
-    if (receipt.refused !== "history_mismatch") return { placement, message, receipt };
-    if (attempt > 0) throw new Error("a new session refused its first message");
-    placement = fork();
-  }
-}
-
-/**
- * As `submitOrFork`, and waits for the turn's outcome (one RPC per attempt); `onPaused` is told
- * (once) where the turn runs when it pauses for approval, while this goes on waiting.
- */
-export async function runOrFork<P>(
-  env: Env,
-  first: P,
-  fork: () => P,
-  place: (placement: P) => InboundMessage,
-  onPaused?: (placement: P, seq: number) => void,
-): Promise<{ placement: P; seq: number; outcome: TurnOutcome }> {
-  let placement = first;
-  for (let attempt = 0;; attempt++) {
-    const message = place(placement);
-    const at = placement;
-    const paused = onPaused && ((seq: number) => onPaused(at, seq));
-    const run = await runMessage(env, message.context.session_key ?? "", message, paused);
-    if (run !== "history_mismatch") return { placement, ...run };
-    if (attempt > 0) throw new Error("a new session refused its first message");
-    placement = fork();
-  }
 }

@@ -5,14 +5,14 @@ import type { ChatMessage } from "../lib/chat_model.ts";
 import { type BatonConfig, readConfig } from "../lib/config.ts";
 import type { PlatformEnv } from "../lib/platform.ts";
 import { replyChannel } from "../lib/reply_channel.ts";
-import { claimRequestKey } from "../lib/request_keys.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
-import { approvalClickText } from "../lib/session_commands.ts";
+import type { ApprovalAnswer } from "../lib/session_commands.ts";
 import { ndjsonTransport } from "../lib/transport.ts";
 import { McpToolbox } from "../lib/mcp/mcp_tools.ts";
 import { inspectSession, type SessionInspection } from "../lib/session/session_inspector.ts";
 import { eraseSession, type Erasure, sessionOpen } from "../lib/session/erase_session.ts";
+import { ResponseDeletions } from "../lib/session/response_deletions.ts";
 import {
   type ApprovalChoice,
   type InboundMessage,
@@ -35,20 +35,22 @@ import { tenantJobCount } from "./_tenant_jobs.ts";
 import { errorText, log, setLogLevel } from "../lib/log.ts";
 
 /**
- * One per session key (idFromName): durable inbox, run claim, transcript, outbox. An object named
- * `conv:<fingerprint>` is instead a conversation pointer (a client's history → its session), and
- * one named `idem:<hash>` an Idempotency-Key record: each keeps one key and never builds a sentinel
- * or its tables.
+ * One per session key (idFromName): durable inbox, run claim, transcript, outbox, and nothing
+ * else (conversation pointers and Idempotency-Key records are objects of their own classes:
+ * conversation_pointer_do.ts, idempotency_key_do.ts).
  */
 export class SessionDO extends DurableObject<Env> {
   readonly #config: BatonConfig;
   #built: SessionSentinel | null = null;
   /** The erasure running now (`erase`): every other entry is refused until it ends. */
   #erasing: Promise<Erasure> | null = null;
+  /** The responses deleted through the API (`deleteResponse`), kept in this object's storage. */
+  readonly #deletions: ResponseDeletions;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#config = readConfig(env);
+    this.#deletions = new ResponseDeletions(ctx.storage.kv);
     setLogLevel(this.#config.logLevel);
   }
 
@@ -106,21 +108,6 @@ export class SessionDO extends DurableObject<Env> {
     });
   }
 
-  /** Conversation pointer: the session this conversation state continues in, or null. */
-  conversation(): string | null {
-    return this.ctx.storage.kv.get<string>("session") ?? null;
-  }
-
-  /** Idempotency-Key record (an object named `idem:<hash>`): whether `requestHash` may use the key. */
-  claimIdempotencyKey(requestHash: string): boolean {
-    return claimRequestKey(this.ctx.storage.kv, requestHash, Date.now());
-  }
-
-  /** Conversation pointer: records the session this conversation state continues in. */
-  pointConversation(session: string): void {
-    this.ctx.storage.kv.put("session", session);
-  }
-
   /** Stores a message durably before the caller acknowledges it. */
   submit(message: InboundMessage): Promise<SubmitReceipt> {
     return this.#bound(
@@ -174,7 +161,7 @@ export class SessionDO extends DurableObject<Env> {
     withTurns = false,
   ): (MessageRecord & { turns?: ChatMessage[] | null }) | null {
     return this.#bound(context, () => {
-      if (this.ctx.storage.kv.get(`deleted:${seq}`)) return null;
+      if (this.#deletions.deleted(seq)) return null;
       const sentinel = this.#session(false);
       const record = sentinel?.record(seq);
       if (!sentinel || !record) return null;
@@ -187,15 +174,30 @@ export class SessionDO extends DurableObject<Env> {
     });
   }
 
+  /**
+   * For a request continuing response `seq` (`previous_response_id`): `response(seq)` and whether
+   * its turn still ends this idle session's conversation (`ends`: the request continues it by
+   * reference, nothing of the conversation travels); only when it does not, `turns` for a fork.
+   */
+  continuation(
+    seq: number,
+    context: ContextFields,
+  ): (MessageRecord & { ends: boolean; turns?: ChatMessage[] | null }) | null {
+    return this.#bound(context, () => {
+      const record = this.response(seq, context, false);
+      const sentinel = this.#session(false);
+      if (!record || !sentinel) return null;
+      if (sentinel.endsConversation(seq)) return { ...record, ends: true };
+      return { ...record, ends: false, turns: sentinel.turnsThrough(seq) };
+    });
+  }
+
   /** Marks message `seq` deleted: `response` no longer finds it. False when there was none. */
   deleteResponse(seq: number, context: ContextFields): boolean {
-    return this.#bound(context, () => {
-      if (this.ctx.storage.kv.get(`deleted:${seq}`) || !this.#session(false)?.record(seq)) {
-        return false;
-      }
-      this.ctx.storage.kv.put(`deleted:${seq}`, 1);
-      return true;
-    });
+    return this.#bound(
+      context,
+      () => this.#deletions.delete(seq, () => this.#session(false)?.record(seq) != null),
+    );
   }
 
   /** Answers the approval question run `seq` waits on (see `SessionSentinel.answerApproval`). */
@@ -212,12 +214,12 @@ export class SessionDO extends DurableObject<Env> {
 
   /**
    * Answers a click on an approval question's button by the chat user `context` (see
-   * `SessionSentinel.answerClick`); returns the short text the clicker is shown.
+   * `SessionSentinel.answerClick`); returns what the click did, typed: the adapter words it.
    */
-  answerClick(data: string, context: ContextFields, admin: boolean): string {
+  answerClick(data: string, context: ContextFields, admin: boolean): ApprovalAnswer {
     return this.#bound(context, () => {
       const sender = { userId: context.user_id ?? "", admin };
-      return approvalClickText(this.#sentinel.answerClick(data, sender));
+      return this.#sentinel.answerClick(data, sender);
     });
   }
 

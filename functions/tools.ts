@@ -3,7 +3,7 @@ import type { Tool } from "../lib/tools.ts";
 
 /**
  * Add your tools here. Each is `defineTool({ name, description, parameters, run })` from
- * lib/tools.ts; `run` may read the turn's context with `currentContext()` from
- * lib/session_context.ts. See README, "Adding tools".
+ * lib/tools.ts; `run(args, { signal, context })` gets the turn's context in its options (the same
+ * as `currentContext()` from lib/session_context.ts reads). See README, "Adding tools".
  */
 export const tools: Tool[] = [];

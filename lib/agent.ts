@@ -1,11 +1,10 @@
-// Builds the turn executor a session runs: model from config, tools, context binding; runtime-neutral.
+// Builds the turn executor a session runs: model from config, tools; runtime-neutral.
 import { type ChatModel, echoModel, openAIChatModel } from "./chat_model.ts";
 import type { BatonConfig } from "./config.ts";
 import { createDelegateTaskTool } from "./delegate_task.ts";
 import { type ModelEvent, runTurn, type ToolEvent } from "./run_turn.ts";
 import { SCHEDULE_TOOL_NAMES, scheduleTools } from "./schedule_tools.ts";
 import type { TurnExecutor } from "./session/mod.ts";
-import { bindTurn } from "./session_context.ts";
 import { sessionInfoTool, type Tool, toolAsks, ToolRegistry } from "./tools.ts";
 
 /** The configured model: the OpenAI-compatible provider, or echo when LLM_BASE_URL is unset. */
@@ -37,8 +36,10 @@ export interface TurnTools {
 }
 
 /**
- * The executor for a session's turns: binds each turn's context, then runs the agent loop with
- * the built-in and deployment tools, and those `remote` offers for the turn.
+ * The executor for a session's turns: runs the agent loop with the built-in and deployment tools,
+ * and those `remote` offers for the turn. The turn's context is bound already, once, by the
+ * session that runs it (lib/session/turn_trace.ts `traced`), with this bundle's async delivery
+ * unsupported; its tools read it in their `run` options.
  */
 export function createTurnExecutor(
   config: BatonConfig,
@@ -58,38 +59,37 @@ export function createTurnExecutor(
       asks: (tool, args) => toolAsks(tool, args, config.approvalTools),
     }),
   ]);
-  return (message, history, signal, progress, approvals) =>
-    bindTurn(message.context, config.contextDefaults, async () =>
-      runTurn({
-        asks: (tool, args) =>
-          !approvals?.granted.has(tool.name) && toolAsks(tool, args, config.approvalTools),
-        ...(approvals?.resume ? { resume: approvals.resume } : {}),
-        model,
-        tools: remote ? tools.with(await remote.tools(signal)) : tools,
-        system: [config.systemPrompt, message.system ?? ""],
-        history,
-        ...(message.toolResults?.length
-          ? { toolResults: message.toolResults }
-          : { input: message.text }),
-        ...(message.clientTools?.length ? { clientTools: message.clientTools } : {}),
-        ...(message.params ? { params: message.params } : {}),
-        maxSteps: config.maxTurnSteps,
-        signal,
-        progress,
-        // The model streams only where the text is wanted as it grows (events, a chat's preview).
-        ...(progress.deltas || progress.preview
-          ? {
-            onDelta: (delta: string) => {
-              if (progress.deltas) progress.emit?.("message.delta", { delta });
-              progress.preview?.(delta);
-            },
-          }
-          : {}),
-        ...(progress.emit
-          ? {
-            onTool: ({ type, ...data }: ToolEvent) => progress.emit!(type, data),
-            onModel: ({ type, ...data }: ModelEvent) => progress.emit!(type, data),
-          }
-          : {}),
-      }));
+  return async (message, history, signal, progress, approvals) =>
+    await runTurn({
+      asks: (tool, args) =>
+        !approvals?.granted.has(tool.name) && toolAsks(tool, args, config.approvalTools),
+      ...(approvals?.resume ? { resume: approvals.resume } : {}),
+      model,
+      tools: remote ? tools.with(await remote.tools(signal)) : tools,
+      system: [config.systemPrompt, message.system ?? ""],
+      history,
+      ...(message.toolResults?.length
+        ? { toolResults: message.toolResults }
+        : { input: message.text }),
+      ...(message.clientTools?.length ? { clientTools: message.clientTools } : {}),
+      ...(message.params ? { params: message.params } : {}),
+      maxSteps: config.maxTurnSteps,
+      signal,
+      progress,
+      // The model streams only where the text is wanted as it grows (events, a chat's preview).
+      ...(progress.deltas || progress.preview
+        ? {
+          onDelta: (delta: string) => {
+            if (progress.deltas) progress.emit?.("message.delta", { delta });
+            progress.preview?.(delta);
+          },
+        }
+        : {}),
+      ...(progress.emit
+        ? {
+          onTool: ({ type, ...data }: ToolEvent) => progress.emit!(type, data),
+          onModel: ({ type, ...data }: ModelEvent) => progress.emit!(type, data),
+        }
+        : {}),
+    });
 }

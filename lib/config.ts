@@ -41,7 +41,6 @@ export interface BatonConfig {
   corsOrigins: readonly string[];
   /** Who may talk to the bot on the chat platforms. */
   access: AccessConfig;
-  webhookSecret: string;
   /** Tools whose every call waits for the user's approval (`APPROVAL_TOOLS`, built-ins too); default none. */
   approvalTools: ReadonlySet<string>;
   /**
@@ -111,7 +110,6 @@ export function readConfig(vars: object): BatonConfig {
     apiTurnsPerMinute: _limit(env.API_TURNS_PER_MINUTE),
     corsOrigins: _list(env.CORS_ORIGINS, []).map((o) => o.replace(/\/+$/, "")),
     access: readAccessConfig(env),
-    webhookSecret: _string(env.WEBHOOK_SECRET),
     approvalTools: new Set(_list(env.APPROVAL_TOOLS, [])),
     approveRecurringJobs: _string(env.APPROVE_RECURRING_JOBS).toLowerCase() !== "off",
     approvalTimeoutMs: {

@@ -1,7 +1,6 @@
 // Built-in tool delegate_task: runs a sub-agent inline, never promising background delivery; runtime-neutral.
 import type { ChatModel } from "./chat_model.ts";
 import { runTurn } from "./run_turn.ts";
-import { asyncDeliverySupported } from "./session_context.ts";
 import { defineTool, type Tool, type ToolRegistry } from "./tools.ts";
 
 const _NAME = "delegate_task";
@@ -31,9 +30,9 @@ interface _TaskResult {
  * total_duration_ms}`; a child that throws is reported as status "failed" with the error message,
  * except when `signal` aborted, which is rethrown. `background: true` never defers the work:
  * baton has no background executor, so the task always runs inline. When
- * `asyncDeliverySupported()` is false (every bound turn of this bundle) the result also carries a
- * `note` saying so; when it is true (only outside a bound turn) the task runs inline without the
- * note. No handle, id or "dispatched" status is ever returned.
+ * the turn's `context.async_delivery` is false (every bound turn of this bundle) the result also
+ * carries a `note` saying so; when it is true (only outside a bound turn) the task runs inline
+ * without the note. No handle, id or "dispatched" status is ever returned.
  *
  * Throws TypeError if `tools` contains delegate_task or `maxSteps` is not a positive integer.
  */
@@ -76,7 +75,7 @@ export function createDelegateTaskTool(options: {
       required: ["goal"],
       additionalProperties: false,
     },
-    async run(raw, { signal }) {
+    async run(raw, { signal, context }) {
       const started = now();
       const args = _parseArgs(raw);
       const task = await _runChild(args, signal);
@@ -85,7 +84,7 @@ export function createDelegateTaskTool(options: {
         total_duration_ms: number;
         note?: string;
       } = { results: [task], total_duration_ms: _elapsed(started, now()) };
-      if (args.background === true && !asyncDeliverySupported()) result.note = _BACKGROUND_NOTE;
+      if (args.background === true && !context.async_delivery) result.note = _BACKGROUND_NOTE;
       return result;
     },
   });

@@ -5,7 +5,7 @@ import type { ChatModel, ModelRequest } from "./chat_model.ts";
 import { ModelError } from "./chat_model.ts";
 import { createDelegateTaskTool } from "./delegate_task.ts";
 import { runTurn } from "./run_turn.ts";
-import { asyncDeliverySupported, bindTurn } from "./session_context.ts";
+import { asyncDeliverySupported, bindTurn, currentContext } from "./session_context.ts";
 import { sessionInfoTool, ToolRegistry } from "./tools.ts";
 
 const NOTE =
@@ -39,7 +39,7 @@ Deno.test("delegate_task background:true in a bound turn runs inline and adds th
   const tool = delegate(child, { now: () => clock });
   const result = await bindTurn(turnFields, {}, () => {
     assertStrictEquals(asyncDeliverySupported(), false);
-    return tool.run({ goal: "find x", background: true }, { signal });
+    return tool.run({ goal: "find x", background: true }, { signal, context: currentContext() });
   });
   assertEquals(result, {
     results: [{ task_index: 0, status: "completed", summary: "the summary", duration_ms: 40 }],
@@ -57,7 +57,11 @@ Deno.test("delegate_task without background:true adds no note", async () => {
     const result = await bindTurn(
       turnFields,
       {},
-      () => delegate(scriptedModel([{ content: "ok" }])).run(args, { signal }),
+      () =>
+        delegate(scriptedModel([{ content: "ok" }])).run(args, {
+          signal,
+          context: currentContext(),
+        }),
     ) as Record<string, unknown>;
     assertEquals(Object.keys(result).sort(), ["results", "total_duration_ms"]);
   }
@@ -67,7 +71,7 @@ Deno.test("delegate_task background:true outside a bound turn runs inline withou
   assertStrictEquals(asyncDeliverySupported(), true);
   const result = await delegate(scriptedModel([{ content: "ok" }])).run(
     { goal: "g", background: true },
-    { signal },
+    { signal, context: currentContext() },
   ) as Record<string, unknown>;
   assertEquals(Object.keys(result).sort(), ["results", "total_duration_ms"]);
   assertStrictEquals((result.results as { summary: string }[])[0].summary, "ok");
@@ -154,7 +158,10 @@ Deno.test("delegate_task reports a failing child as status failed", async () => 
   const child = scriptedModel([() => {
     throw new ModelError("the model provider answered 503", 503);
   }]);
-  const result = await delegate(child).run({ goal: "g" }, { signal }) as {
+  const result = await delegate(child).run({ goal: "g" }, {
+    signal,
+    context: currentContext(),
+  }) as {
     results: { status: string; summary: string; duration_ms: number }[];
     total_duration_ms: number;
   };
@@ -172,7 +179,12 @@ Deno.test("delegate_task rethrows when the turn is aborted", async () => {
     throw reason;
   }]);
   const thrown = await assertRejects(() =>
-    delegate(child).run({ goal: "g" }, { signal: controller.signal }) as Promise<unknown>
+    delegate(child).run({ goal: "g" }, {
+      signal: controller.signal,
+      context: currentContext(),
+    }) as Promise<
+      unknown
+    >
   );
   assertStrictEquals(thrown, reason);
 });

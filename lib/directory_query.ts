@@ -1,5 +1,6 @@
 // GET /v1/sessions: its query parameters and the page cursor (encoded, decoded, validated); runtime-neutral.
 import { z } from "zod";
+import { jsonOrUndefined } from "./json_body.ts";
 import { DIRECTORY_STATUSES, type DirectoryStatus } from "./session/directory_entry.ts";
 
 /** Most sessions in one page. */
@@ -65,7 +66,7 @@ export function decodeCursor(text: string): DirectoryCursor | null {
   try {
     const b64 = text.replace(/-/g, "+").replace(/_/g, "/");
     const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    const parsed = _cursor.safeParse(JSON.parse(new TextDecoder().decode(bytes)));
+    const parsed = _cursor.safeParse(jsonOrUndefined(bytes));
     return parsed.success ? { order: parsed.data.o, at: parsed.data.t, key: parsed.data.k } : null;
   } catch {
     return null;

@@ -1,6 +1,12 @@
 // The one logger: JSON lines with level, message, time and the bound session context, secrets redacted; any runtime with node:async_hooks.
-import { AsyncLocalStorage } from "node:async_hooks";
-import { currentContext } from "./session_context.ts";
+import { currentContext, frameLogFields } from "./session_context.ts";
+
+/**
+ * Runs `fn` with fields (a run's `seq`, the agent loop's `step`) added to every line logged
+ * inside it, on top of the fields of an enclosing call. They live in the entry's one frame
+ * (lib/session_context.ts) beside the session context, which needs no call.
+ */
+export { withLogFields } from "./session_context.ts";
 
 /** A log level, least to most severe. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -26,8 +32,6 @@ const _NOT_SECRET = new Set(["session_key", "status_code", "error_code"]);
 
 const _REDACTED = "[redacted]";
 
-const _fields = new AsyncLocalStorage<Readonly<LogFields>>();
-
 let _minimum = 1; // info
 let _sink: LogSink = _consoleSink;
 
@@ -45,15 +49,6 @@ export function setLogSink(sink: LogSink): () => void {
   const previous = _sink;
   _sink = sink;
   return () => void (_sink = previous);
-}
-
-/**
- * Runs `fn` with `fields` (a run's `seq`, the agent loop's `step`) added to every line logged
- * inside it, on top of the fields of an enclosing call. The session context (session key,
- * platform, chat, message id) needs no call: it comes from its own frame.
- */
-export function withLogFields<T>(fields: LogFields, fn: () => T): T {
-  return _fields.run(Object.freeze({ ..._fields.getStore(), ...fields }), fn);
 }
 
 /** The logger: `log.info("turn done", { ms })` writes one JSON line with the bound context. */
@@ -93,7 +88,7 @@ function _write(level: LogLevel, message: string, fields?: LogFields): void {
   for (const [name, value] of Object.entries(currentContext())) {
     if (typeof value === "string" && value !== "") line[name] = value;
   }
-  Object.assign(line, redact({ ..._fields.getStore(), ...fields }));
+  Object.assign(line, redact({ ...frameLogFields(), ...fields }));
   let text: string;
   try {
     text = JSON.stringify(line);

@@ -2,6 +2,7 @@
 import type { z } from "zod";
 import type { Sender } from "./access/access_policy.ts";
 import type { ContextFields } from "./session_context.ts";
+import type { ClickAnswer } from "./session_commands.ts";
 
 /** The deployment's settings as adapters read them (vars and secrets). */
 export type PlatformEnv = Readonly<Record<string, string | undefined>>;
@@ -26,16 +27,36 @@ export interface ReplyTarget {
   [key: string]: unknown;
 }
 
-/** A chat message that starts a turn; `T` is the adapter's reply target. */
+/**
+ * The turn context an adapter binds to an event: complete as parsed — the platform (as turns and
+ * logs name it) and the session key are always set, never added on the way.
+ */
+export type EventContext = Omit<ContextFields, "async_delivery"> & {
+  platform: string;
+  session_key: string;
+};
+
+/**
+ * A chat message that starts a turn, complete as the adapter parsed it: the route hands it to
+ * the access gate and then, with the gate's verdict, to its session (`chatInbound`) untouched.
+ * `T` is the adapter's reply target.
+ */
 export interface PlatformMessage<T extends ReplyTarget = ReplyTarget> {
   sessionKey: string;
   /** The platform's delivery id: a repeat never starts a second turn. */
   deliveryKey: string;
+  /**
+   * How long `deliveryKey` is remembered where the inbox's day is too short: as long as the same
+   * signed delivery may arrive again and verify — the platform's own retries inside its replay
+   * horizon, or, for a platform that signs no time at all (Twilio), a chosen bound. Unset: the
+   * inbox's day (`DEDUP_MS`).
+   */
+  keyMemoryMs?: number;
   text: string;
-  context: Omit<ContextFields, "async_delivery">;
+  context: EventContext;
   reply: T;
-  /** Who sent it, for access control (the route adds the platform). */
-  sender: Omit<Sender, "platform">;
+  /** Who sent it, for access control: the platform's own identity. */
+  sender: Sender;
 }
 
 /**
@@ -66,12 +87,12 @@ export interface PlatformChoice<T extends ReplyTarget = ReplyTarget> {
   deliveryKey: string;
   /** The clicked choice's `Choice.data`. */
   data: string;
-  /** The clicker as a message's sender would be bound (user id and name, chat). */
-  context: Omit<ContextFields, "async_delivery">;
+  /** The clicker as a message's sender would be bound (platform, session, user id and name, chat). */
+  context: EventContext;
   /** Where a notice to the clicker's chat goes (access refusals). */
   reply: T;
-  /** The clicker, for access control exactly as a message's sender (the route adds the platform). */
-  sender: Omit<Sender, "platform">;
+  /** The clicker, for access control exactly as a message's sender. */
+  sender: Sender;
   /** What the adapter needs to answer the click itself (Telegram's callback query id). */
   handle?: string;
 }
@@ -106,7 +127,14 @@ export type Ingress<T extends ReplyTarget = ReplyTarget> =
     ack?: WebhookAnswer;
   }
   /** A click on one of baton's choices: answer it in its session, then `answerChoice`. */
-  | { kind: "choice"; choice: PlatformChoice<T> };
+  | { kind: "choice"; choice: PlatformChoice<T> }
+  /**
+   * A message whose delivery is answered with its turn's outcome (the generic webhook): gated and
+   * run like a message, then answered 200 `{...echo, reply}`, or `{...echo, error}` with the
+   * failure's status. It has no reply target: nothing is sent to it, and an access refusal is the
+   * delivery's 403.
+   */
+  | { kind: "run"; message: Omit<PlatformMessage<T>, "reply">; echo: Record<string, unknown> };
 
 /** One part of a stored text as the outbox sends it. */
 export interface PartSend {
@@ -196,13 +224,6 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
   /** Turns a verified delivery into what to do. Throws `PayloadError` for a malformed payload (400). */
   parse(request: RawRequest, env: PlatformEnv): Ingress<T>;
   /**
-   * How long a message's delivery key is remembered where the inbox's day is too short: as long
-   * as the same signed delivery may arrive again and verify — the platform's own retries inside
-   * its replay horizon, or, for a platform that signs no time at all (Twilio), a chosen bound.
-   * Unset: the inbox's day (`DEDUP_MS`).
-   */
-  readonly keyMemoryMs?: number;
-  /**
    * How every delivery that starts nothing, or is stored, is acknowledged where the platform wants
    * more than 200 `{"ok":true}` (Twilio's empty TwiML `<Response/>`): parse's ignores, access
    * refusals and message acks alike.
@@ -221,12 +242,13 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
    */
   inlineNotice?(text: string): { status: number; body: unknown };
   /**
-   * Answers a click the session has judged (`text`: "Approved", "Not yours", …), seen by the
-   * clicker alone where the platform allows; returns the webhook's response. Never throws.
+   * Answers a click as it was judged (`answer`: the session's verdict, or `not_allowed` from the
+   * access gate), worded by `approvalClickText` and seen by the clicker alone where the platform
+   * allows; returns the webhook's response. Never throws.
    */
   answerChoice?(
     choice: PlatformChoice<T>,
-    text: string,
+    answer: ClickAnswer,
     env: PlatformEnv,
   ): Promise<{ status: number; body: unknown }>;
   /**
@@ -290,16 +312,5 @@ export interface Unverifiable {
   unavailable: string;
 }
 
-/** A verified delivery whose payload is malformed (answered 400). */
-export class PayloadError extends Error {
-  override name = "PayloadError";
-}
-
-/** Parses a verified body as JSON, or throws `PayloadError`. The codebase's one JSON decoder of bytes. */
-export function parseJsonBody(body: Uint8Array): unknown {
-  try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
-  } catch {
-    throw new PayloadError("request body is not valid JSON");
-  }
-}
+// The one JSON decoder lives below the adapters' contract; adapters take it from here.
+export { parseJsonBody, PayloadError } from "./json_body.ts";

@@ -1,8 +1,9 @@
-// The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime with node:async_hooks (its log fields).
+// The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime with node:async_hooks (its frame: log fields, its tools' context).
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatModel, ModelParams, ToolCall } from "./chat_model.ts";
-import type { Tool, ToolRegistry } from "./tools.ts";
+import type { Tool, ToolRegistry, ToolRunOptions } from "./tools.ts";
 import { errorText, withLogFields } from "./log.ts";
+import { currentContext, type SessionContext } from "./session_context.ts";
 
 /** What one turn needs. */
 export interface TurnRequest {
@@ -220,6 +221,8 @@ async function _runCalls(
 ): Promise<ToolCall[]> {
   const { tools, signal } = request;
   const stored = resumed?.results ?? {};
+  // The turn's context as its tools are given it: its frame is bound once, before the turn.
+  const context: SessionContext = Object.freeze(currentContext());
   for (const call of calls) {
     if (clientNames.has(_callName(call))) continue; // the client runs its own
     if (Object.hasOwn(denied, call.id)) {
@@ -235,7 +238,7 @@ async function _runCalls(
     resumed?.record?.(call.id, null);
     request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
     const started = Date.now();
-    const result = await _runTool(tools, call, signal);
+    const result = await _runTool(tools, call, { signal, context });
     resumed?.record?.(call.id, result.content);
     request.onTool?.({
       type: "tool.completed",
@@ -300,8 +303,9 @@ function _unanswered(history: ChatMessage[]): ChatMessage[] {
 async function _runTool(
   tools: ToolRegistry,
   call: ToolCall,
-  signal: AbortSignal,
+  options: ToolRunOptions,
 ): Promise<{ content: string; error?: string }> {
+  const { signal } = options;
   const fail = (error: string) => ({ content: JSON.stringify({ error }), error });
   if (call.type !== "function") return fail("unsupported tool call type");
   const tool = tools.get(call.function.name);
@@ -316,7 +320,7 @@ async function _runTool(
     return fail("tool arguments must be a JSON object");
   }
   try {
-    const result = await tool.run(args as Record<string, unknown>, { signal });
+    const result = await tool.run(args as Record<string, unknown>, options);
     return { content: typeof result === "string" ? result : JSON.stringify(result ?? null) };
   } catch (error) {
     signal.throwIfAborted();

@@ -337,3 +337,34 @@ Deno.test("runTurn() tells onModel each model call's end: step, duration, tokens
     ["model.failed", 1, "Error: 503 upstream unavailable"],
   ]);
 });
+
+Deno.test("runTurn() gives each tool the turn's context in its run options, as currentContext() reads it", async () => {
+  const seen: unknown[] = [];
+  const probe = defineTool({
+    name: "probe",
+    description: "reads its options",
+    parameters: { type: "object" },
+    run(_args, options) {
+      seen.push(options.context);
+      return "ok";
+    },
+  });
+  const model = scriptedModel([{ toolCalls: [toolCall("c1", "probe", {})] }, { content: "done" }]);
+  await bindTurn(
+    { platform: "telegram", session_key: "telegram:5", chat_id: "5", thread_id: "" },
+    { thread_id: "fallback", user_name: "someone" },
+    () => runTurn({ ...base, model, tools: new ToolRegistry([probe]), input: "go" }),
+  );
+  assertEquals(seen, [{
+    platform: "telegram",
+    chat_id: "5",
+    chat_name: "",
+    thread_id: "",
+    user_id: "",
+    user_name: "someone",
+    session_key: "telegram:5",
+    message_id: "",
+    job_id: "",
+    async_delivery: false,
+  }]);
+});

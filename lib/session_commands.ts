@@ -175,13 +175,25 @@ export function approvalQuestionText(tool: string, args: string): string {
   ].join("\n");
 }
 
+/**
+ * What an answer to an approval question did, as the session decided it: recorded (the tool and
+ * the choice), nothing to answer (none pending, or answered already), or not this sender's.
+ */
+export type ApprovalAnswer =
+  | { kind: "answered"; tool: string; choice: "once" | "session" | "always" | "deny" }
+  | { kind: "not_pending" }
+  | { kind: "not_yours" };
+
+/**
+ * What became of a click on an approval button, typed from the session to the adapter that
+ * answers it: the session's `ApprovalAnswer`, or `not_allowed` when the access gate refused the
+ * clicker before the session was asked. Adapters decide on `kind` and render with
+ * `approvalClickText`; nothing is rendered and read back.
+ */
+export type ClickAnswer = ApprovalAnswer | { kind: "not_allowed" };
+
 /** The answer to /approve, /deny, yes or no. */
-export function approvalAnsweredText(
-  result:
-    | { kind: "answered"; tool: string; choice: "once" | "session" | "always" | "deny" }
-    | { kind: "not_pending" }
-    | { kind: "not_yours" },
-): string {
+export function approvalAnsweredText(result: ApprovalAnswer): string {
   if (result.kind === "not_pending") return "Nothing is waiting for approval.";
   if (result.kind === "not_yours") {
     return "Not yours: only who asked (or an admin) can answer this.";
@@ -196,12 +208,8 @@ export function approvalAnsweredText(
 }
 
 /** The short answer to a click on an approval button (a Telegram toast, a Discord or Slack ephemeral). */
-export function approvalClickText(
-  result:
-    | { kind: "answered"; tool: string; choice: "once" | "session" | "always" | "deny" }
-    | { kind: "not_pending" }
-    | { kind: "not_yours" },
-): string {
+export function approvalClickText(result: ClickAnswer): string {
+  if (result.kind === "not_allowed") return "Not allowed";
   if (result.kind === "not_pending") return "Already answered";
   if (result.kind === "not_yours") return "Not yours: only who asked (or an admin) can answer";
   if (result.choice === "deny") return `Denied: ${result.tool} will not run`;

@@ -1,4 +1,4 @@
-// Per-turn session context bound with AsyncLocalStorage; any runtime with node:async_hooks (workerd: nodejs_compat).
+// The one per-entry frame (a turn's context fields, its jobs, its log fields) bound with one AsyncLocalStorage; any runtime with node:async_hooks (workerd: nodejs_compat).
 import { AsyncLocalStorage } from "node:async_hooks";
 
 /** The string fields of a turn's context. */
@@ -24,48 +24,116 @@ export type ContextFields = Partial<Record<ContextField, string>> & { async_deli
 /** Configured fallbacks for fields that were never bound (from the deployment's env). */
 export type ContextDefaults = Partial<Record<ContextField, string>>;
 
+/** The context as a turn sees it: every field resolved (bound, else default, else ""). */
+export type SessionContext = Readonly<Record<ContextField, string> & { async_delivery: boolean }>;
+
+/** Extra fields of every log line written inside a frame (lib/log.ts). */
+export type FrameLogFields = Readonly<Record<string, unknown>>;
+
+/**
+ * What a turn binds once, as it starts (lib/session/turn_trace.ts `traced`): its message's
+ * context, the jobs its tools may use, and the fields its log lines carry.
+ */
+export interface TurnFrame {
+  /** The turn's message's context: replaces the enclosing frame's fields (its defaults stay). */
+  context: Omit<ContextFields, "async_delivery">;
+  /**
+   * The session's jobs as this turn may use them (lib/session/turn_jobs.ts `TurnJobs`, read
+   * back by `currentTurnJobs`): typed loosely here so that this module imports nothing of the
+   * session's, which imports it.
+   */
+  jobs?: object;
+  /** Added to the enclosing frame's log fields (a turn's `seq`). */
+  log?: Record<string, unknown>;
+}
+
+/**
+ * One frame per entry point, one store: the context fields bound (a field left out is "never
+ * set", one bound to "" is explicitly cleared), the configured defaults, the log fields and the
+ * running turn's jobs. Separate stores for each would be bound one after the other at every
+ * entry, and could disagree about whose turn it is.
+ */
 interface _Frame {
   readonly bound: Readonly<ContextFields>;
   readonly defaults: Readonly<ContextDefaults>;
+  readonly log: FrameLogFields;
+  readonly jobs: object | null;
 }
+
+const _EMPTY: _Frame = Object.freeze({
+  bound: Object.freeze({}),
+  defaults: Object.freeze({}),
+  log: Object.freeze({}),
+  jobs: null,
+});
 
 const _storage = new AsyncLocalStorage<_Frame>();
 
-/**
- * Runs `fn` with `fields` bound as the current context and `defaults` as the fallback for
- * fields left unbound. Frames do not nest: the new frame replaces the outer one entirely.
- */
-export function withSessionContext<T>(
-  fields: ContextFields,
-  defaults: ContextDefaults,
-  fn: () => T,
-): T {
+/** The context fields of `fields` that are set (even to ""), copied and frozen. */
+function _bound(fields: ContextFields): Readonly<ContextFields> {
   const bound: ContextFields = {};
   for (const name of CONTEXT_FIELDS) {
     const value = fields[name];
     if (value !== undefined) bound[name] = String(value);
   }
   if (fields.async_delivery !== undefined) bound.async_delivery = fields.async_delivery;
+  return Object.freeze(bound);
+}
+
+/**
+ * Runs `fn` in a new frame: an entry point (a Worker request, a Durable Object's RPC or alarm)
+ * binds `fields` as the current context and `defaults` as the fallback for fields left unbound.
+ * Frames do not nest: the new frame replaces the outer one entirely (its log fields and jobs too).
+ */
+export function withSessionContext<T>(
+  fields: ContextFields,
+  defaults: ContextDefaults,
+  fn: () => T,
+): T {
   return _storage.run(
-    { bound: Object.freeze(bound), defaults: Object.freeze({ ...defaults }) },
+    { ..._EMPTY, bound: _bound(fields), defaults: Object.freeze({ ...defaults }) },
     fn,
   );
 }
 
 /**
  * Runs `fn` with `fields` bound over the current frame: the fields it names replace the enclosing
- * frame's, the others and the configured defaults stay. The session's own work that runs outside
- * a caller's frame (a drain, the alarm, a send) names the message it works for this way.
+ * frame's, the others, the configured defaults, the log fields and the jobs stay. A send the
+ * session makes outside any turn names the message it works for this way.
  */
 export function withContextFields<T>(fields: ContextFields, fn: () => T): T {
-  const frame = _storage.getStore();
-  return withSessionContext({ ...frame?.bound, ...fields }, frame?.defaults ?? {}, fn);
+  const frame = _storage.getStore() ?? _EMPTY;
+  return _storage.run({ ...frame, bound: _bound({ ...frame.bound, ...fields }) }, fn);
 }
 
 /**
- * Runs one agent turn of this bundle: binds `fields` with async delivery forced to unsupported,
- * because no channel here can deliver anything after the turn ends. Every entry path that runs
- * a turn goes through this function.
+ * Runs `fn` with `fields` added to every log line written inside it, on top of the enclosing
+ * frame's (a run's `seq`, the agent loop's `step`); the context fields and jobs stay.
+ */
+export function withLogFields<T>(fields: Record<string, unknown>, fn: () => T): T {
+  const frame = _storage.getStore() ?? _EMPTY;
+  return _storage.run({ ...frame, log: Object.freeze({ ...frame.log, ...fields }) }, fn);
+}
+
+/**
+ * Runs one claimed turn (or the sending of its reply) in the one frame it binds: the message's
+ * context replacing the enclosing frame's fields (an entry's stale fields never leak into a turn
+ * of another message), the entry's defaults kept, async delivery forced to unsupported because no
+ * channel here can deliver anything after the turn ends, `jobs` for its tools, and `log` added.
+ */
+export function withTurnFrame<T>(turn: TurnFrame, fn: () => T): T {
+  const frame = _storage.getStore() ?? _EMPTY;
+  return _storage.run({
+    bound: _bound({ ...turn.context, async_delivery: false }),
+    defaults: frame.defaults,
+    log: Object.freeze({ ...frame.log, ...turn.log }),
+    jobs: turn.jobs ?? null,
+  }, fn);
+}
+
+/**
+ * Runs one agent turn outside any session (a library call, a unit test): a new frame binding
+ * `fields` with async delivery forced to unsupported. A session's turns bind `withTurnFrame`.
  */
 export function bindTurn<T>(
   fields: Omit<ContextFields, "async_delivery">,
@@ -73,6 +141,16 @@ export function bindTurn<T>(
   fn: () => T,
 ): T {
   return withSessionContext({ ...fields, async_delivery: false }, defaults, fn);
+}
+
+/** The log fields of the current frame (lib/log.ts adds them to each line). */
+export function frameLogFields(): FrameLogFields {
+  return (_storage.getStore() ?? _EMPTY).log;
+}
+
+/** The jobs bound with the running turn, or null outside a session's turn (lib/session/turn_jobs.ts). */
+export function frameJobs(): object | null {
+  return (_storage.getStore() ?? _EMPTY).jobs;
 }
 
 /**
@@ -91,7 +169,10 @@ export function asyncDeliverySupported(): boolean {
   return _storage.getStore()?.bound.async_delivery ?? true;
 }
 
-/** The current context resolved field by field, as `session_info` reports it. */
+/**
+ * The current context resolved field by field, as `session_info` reports it and a tool's
+ * `run` options carry it.
+ */
 export function currentContext(): Record<ContextField, string> & { async_delivery: boolean } {
   const out = {} as Record<ContextField, string> & { async_delivery: boolean };
   for (const name of CONTEXT_FIELDS) out[name] = contextField(name);

@@ -6,8 +6,12 @@ import {
   contextDefaultsFromEnv,
   contextField,
   currentContext,
+  frameJobs,
+  frameLogFields,
   withContextFields,
+  withLogFields,
   withSessionContext,
+  withTurnFrame,
 } from "./session_context.ts";
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -125,4 +129,53 @@ Deno.test("withContextFields() binds fields over the enclosing frame's, keeping 
   );
   // Outside any frame: only what it binds.
   withContextFields({ chat_id: "9" }, () => assertEquals(currentContext().chat_id, "9"));
+});
+
+Deno.test("withTurnFrame() binds a turn's context alone, its jobs and log fields in one frame, keeping the entry's defaults", () => {
+  const jobs = { list: () => [] };
+  withSessionContext(
+    { session_key: "telegram:1", thread_id: "stale", user_id: "other" },
+    { user_name: "fallback", chat_id: "fallback-chat", chat_name: "fallback-name" },
+    () =>
+      withLogFields({ entry: 1 }, () =>
+        withTurnFrame(
+          {
+            context: { session_key: "telegram:2", chat_id: "", user_id: "7" },
+            jobs,
+            log: { seq: 4 },
+          },
+          () => {
+            assertEquals(
+              ["session_key", "thread_id", "user_id", "user_name", "chat_id", "chat_name"].map(
+                (f) => contextField(f as "session_key"),
+              ),
+              // The entry's stale fields are gone; "" stays cleared; never-set fields fall back.
+              ["telegram:2", "", "7", "fallback", "", "fallback-name"],
+            );
+            assertStrictEquals(asyncDeliverySupported(), false);
+            assertStrictEquals(frameJobs(), jobs);
+            assertEquals(frameLogFields(), { entry: 1, seq: 4 });
+            // Fields and log lines added inside the turn keep its jobs.
+            withLogFields({ step: 2 }, () => {
+              assertStrictEquals(frameJobs(), jobs);
+              assertEquals(frameLogFields(), { entry: 1, seq: 4, step: 2 });
+            });
+            withContextFields({ chat_id: "9" }, () => assertStrictEquals(frameJobs(), jobs));
+          },
+        )),
+  );
+  assertStrictEquals(frameJobs(), null);
+});
+
+Deno.test("withSessionContext() starts a new frame: no log fields, no jobs of an enclosing one", () => {
+  withTurnFrame(
+    { context: { session_key: "s" }, jobs: {}, log: { seq: 1 } },
+    () =>
+      withSessionContext({ platform: "api" }, {}, () => {
+        assertEquals(frameLogFields(), {});
+        assertStrictEquals(frameJobs(), null);
+        assertStrictEquals(contextField("session_key"), "");
+        assertStrictEquals(asyncDeliverySupported(), true);
+      }),
+  );
 });

@@ -1,4 +1,13 @@
-// Standard Webhooks signature verification (webhook-id/-timestamp/-signature); any runtime with Web Crypto.
+// Standard Webhooks signature verification (webhook-id/-timestamp/-signature) over the adapter kit's bytes, HMAC and time window; any runtime with Web Crypto.
+import {
+  decodeBase64,
+  encodeBase64,
+  hmacSign,
+  hmacVerify,
+  TIMESTAMP_TOLERANCE_SECONDS,
+  timestampProblem,
+  withPrefix,
+} from "./platforms/_kit.ts";
 
 /** Why a Standard Webhooks request was refused. */
 export type WebhookRefusal = "missing_headers" | "bad_secret" | "stale_timestamp" | "bad_signature";
@@ -9,50 +18,28 @@ export type WebhookVerification =
   | { ok: false; reason: WebhookRefusal; message: string };
 
 const _SECRET_PREFIX = "whsec_";
-const _BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-const _DIGITS = /^[0-9]+$/;
-const _HMAC = { name: "HMAC", hash: "SHA-256" };
 const _encoder = new TextEncoder();
 
 function _refuse(reason: WebhookRefusal, message: string): WebhookVerification {
   return { ok: false, reason, message };
 }
 
+// Senders may leave the padding off (a secret, a signature): it is put back before the kit's
+// strict decoder reads it; text already padded, or of a length no padding mends, stays refused.
 function _decodeBase64(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!_BASE64.test(text) || text.length % 4 === 1) return null;
-  try {
-    const raw = atob(text);
-    const bytes = new Uint8Array(raw.length);
-    for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-    return bytes;
-  } catch {
-    return null;
-  }
+  const padded = text.includes("=") ? text : text + "=".repeat((4 - text.length % 4) % 4);
+  return decodeBase64(padded);
 }
 
-function _encodeBase64(bytes: Uint8Array): string {
-  let raw = "";
-  for (let i = 0; i < bytes.length; i++) raw += String.fromCharCode(bytes[i]);
-  return btoa(raw);
-}
-
-async function _importKey(secret: string, usage: "sign" | "verify"): Promise<CryptoKey | null> {
+/** The key bytes of a `whsec_` secret (the prefix is optional), or null when they are none. */
+function _keyBytes(secret: string): Uint8Array<ArrayBuffer> | null {
   const encoded = secret.startsWith(_SECRET_PREFIX) ? secret.slice(_SECRET_PREFIX.length) : secret;
-  const keyBytes = _decodeBase64(encoded);
-  if (!keyBytes || keyBytes.length === 0) return null;
-  try {
-    return await crypto.subtle.importKey("raw", keyBytes, _HMAC, false, [usage]);
-  } catch {
-    return null;
-  }
+  const bytes = _decodeBase64(encoded);
+  return bytes && bytes.length > 0 ? bytes : null;
 }
 
 function _signedContent(id: string, timestamp: string, body: Uint8Array): Uint8Array<ArrayBuffer> {
-  const prefix = _encoder.encode(`${id}.${timestamp}.`);
-  const data = new Uint8Array(prefix.length + body.length);
-  data.set(prefix, 0);
-  data.set(body, prefix.length);
-  return data;
+  return withPrefix(`${id}.${timestamp}.`, body);
 }
 
 /** Verifies a Standard Webhooks delivery (webhook-id, webhook-timestamp, webhook-signature headers). */
@@ -75,20 +62,21 @@ export async function verifyStandardWebhook(opts: {
     return _refuse("missing_headers", `missing or empty header(s): ${missing.join(", ")}`);
   }
 
-  const key = await _importKey(opts.secret, "verify");
+  const key = _keyBytes(opts.secret);
   if (!key) {
     return _refuse("bad_secret", "webhook secret does not decode as base64");
   }
 
-  if (!_DIGITS.test(timestampHeader)) {
+  const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
+  const tolerance = opts.toleranceSeconds ?? TIMESTAMP_TOLERANCE_SECONDS;
+  const problem = timestampProblem(timestampHeader, now, tolerance);
+  if (problem === "malformed") {
     return _refuse("stale_timestamp", "webhook-timestamp is not an integer number of seconds");
   }
-  const timestamp = Number(timestampHeader);
-  const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
-  const tolerance = opts.toleranceSeconds ?? 300;
-  if (!Number.isSafeInteger(timestamp) || Math.abs(now - timestamp) > tolerance) {
+  if (problem === "outside") {
     return _refuse("stale_timestamp", `webhook-timestamp is outside ±${tolerance}s of now`);
   }
+  const timestamp = Number(timestampHeader);
 
   const data = _signedContent(id, timestampHeader, opts.body);
   for (const entry of signatureHeader.split(" ")) {
@@ -97,7 +85,7 @@ export async function verifyStandardWebhook(opts: {
     const sig = _decodeBase64(entry.slice(comma + 1));
     if (!sig) continue;
     try {
-      if (await crypto.subtle.verify("HMAC", key, sig, data)) return { ok: true, id, timestamp };
+      if (await hmacVerify(key, sig, data)) return { ok: true, id, timestamp };
     } catch {
       // A malformed entry simply does not match.
     }
@@ -115,10 +103,9 @@ export async function signStandardWebhook(opts: {
   if (!Number.isSafeInteger(opts.timestamp) || opts.timestamp < 0) {
     throw new TypeError("timestamp must be a non-negative integer number of seconds");
   }
-  const key = await _importKey(opts.secret, "sign");
+  const key = _keyBytes(opts.secret);
   if (!key) throw new TypeError("webhook secret does not decode as base64");
   const body = typeof opts.body === "string" ? _encoder.encode(opts.body) : opts.body;
   const data = _signedContent(opts.id, String(opts.timestamp), body);
-  const sig = new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
-  return `v1,${_encodeBase64(sig)}`;
+  return `v1,${encodeBase64(await hmacSign(key, data))}`;
 }

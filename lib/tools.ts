@@ -1,11 +1,16 @@
 // Agent tools: the registration API deployers use, and the built-in session_info; any runtime.
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
-import { type ContextFields, currentContext } from "./session_context.ts";
+import { type ContextFields, currentContext, type SessionContext } from "./session_context.ts";
 
-/** What a tool's `run` gets besides its arguments; the turn's context is readable via lib/session_context.ts. */
+/** What a tool's `run` gets besides its arguments. */
 export interface ToolRunOptions {
   /** Aborted when the turn is stopped or times out. */
   signal: AbortSignal;
+  /**
+   * The turn's context, every field resolved (as `currentContext()` of lib/session_context.ts
+   * reads it inside the turn, which keeps working): platform, chat, user, session key, message.
+   */
+  context: SessionContext;
 }
 
 /**
@@ -53,8 +58,7 @@ export const sessionInfoTool: Tool = defineTool({
   description:
     "Returns this conversation's context: platform, chat, thread, user, session key, message id.",
   parameters: { type: "object", properties: {}, additionalProperties: false },
-  run() {
-    const ctx = currentContext();
+  run(_args, { context: ctx }) {
     return {
       platform: ctx.platform,
       chat_id: ctx.chat_id,

@@ -46,7 +46,12 @@ export interface Counts {
 }
 
 /** baton's Durable Object binding, as in wrangler.toml. */
-const _BATON_OBJECTS = { SESSIONS: "SessionDO", ACCESS: "AccessDO" };
+const _BATON_OBJECTS = {
+  SESSIONS: "SessionDO",
+  ACCESS: "AccessDO",
+  CONVERSATIONS: "ConversationPointerDO",
+  IDEMPOTENCY_KEYS: "IdempotencyKeyDO",
+};
 
 function _batonVars(fake: FakeLlm, telegram: TelegramObserver): Record<string, string> {
   return {

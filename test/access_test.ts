@@ -267,8 +267,12 @@ allowlist.test(
         ignored: "over quota",
       });
     }
-    const notices = sentTo(platform, group).filter((t) => /limit of 3 messages per hour/.test(t));
-    assertStrictEquals(notices.length, 1, JSON.stringify(notices));
+    // Sent from the sender's record after the acknowledgement: awaited, then a pause for a second.
+    const notices = () =>
+      sentTo(platform, group).filter((t) => /limit of 3 messages per hour/.test(t));
+    await until(() => notices().length > 0, "the notice");
+    await pause(200);
+    assertStrictEquals(notices().length, 1, JSON.stringify(notices()));
     assertStrictEquals(fake.requests.length, 9, "no turn over the quota");
   },
 );
@@ -345,6 +349,34 @@ pairing.test(
     // Another tenant has its own minute.
     assertStrictEquals((await run(other)).status, 202);
     await until(() => fake.requests.length === 3, "three turns");
+  },
+);
+
+pairing.test(
+  "queueNotice() waits out Telegram's 429 on a pairing code and sends it once it may",
+  async (worker, fake, platform) => {
+    const user = 4207;
+    platform.respond((_call, i) =>
+      i === 0
+        ? {
+          status: 429,
+          body: {
+            ok: false,
+            error_code: 429,
+            description: "Too Many Requests: retry after 1",
+            parameters: { retry_after: 1 },
+          },
+        }
+        : { status: 200, body: { ok: true, result: { message_id: i + 1 } } }
+    );
+    await expectOk(await tg(worker, user, "hello?"), { ok: true, ignored: "sender not allowed" });
+    await until(() => sentTo(platform, user).length === 2, "the code, after the wait");
+    const [refused, sent] = sentTo(platform, user);
+    assertStrictEquals(sent, refused, "the same notice, tried again");
+    assert(CODE.test(sent), sent);
+    await pause(100);
+    assertStrictEquals(sentTo(platform, user).length, 2);
+    assertStrictEquals(fake.requests.length, 0);
   },
 );
 

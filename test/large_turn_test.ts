@@ -1,4 +1,5 @@
 // Large turns: a request near the 1 MiB body cap runs to its end (no SQLITE_TOOBIG), and its session keeps working; Deno + Miniflare.
+import { HISTORY_MAX_CHARS } from "../lib/session/transcript.ts";
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { API_KEY, chatReply, json } from "./_support/clients.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
@@ -108,8 +109,21 @@ baton.test(
       ),
       "small",
     );
-    // The model saw the large turns in the history it was given.
-    assertStrictEquals(fake.requests.at(-1)!.body.messages.length >= 5, true);
+    // The model was given the newest history within HISTORY_MAX_CHARS (the ~2.7 MB reply alone is
+    // past it): forty such messages once took workerd's memory, and every session with it.
+    const given = fake.requests.at(-1)!.body.messages as { content: string }[];
+    assert(JSON.stringify(given).length <= HISTORY_MAX_CHARS + 65_536, String(given.length));
+    assertStrictEquals(given.at(-1)?.content, "small");
+    // Every message is kept: the snapshot shows the newest and counts the older ones left out.
+    const snapshot = await get(worker, `/v1/sessions/${encodeURIComponent("api:large-chat")}`) as {
+      messages: unknown[];
+      omitted: number;
+    };
+    assert(
+      snapshot.messages.length + snapshot.omitted === 6,
+      JSON.stringify(snapshot).slice(0, 200),
+    );
+    assert(snapshot.omitted >= 1);
     await get(worker, `/v1/sessions/${encodeURIComponent("api:large-chat")}/inspect`);
   },
 );

@@ -24,12 +24,6 @@ export function quotaText(limit: number, retryAfterMs: number): string {
     `this one was not processed. Try again in about ${minutes} minute${minutes === 1 ? "" : "s"}.`;
 }
 
-/** The `/pair` command in a message (`/pair CODE`, `/pair@bot CODE`): the argument, or null when it is not one. */
-export function parsePairCommand(text: string): { argument: string } | null {
-  const match = /^\/pair(?:@[A-Za-z0-9_]+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
-  return match ? { argument: (match[1] ?? "").trim() } : null;
-}
-
 /** The answers to `/pair`. */
 export const PAIR_TEXTS = {
   usage: "Usage: /pair CODE — approves a pairing code a new user was given.",

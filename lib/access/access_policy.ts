@@ -90,11 +90,6 @@ export function senderEntry(sender: Pick<Sender, "platform" | "user">): string {
   return _entry(sender.platform, sender.user);
 }
 
-/** Whether `sender` is an admin (`ADMIN_USERS`). */
-export function isAdmin(config: AccessConfig, sender: Sender): boolean {
-  return config.admins.has(senderEntry(sender));
-}
-
 /**
  * What the settings say about `sender` without any I/O. The generic webhook is trusted by its
  * signature unless `ALLOWED_USERS` lists generic users, and then only those (or `generic:*`).

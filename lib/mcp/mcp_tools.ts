@@ -11,6 +11,7 @@ import {
   StreamableHTTPError,
   ToolListChangedNotificationSchema,
 } from "./_sdk.ts";
+import { fetchOut } from "../http_out.ts";
 import { log } from "../log.ts";
 import type { Tool } from "../tools.ts";
 import { cancellingFetch } from "./_cancelling_fetch.ts";
@@ -222,6 +223,15 @@ export class McpToolbox {
 
   async #connect(server: _Server): Promise<Client> {
     const { url, headers } = server.config;
+    // Out through the one HTTP helper: a lost connection names the server alone (never the URL or
+    // a header's secret). No deadline there: the SDK times each request, and a stream stays open.
+    const out: FetchLike = (target, init) =>
+      fetchOut(target, init ?? {}, {
+        api: "MCP server",
+        secrets: Object.values(headers),
+        timeoutMs: null,
+        fetch: this.#fetch,
+      });
     const client = new Client(
       { name: "baton", version: "0.1.0" },
       { capabilities: {}, jsonSchemaValidator: _acceptAll },
@@ -233,7 +243,7 @@ export class McpToolbox {
     client.onerror = () => {};
     const transport = new StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers },
-      fetch: cancellingFetch(this.#fetch),
+      fetch: cancellingFetch(out),
     });
     try {
       await client.connect(transport, { timeout: this.#timeoutMs });

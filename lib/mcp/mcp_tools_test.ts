@@ -1,11 +1,14 @@
 // Unit tests of McpToolbox against a real SDK server on loopback; Deno.
 import { assert, assertEquals, assertMatch, assertRejects } from "@std/assert";
 import { startMcpServer, type TestMcpServer } from "../../test/_support/mcp_server.ts";
+import { currentContext } from "../session_context.ts";
 import type { Tool } from "../tools.ts";
 import { parseMcpServers } from "./mcp_servers.ts";
 import { McpToolbox, resultText } from "./mcp_tools.ts";
 
 const _signal = () => new AbortController().signal;
+/** A tool call's options outside any turn: an unaborted signal, the empty context. */
+const _options = () => ({ signal: _signal(), context: currentContext() });
 
 async function _withServer(
   fn: (server: TestMcpServer, toolbox: McpToolbox) => Promise<void>,
@@ -57,15 +60,15 @@ Deno.test("McpToolbox.tools() offers each tool as <server>__<tool> with its JSON
 Deno.test("McpToolbox calls round-trip arguments and results; a tool error throws", async () => {
   await _withServer(async (server, toolbox) => {
     const tools = await toolbox.tools(_signal());
-    const echoed = await _tool(tools, "t__echo").run({ text: "hi" }, { signal: _signal() });
+    const echoed = await _tool(tools, "t__echo").run({ text: "hi" }, _options());
     assertEquals(echoed, "echo: hi");
-    assertEquals(await _tool(tools, "t__add").run({ a: 2, b: 3 }, { signal: _signal() }), "5");
+    assertEquals(await _tool(tools, "t__add").run({ a: 2, b: 3 }, _options()), "5");
     assertEquals(server.calls.slice(0, 2), [
       { name: "echo", arguments: { text: "hi" } },
       { name: "add", arguments: { a: 2, b: 3 } },
     ]);
     const error = await assertRejects(
-      async () => await _tool(tools, "t__fail").run({}, { signal: _signal() }),
+      async () => await _tool(tools, "t__fail").run({}, _options()),
     ) as Error;
     assertEquals(error.message, "the tool broke");
   });
@@ -108,13 +111,13 @@ Deno.test("McpToolbox: a call that gets no answer fails with a timeout error and
   await _withServer(async (server, toolbox) => {
     const tools = await toolbox.tools(_signal());
     const error = await assertRejects(
-      async () => await _tool(tools, "t__wait").run({}, { signal: _signal() }),
+      async () => await _tool(tools, "t__wait").run({}, _options()),
     ) as Error;
     assertMatch(error.message, /^MCP server t: no answer within 300 ms/);
     await server.waitFor("notifications/cancelled");
     // The connection still serves the next call.
     assertEquals(
-      await _tool(tools, "t__echo").run({ text: "x" }, { signal: _signal() }),
+      await _tool(tools, "t__echo").run({ text: "x" }, _options()),
       "echo: x",
     );
   }, { timeoutMs: 300 });
@@ -124,7 +127,10 @@ Deno.test("McpToolbox: an aborted turn cancels its call on the server", async ()
   await _withServer(async (server, toolbox) => {
     const tools = await toolbox.tools(_signal());
     const turn = new AbortController();
-    const call = _tool(tools, "t__wait").run({}, { signal: turn.signal });
+    const call = _tool(tools, "t__wait").run({}, {
+      signal: turn.signal,
+      context: currentContext(),
+    });
     await server.waitFor("tools/call");
     turn.abort(new Error("stopped"));
     await assertRejects(async () => await call);
@@ -139,7 +145,7 @@ Deno.test("McpToolbox: an aborted turn cancels its call on the server", async ()
 Deno.test("McpToolbox: a call the server never answers, even cancelled, has its exchange ended", async () => {
   await _withServer(async (server, toolbox) => {
     const tools = await toolbox.tools(_signal());
-    await assertRejects(async () => await _tool(tools, "t__stuck").run({}, { signal: _signal() }));
+    await assertRejects(async () => await _tool(tools, "t__stuck").run({}, _options()));
     await server.waitFor("notifications/cancelled");
     for (let i = 0; i < 200 && server.disconnected < 1; i++) {
       await new Promise((r) => setTimeout(r, 20));
@@ -153,12 +159,12 @@ Deno.test("McpToolbox: HTTP 500 on a call is a tool error, and the next call rec
     const tools = await toolbox.tools(_signal());
     server.failCalls = true;
     const error = await assertRejects(
-      async () => await _tool(tools, "t__echo").run({ text: "a" }, { signal: _signal() }),
+      async () => await _tool(tools, "t__echo").run({ text: "a" }, _options()),
     ) as Error;
     assertMatch(error.message, /^MCP server t: .*500/);
     server.failCalls = false;
     assertEquals(
-      await _tool(tools, "t__echo").run({ text: "b" }, { signal: _signal() }),
+      await _tool(tools, "t__echo").run({ text: "b" }, _options()),
       "echo: b",
     );
     assertEquals(server.methods.filter((m) => m === "initialize").length, 2);
@@ -206,6 +212,27 @@ Deno.test("McpToolbox: a server down at start-up offers nothing, and is listed a
   } finally {
     await toolbox.close();
     await server.close();
+  }
+});
+
+Deno.test("McpToolbox: a server gone away gives the model an error naming no URL and no secret", async () => {
+  const server = await startMcpServer();
+  const url = `${server.url}?key=url-s3cret`;
+  const { servers } = parseMcpServers(
+    JSON.stringify([{ name: "t", url, headers: { Authorization: "Bearer ${TOKEN}" } }]),
+    { TOKEN: "header-s3cret" },
+  );
+  const toolbox = new McpToolbox({ servers, timeoutMs: 5_000, toolsTtlMs: 60_000 });
+  try {
+    const tools = await toolbox.tools(_signal());
+    await server.close();
+    const error = await assertRejects(
+      async () => await _tool(tools, "t__echo").run({ text: "x" }, _options()),
+    ) as Error;
+    assertEquals(error.message, "MCP server t: could not reach the MCP server");
+    assert(!error.message.includes("s3cret") && !error.message.includes("127.0.0.1"));
+  } finally {
+    await toolbox.close();
   }
 });
 

@@ -8,6 +8,7 @@ import {
   jwtVerify,
   type JWTVerifyOptions,
 } from "jose";
+import { fetchOut, HTTP_OUT_TIMEOUT_MS, OutboundError, readJsonAnswer } from "../http_out.ts";
 import type { SendResult, Unverifiable } from "../platform.ts";
 import { jsonField, readJson, redact } from "./_kit.ts";
 
@@ -94,9 +95,9 @@ export interface VerifiedJwt {
 /**
  * Verifies `token` against the keys of `source` (fetched and cached; refetched once, rate-limited,
  * for an unknown key id) with jose's `jwtVerify` and `options` (issuer, audience, algorithms;
- * times against `nowSeconds` within ±5 minutes). Returns the verified JWT, a refusal reason that
- * names no token, key or secret, or `Unverifiable` when the keys could not be fetched (not the
- * sender's fault: the platform is asked to deliver it again).
+ * times against `nowSeconds` within ±5 minutes; that clock also ages the cached keys). Returns the
+ * verified JWT, a refusal reason that names no token, key or secret, or `Unverifiable` when the
+ * keys could not be fetched (not the sender's fault: the platform is asked to deliver it again).
  */
 export async function verifyJwt(
   token: string,
@@ -104,7 +105,7 @@ export async function verifyJwt(
   options: JWTVerifyOptions,
   nowSeconds: number,
 ): Promise<VerifiedJwt | string | Unverifiable> {
-  const now = Date.now();
+  const now = nowSeconds * 1000;
   const verifyOptions: JWTVerifyOptions = {
     clockTolerance: JWT_CLOCK_TOLERANCE_SECONDS,
     currentDate: new Date(nowSeconds * 1000),
@@ -162,6 +163,8 @@ export interface TokenRequest {
   api: string;
   /** Values that must never reach a message. */
   secrets: readonly string[];
+  /** The clock a cached token's expiry is read by (ms since the epoch); `Date.now` by default. */
+  now?: () => number;
 }
 
 /**
@@ -173,7 +176,7 @@ export interface TokenRequest {
 export async function accessToken(
   request: TokenRequest,
 ): Promise<{ ok: true; token: string } | Extract<SendResult, { ok: false }>> {
-  const now = Date.now();
+  const now = (request.now ?? Date.now)();
   const cached = _tokens.get(request.cacheKey);
   if (cached) {
     const got = await cached;
@@ -202,20 +205,17 @@ async function _fetchToken(request: TokenRequest, now: number): Promise<_Token |
   const form = await request.form(); // throws, outside the fetch's catch, for a bad key
   let res: Response;
   try {
-    res = await fetch(request.url, {
+    res = await fetchOut(request.url, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: form,
-    });
-  } catch {
-    return { ok: false, status: 0, retryable: true, message: `could not reach the ${request.api}` };
+    }, { api: request.api, secrets: request.secrets, timeoutMs: HTTP_OUT_TIMEOUT_MS });
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    // Nothing was posted yet: a token endpoint out of reach is worth another try.
+    return { ok: false, status: 0, retryable: true, message: error.message };
   }
-  let body: unknown;
-  try {
-    body = await res.json();
-  } catch {
-    body = undefined;
-  }
+  const body = await readJsonAnswer(res);
   const token = jsonField(body, "access_token");
   const expiresIn = Number(jsonField(body, "expires_in") ?? 3600);
   if (res.ok && typeof token === "string" && token !== "") {

@@ -1,21 +1,25 @@
 // The jobs every chat-platform adapter shares: bytes, signatures, time windows, answers and sending; runtime-neutral (fetch, Web Crypto).
 import {
+  fetchOut,
+  HTTP_OUT_TIMEOUT_MS,
+  OutboundError,
+  readJsonAnswer,
+  redact,
+} from "../http_out.ts";
+import {
   type Ingress,
-  parseJsonBody,
   type PlatformChoice,
   type PlatformEnv,
   type PlatformMessage,
   type ReplyTarget,
   type SendResult,
 } from "../platform.ts";
-import { approvalClickText } from "../session_commands.ts";
+import type { ClickAnswer } from "../session_commands.ts";
 
 const _encoder = new TextEncoder();
 const _HEX = /^(?:[0-9a-fA-F]{2})+$/;
 const _DIGITS = /^[0-9]+$/;
 const _BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-/** What a secret becomes in a message. */
-const _REDACTED = "<token>";
 /** How deep an error body is read; platform errors are shallow, and deeper data is dropped, not walked. */
 const _MAX_DEPTH = 16;
 
@@ -68,15 +72,19 @@ export function withPrefix(prefix: string, body: Uint8Array): Uint8Array<ArrayBu
 /** The hash under an HMAC: SHA-256 everywhere but Twilio, whose signatures are HMAC-SHA1. */
 export type HmacHash = "SHA-256" | "SHA-1";
 
-function _hmacKey(secret: string, usage: "sign" | "verify", hash: HmacHash): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", _encoder.encode(secret), { name: "HMAC", hash }, false, [
-    usage,
-  ]);
+// A text secret is its UTF-8 bytes; a byte secret (Standard Webhooks' decoded key) is taken as is.
+function _hmacKey(
+  secret: string | Uint8Array,
+  usage: "sign" | "verify",
+  hash: HmacHash,
+): Promise<CryptoKey> {
+  const raw = typeof secret === "string" ? _encoder.encode(secret) : new Uint8Array(secret);
+  return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash }, false, [usage]);
 }
 
-/** HMAC-SHA256 (or `hash`) of `data` (text as UTF-8) under `secret`. */
+/** HMAC-SHA256 (or `hash`) of `data` (text as UTF-8) under `secret` (text as UTF-8, or key bytes). */
 export async function hmacSign(
-  secret: string,
+  secret: string | Uint8Array,
   data: string | Uint8Array,
   hash: HmacHash = "SHA-256",
 ): Promise<Uint8Array> {
@@ -86,9 +94,9 @@ export async function hmacSign(
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, bytes));
 }
 
-/** Whether `signature` is the HMAC-SHA256 (or `hash`) of `data` under `secret`; Web Crypto compares in constant time. */
+/** Whether `signature` is the HMAC-SHA256 (or `hash`) of `data` under `secret` (as in `hmacSign`); Web Crypto compares in constant time. */
 export async function hmacVerify(
-  secret: string,
+  secret: string | Uint8Array,
   signature: Uint8Array<ArrayBuffer>,
   data: Uint8Array,
   hash: HmacHash = "SHA-256",
@@ -115,17 +123,19 @@ export const TIMESTAMP_TOLERANCE_SECONDS = 300;
 
 /**
  * Checks a signed request's timestamp header (seconds since the epoch): "malformed" unless
- * decimal digits, "outside" unless a safe integer within ±300 s of `nowSeconds`, else null.
+ * decimal digits, "outside" unless a safe integer within ±`toleranceSeconds` (300) of
+ * `nowSeconds`, else null.
  */
 export function timestampProblem(
   value: string,
   nowSeconds: number,
+  toleranceSeconds: number = TIMESTAMP_TOLERANCE_SECONDS,
 ): "malformed" | "outside" | null {
   if (!_DIGITS.test(value)) return "malformed";
   const seconds = Number(value);
   // Past 2^53 a number no longer names one second: a huge value could round into the window.
   if (!Number.isSafeInteger(seconds)) return "outside";
-  return Math.abs(nowSeconds - seconds) > TIMESTAMP_TOLERANCE_SECONDS ? "outside" : null;
+  return Math.abs(nowSeconds - seconds) > toleranceSeconds ? "outside" : null;
 }
 
 // ── deliveries ──────────────────────────────────────────────────────────────────────────────────
@@ -159,14 +169,13 @@ export function batchIngress<T extends ReplyTarget>(
 }
 
 /**
- * Whether the session's answer to a click tells the clicker something the chat will not show
- * otherwise, where the platform has no answer for the clicker alone (LINE, WhatsApp): "Not yours"
- * and "Already answered" — a click that did nothing. An approval or a denial shows itself (the
- * turn resumes and replies), and an access refusal has had the gate's own notice.
+ * Whether a click's answer tells the clicker something the chat will not show otherwise, where
+ * the platform has no answer for the clicker alone (LINE, WhatsApp): "Not yours" and "Already
+ * answered" — a click that did nothing. An approval or a denial shows itself (the turn resumes and
+ * replies), and an access refusal has had the gate's own notice.
  */
-export function clickNoticeDue(text: string): boolean {
-  return text === approvalClickText({ kind: "not_yours" }) ||
-    text === approvalClickText({ kind: "not_pending" });
+export function clickNoticeDue(answer: ClickAnswer): boolean {
+  return answer.kind === "not_yours" || answer.kind === "not_pending";
 }
 
 /** Whether the body is form-encoded (`application/x-www-form-urlencoded`) rather than JSON. */
@@ -215,11 +224,7 @@ export function apiRoot(env: PlatformEnv, name: string, fallback: string): strin
   return (env[name] || fallback).replace(/\/+$/, "");
 }
 
-/** Every occurrence of each secret in `text` replaced by `<token>`, longest secret first. */
-export function redact(text: string, secrets: readonly string[]): string {
-  const sorted = secrets.filter((s) => s !== "").sort((a, b) => b.length - a.length);
-  return sorted.reduce((out, secret) => out.split(secret).join(_REDACTED), text);
-}
+export { redact };
 
 /** A platform's own error text as a message suffix: ": <text>", cut to 200 characters; "" when none. */
 export function detail(text: unknown): string {
@@ -279,12 +284,15 @@ export interface SendOptions {
   readonly answered?: (answer: Answer) => void;
   /** Words a failure; default "the <api> answered <status>". Secrets are redacted afterwards too. */
   readonly describe?: (answer: Answer, kind: "refused" | "rate-limited" | "error") => string;
+  /** How long the answer may take, body included; default `HTTP_OUT_TIMEOUT_MS`. */
+  readonly timeoutMs?: number;
 }
 
 /**
- * Sends one request to a platform API and maps the answer to a SendResult: a 2xx is sent (unless
- * `refused`), a rate limit is retryable with its wait, anything else is final unless the request is
- * idempotent. Network errors are returned, never thrown, and no message carries a secret.
+ * Sends one request to a platform API (through `fetchOut`) and maps the answer to a SendResult: a
+ * 2xx is sent (unless `refused`), a rate limit is retryable with its wait, anything else is final
+ * unless the request is idempotent. A lost connection or no answer by the deadline is returned,
+ * never thrown, and no message carries a secret.
  */
 export async function sendRequest(
   url: string,
@@ -292,29 +300,30 @@ export async function sendRequest(
   options: SendOptions,
 ): Promise<SendResult> {
   const secrets = options.secrets ?? [];
+  const timeoutMs = options.timeoutMs ?? HTTP_OUT_TIMEOUT_MS;
   let res: Response;
   try {
-    // Right before fetch, nothing between: in a Durable Object the output gate then holds the
-    // request until the mark is durable, so a request never leaves unrecorded.
+    // Right before the request, nothing awaited between: in a Durable Object the output gate then
+    // holds the request until the mark is durable, so a request never leaves unrecorded.
     options.leaving?.();
-    res = await fetch(url, init);
-  } catch {
-    // The runtime's error may quote the URL, hence a token: none of it is passed on. The request
-    // may have left before the connection failed, so only an idempotent one may be repeated.
-    const message = redact(`could not reach the ${options.api}`, secrets);
+    res = await fetchOut(url, init, { api: options.api, secrets, timeoutMs });
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    // The request may have left before the connection failed (or while no answer came), so only
+    // an idempotent one may be repeated.
     const idempotent = options.idempotent === true;
     return {
       ok: false,
       status: 0,
       retryable: idempotent,
       ...(idempotent ? {} : _UNCERTAIN),
-      message,
+      message: error.message,
     };
   }
   const answer: Answer = {
     status: res.status,
     headers: res.headers,
-    body: _redactJson(await _jsonBody(res), secrets, 0),
+    body: _redactJson(await readJsonAnswer(res), secrets, 0),
   };
   if (res.ok && !options.refused?.(answer)) {
     options.answered?.(answer);
@@ -343,14 +352,19 @@ export async function sendRequest(
 }
 
 /**
- * Reads a platform API's JSON answer (a look-up, never a send): the body of a 2xx answer, or null
- * when the API could not be reached, refused, or answered something that is not JSON. Nothing is
- * thrown and nothing said, so no URL or token can reach a message.
+ * Reads a platform API's JSON answer (a look-up, never a send; through `fetchOut`, within
+ * `timeoutMs`): the body of a 2xx answer, or null when the API could not be reached in time,
+ * refused, or answered something that is not JSON. Nothing is thrown and nothing said, so no URL
+ * or token can reach a message.
  */
-export async function readJson(url: string, init: RequestInit): Promise<unknown> {
+export async function readJson(
+  url: string,
+  init: RequestInit,
+  timeoutMs: number = HTTP_OUT_TIMEOUT_MS,
+): Promise<unknown> {
   try {
-    const res = await fetch(url, init);
-    const body = await _jsonBody(res);
+    const res = await fetchOut(url, init, { api: "API", timeoutMs });
+    const body = await readJsonAnswer(res);
     return res.ok ? body ?? null : null;
   } catch {
     return null;
@@ -361,15 +375,6 @@ const _UNCERTAIN = { uncertain: true } as const;
 
 function _is429(answer: Answer): boolean {
   return answer.status === 429;
-}
-
-// The whole body is read either way, which also frees the connection.
-async function _jsonBody(res: Response): Promise<unknown> {
-  try {
-    return parseJsonBody(new Uint8Array(await res.arrayBuffer()));
-  } catch {
-    return undefined; // no body, not JSON, or cut off: the status speaks alone
-  }
 }
 
 function _waitMs(answer: Answer, sources: readonly WaitSource[]): number | undefined {

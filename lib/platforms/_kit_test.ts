@@ -171,15 +171,17 @@ interface _Seen {
   body: string;
 }
 
-/** Serves `answer` on 127.0.0.1 (port 0) for the length of `fn`, recording each request. */
+/** Serves `answer` on 127.0.0.1 (port 0) for the length of `fn`, recording each request; with `holdUntil`, only once it settles. */
 async function _withServer(
   answer: (seen: _Seen) => Response,
   fn: (root: string, seen: _Seen[]) => Promise<void>,
+  holdUntil?: Promise<void>,
 ): Promise<void> {
   const seen: _Seen[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const call = { method: req.method, path: new URL(req.url).pathname, body: await req.text() };
     seen.push(call);
+    await holdUntil;
     return answer(call);
   });
   try {
@@ -415,6 +417,31 @@ Deno.test("sendRequest() turns a refused 2xx into a final failure worded by the 
     });
     assert(!result.ok && result.message === "the Slack API answered 200");
   });
+});
+
+Deno.test("sendRequest() gives up on an API that never answers by its deadline: in doubt, or retryable if idempotent", async () => {
+  // The server holds every request until the test ends; without a deadline the send would wait
+  // for ever (the guard below turns that hang into a failure).
+  let release = () => {};
+  const held = new Promise<void>((resolve) => release = resolve);
+  await _withServer(() => new Response("late"), async (root) => {
+    const hang = (options: SendOptions) =>
+      Promise.race([
+        sendRequest(`${root}/bot${TOKEN}/sendMessage`, _POST, options),
+        held.then(() => "no answer" as const),
+      ]);
+    const guard = setTimeout(release, 20_000);
+    try {
+      const post = await hang({ ..._TELEGRAM, timeoutMs: 50 });
+      const message = "the Telegram Bot API did not answer within 50 ms";
+      assertEquals(post, { ok: false, status: 0, retryable: false, uncertain: true, message });
+      const edit = await hang({ ..._IDEMPOTENT, timeoutMs: 50 });
+      assert(edit !== "no answer" && !edit.ok && edit.retryable && !edit.uncertain, String(edit));
+    } finally {
+      clearTimeout(guard);
+      release();
+    }
+  }, held);
 });
 
 Deno.test("encodeBase64() and decodeBase64() round-trip bytes; decodeBase64() refuses junk and wrong lengths", () => {

@@ -19,7 +19,7 @@ const _CLOCK_ROOM_MS = 60 * 60 * 1000;
 export const REPLAY_HORIZON_MS = DEDUP_MS - _CLOCK_ROOM_MS;
 
 /**
- * How long a platform's delivery keys must be remembered (`PlatformAdapter.keyMemoryMs`) for its
+ * How long a platform's delivery keys must be remembered (`PlatformMessage.keyMemoryMs`) for its
  * events to be refused past `horizonMs` and deduplicated inside it: the horizon counts from the
  * event's own time, the memory from its first delivery, which a platform clock ahead of baton's
  * puts up to the clock room earlier.

@@ -9,6 +9,7 @@ import { telegramAdapter, type TelegramTarget } from "./telegram.ts";
 import { withFetch } from "./_fetch_stub.ts";
 import { APP_ID, discordFixtures, TOKEN as DISCORD_TOKEN } from "./_discord_fixtures.ts";
 import { ENV as SLACK_ENV, signed as slackSigned } from "./_slack_fixtures.ts";
+import { approvalClickText } from "../session_commands.ts";
 
 const CHOICES: Choice[] = approvalButtons(7, "call_abc");
 const ONCE = CHOICES[0].data;
@@ -60,6 +61,8 @@ Deno.test("telegramAdapter.parse() turns a click on baton's button into a choice
     deliveryKey: "tg:cb:cbq-1",
     data: ONCE,
     context: {
+      platform: "telegram",
+      session_key: "telegram:-100555",
       chat_id: "-100555",
       chat_name: "Ops",
       thread_id: "",
@@ -68,7 +71,7 @@ Deno.test("telegramAdapter.parse() turns a click on baton's button into a choice
       message_id: "99",
     },
     reply: { platform: "telegram", chat_id: -100555 },
-    sender: { user: "43", name: "bob", direct: false },
+    sender: { platform: "telegram", user: "43", name: "bob", direct: false },
     handle: "cbq-1",
   });
   const topic = choiceOf(tgParse(tgClick(ONCE, { message_thread_id: 8, is_topic_message: true })));
@@ -117,13 +120,13 @@ Deno.test("telegramAdapter.send() puts a notice's choices in an inline keyboard;
 
     const answer = await telegramAdapter.answerChoice!(
       choiceOf(tgParse(tgClick(ONCE))),
-      "Not yours",
+      { kind: "not_yours" },
       TG_ENV,
     );
     assertEquals(answer, { status: 200, body: { ok: true } });
     assertEquals([calls[2].url, calls[2].body], [
       `http://tg.test/bot${TG_TOKEN}/answerCallbackQuery`,
-      { callback_query_id: "cbq-1", text: "Not yours" },
+      { callback_query_id: "cbq-1", text: approvalClickText({ kind: "not_yours" }) },
     ]);
   });
 });
@@ -163,6 +166,8 @@ Deno.test("slackAdapter.parse() turns a block_actions click into a choice by use
     deliveryKey: "slack:click:C1:1700000000.000200:1700000001.1",
     data: ONCE,
     context: {
+      platform: "slack",
+      session_key: "slack:T1:C1:1700000000.000100",
       chat_id: "C1",
       chat_name: "",
       thread_id: "1700000000.000100",
@@ -171,7 +176,7 @@ Deno.test("slackAdapter.parse() turns a block_actions click into a choice by use
       message_id: "1700000000.000200",
     },
     reply: { platform: "slack", channel: "C1", thread_ts: "1700000000.000100" },
-    sender: { user: "T1/U2", name: "bob", direct: false },
+    sender: { platform: "slack", user: "T1/U2", name: "bob", direct: false },
   });
   const dm = await slackParse(slackClick(ONCE, {
     channel: { id: "D1" },
@@ -205,14 +210,14 @@ Deno.test("slackAdapter.send() shows a notice's choices as block buttons; answer
     assertStrictEquals(calls[1].body.blocks, undefined);
 
     const choice = choiceOf(await slackParse(slackClick(ONCE)));
-    assertEquals(await slackAdapter.answerChoice!(choice, "Not yours", env), {
+    assertEquals(await slackAdapter.answerChoice!(choice, { kind: "not_yours" }, env), {
       status: 200,
       body: {},
     });
     assertEquals([calls[2].url, calls[2].body], ["http://slack.test/api/chat.postEphemeral", {
       channel: "C1",
       user: "U2",
-      text: "Not yours",
+      text: approvalClickText({ kind: "not_yours" }),
       thread_ts: "1700000000.000100",
     }]);
   });
@@ -247,6 +252,8 @@ Deno.test("discordAdapter.parse() turns a component interaction on baton's butto
     deliveryKey: "discord:1800000000000000001",
     data: ONCE,
     context: {
+      platform: "discord",
+      session_key: "discord:1300000000000000001",
       chat_id: "1300000000000000001",
       chat_name: "",
       thread_id: "",
@@ -255,7 +262,7 @@ Deno.test("discordAdapter.parse() turns a component interaction on baton's butto
       message_id: "1900000000000000001",
     },
     reply: { platform: "discord", application_id: APP_ID, token: DISCORD_TOKEN },
-    sender: { user: "1500000000000000002", name: "Bob", direct: false },
+    sender: { platform: "discord", user: "1500000000000000002", name: "Bob", direct: false },
   });
   const inDm = choiceOf(
     await discordParse(component(ONCE, {
@@ -290,8 +297,8 @@ Deno.test("discordAdapter.send() puts a notice's choices in an action row; answe
     }]);
   });
   const choice = choiceOf(await discordParse(component(ONCE)));
-  assertEquals(await discordAdapter.answerChoice!(choice, "Not yours", env), {
+  assertEquals(await discordAdapter.answerChoice!(choice, { kind: "not_yours" }, env), {
     status: 200,
-    body: { type: 4, data: { content: "Not yours", flags: 64 } },
+    body: { type: 4, data: { content: approvalClickText({ kind: "not_yours" }), flags: 64 } },
   });
 });

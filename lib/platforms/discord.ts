@@ -11,6 +11,7 @@ import {
   type RawRequest,
   type SendResult,
 } from "../platform.ts";
+import { approvalClickText } from "../session_commands.ts";
 import {
   apiRoot,
   bodyRetryAfter,
@@ -22,6 +23,7 @@ import {
   timestampProblem,
   withPrefix,
 } from "./_kit.ts";
+import { platformEvent } from "./_platform_event.ts";
 import { log } from "../log.ts";
 
 const _API_ROOT = "https://discord.com/api/v10";
@@ -193,7 +195,7 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
   if (text === null) return _notice(DISCORD_NO_TEXT_NOTICE);
   return {
     kind: "message",
-    message: {
+    message: platformEvent("discord", {
       sessionKey: `discord:${chatId}`,
       deliveryKey: `discord:${interaction.id}`,
       text,
@@ -217,7 +219,7 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
         direct: guild_id === undefined && member === undefined &&
           (context === undefined ? channel?.type !== 3 : context === 1),
       },
-    },
+    }),
     ack: { status: 200, body: { type: 5 } },
   };
 }
@@ -254,7 +256,7 @@ function _parseComponent(
   const name = clicker.global_name || clicker.username;
   return {
     kind: "choice",
-    choice: {
+    choice: platformEvent("discord", {
       sessionKey: `discord:${chatId}`,
       deliveryKey: `discord:${id}`,
       data: data.custom_id,
@@ -273,7 +275,7 @@ function _parseComponent(
         name,
         direct: guild_id === undefined && member === undefined,
       },
-    },
+    }),
   };
 }
 
@@ -389,5 +391,6 @@ export const discordAdapter: PlatformAdapter<DiscordTarget> = {
     if (text !== null) await _editOriginal(target, text, env);
   },
   // The clicker alone sees the answer (an ephemeral message), the question stays as it is.
-  answerChoice: (_choice, content) => Promise.resolve({ status: 200, body: _ephemeral(content) }),
+  answerChoice: (_choice, answer) =>
+    Promise.resolve({ status: 200, body: _ephemeral(approvalClickText(answer)) }),
 };

@@ -478,7 +478,12 @@ Deno.test("discordAdapter.parse() takes a guild slash command's author from memb
   assertEquals(message.deliveryKey, `discord:${guildCommand.id}`);
   assertEquals(message.context.user_id, alice.id);
   assertEquals(message.context.chat_name, "general");
-  assertEquals(message.sender, { user: alice.id, name: "Alice", direct: false });
+  assertEquals(message.sender, {
+    platform: "discord",
+    user: alice.id,
+    name: "Alice",
+    direct: false,
+  });
   assertEquals(message.reply, { platform: "discord", application_id: APP_ID, token: TOKEN });
   assertResponse(InteractionType.ApplicationCommand, ack!.body);
   assertEquals(ack!.body, { type: InteractionResponseType.DeferredChannelMessageWithSource });
@@ -489,7 +494,12 @@ Deno.test("discordAdapter.parse() takes a DM slash command's author from user, a
   assert(ingress.kind === "message", JSON.stringify(ingress));
   assertEquals(ingress.message.text, "in private");
   assertEquals(ingress.message.sessionKey, `discord:${DM_CHANNEL}`);
-  assertEquals(ingress.message.sender, { user: alice.id, name: "Alice", direct: true });
+  assertEquals(ingress.message.sender, {
+    platform: "discord",
+    user: alice.id,
+    name: "Alice",
+    direct: true,
+  });
 });
 
 Deno.test("discordAdapter.parse() answers a command without text with an ephemeral APIInteractionResponse", async () => {
@@ -511,8 +521,17 @@ Deno.test("discordAdapter.parse() turns a button click from member.user into a c
   assertEquals(ingress.choice.data, "bt:a:3:0badcafe:o");
   assertEquals(ingress.choice.sessionKey, `discord:${CHANNEL}`);
   assertEquals(ingress.choice.context.message_id, question.id);
-  assertEquals(ingress.choice.sender, { user: alice.id, name: "Alice", direct: false });
-  const answer = await discordAdapter.answerChoice!(ingress.choice, "Approved", ENV);
+  assertEquals(ingress.choice.sender, {
+    platform: "discord",
+    user: alice.id,
+    name: "Alice",
+    direct: false,
+  });
+  const answer = await discordAdapter.answerChoice!(ingress.choice, {
+    kind: "answered",
+    tool: "session_info",
+    choice: "once",
+  }, ENV);
   assertEquals(answer.status, 200);
   assertResponse(InteractionType.MessageComponent, answer.body);
   // Someone else's button on a message of baton's: acknowledged without a change.

@@ -58,6 +58,8 @@ Deno.test("discordAdapter.parse() turns a slash command's string option into a m
       deliveryKey: "discord:1200000000000000001",
       text: "hello there",
       context: {
+        platform: "discord",
+        session_key: "discord:1300000000000000001",
         chat_id: "1300000000000000001",
         chat_name: "general",
         thread_id: "",
@@ -66,7 +68,7 @@ Deno.test("discordAdapter.parse() turns a slash command's string option into a m
         message_id: "1200000000000000001",
       },
       reply: { platform: "discord", application_id: APP_ID, token: TOKEN },
-      sender: { user: "1500000000000000001", name: "Ada L.", direct: false },
+      sender: { platform: "discord", user: "1500000000000000001", name: "Ada L.", direct: false },
     },
     ack: { status: 200, body: { type: 5 } },
   });
@@ -117,6 +119,8 @@ Deno.test("discordAdapter.parse() reads a DM user and falls back to username and
   });
   const message = messageOf(await parse(payload));
   assertEquals(message.context, {
+    platform: "discord",
+    session_key: "discord:1300000000000000001",
     chat_id: "1300000000000000001",
     chat_name: "",
     thread_id: "",
@@ -209,6 +213,7 @@ Deno.test("discordAdapter.parse() calls the bot's DM direct, and a server or gro
     context: 1,
   });
   assertEquals(messageOf(await parse(dm)).sender, {
+    platform: "discord",
     user: "1500000000000000002",
     name: "bob",
     direct: true,

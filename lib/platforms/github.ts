@@ -27,6 +27,7 @@ import {
   sendRequest,
   type WaitSource,
 } from "./_kit.ts";
+import { platformEvent } from "./_platform_event.ts";
 import { keyMemoryFor, olderThanHorizon } from "./_replay_horizon.ts";
 
 const _SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
@@ -47,6 +48,8 @@ const _MARKER_ROOM = 64;
  * the longer, as `GITHUB_API_ROOT` may name a GHES. Its comment id is remembered as long.
  */
 const _EVENT_HORIZON_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long a message's delivery key is remembered: as long as the horizon lets it in. */
+const _KEY_MEMORY_MS = keyMemoryFor(_EVENT_HORIZON_MS);
 
 const _ping = z.looseObject({ zen: z.string().optional() });
 
@@ -258,12 +261,13 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
     const reply: GithubTarget = { platform: "github", repo, issue: issue.number };
     return {
       kind: "message",
-      message: {
+      message: platformEvent("github", {
         sessionKey: `github:${repo}#${issue.number}`,
         // What GitHub signs, not X-GitHub-Delivery (a header outside the signature: one captured
         // comment resent under fresh ids would run each time): the comment and what happened to it,
-        // remembered as long as the horizon above lets it in (keyMemoryMs).
+        // remembered as long as the horizon above lets it in, past the inbox's day.
         deliveryKey: `github:comment:${comment.id}:${action}`,
+        keyMemoryMs: _KEY_MEMORY_MS,
         text: answer ?? comment.body,
         context: {
           chat_id: repo,
@@ -281,12 +285,10 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
           direct: false,
           ...(comment.author_association ? { association: comment.author_association } : {}),
         },
-      },
+      }),
     };
   },
 
-  // Comment ids kept for as long as a delivery can be redelivered, past the inbox's day.
-  keyMemoryMs: keyMemoryFor(_EVENT_HORIZON_MS),
   send: _postComment,
   findPart: _findPart,
 };

@@ -167,6 +167,8 @@ Deno.test("githubAdapter.parse() turns each published issue_comment created samp
     assertStrictEquals(message.text, event.comment.body);
     assertEquals(message.reply, { platform: "github", repo, issue: event.issue.number });
     assertEquals(message.context, {
+      platform: "github",
+      session_key: `github:${repo}#${event.issue.number}`,
       chat_id: repo,
       chat_name: repo,
       thread_id: String(event.issue.number),
@@ -175,6 +177,7 @@ Deno.test("githubAdapter.parse() turns each published issue_comment created samp
       message_id: String(event.comment.id),
     });
     assertEquals(message.sender, {
+      platform: "github",
       user: event.comment.user.login,
       name: event.comment.user.login,
       direct: false,

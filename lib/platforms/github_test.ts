@@ -132,8 +132,12 @@ Deno.test("githubAdapter.parse() turns a created comment mentioning the bot into
     message: {
       sessionKey: "github:octo-org/hello-world#42",
       deliveryKey: "github:comment:9001:created",
+      // Seven days of redelivery and the hour a clock may be ahead.
+      keyMemoryMs: (7 * 24 + 1) * 60 * 60 * 1000,
       text: "@batonbot why is CI red?",
       context: {
+        platform: "github",
+        session_key: "github:octo-org/hello-world#42",
         chat_id: "octo-org/hello-world",
         chat_name: "octo-org/hello-world",
         thread_id: "42",
@@ -142,7 +146,7 @@ Deno.test("githubAdapter.parse() turns a created comment mentioning the bot into
         message_id: "9001",
       },
       reply: { platform: "github", repo: "octo-org/hello-world", issue: 42 },
-      sender: { user: "octocat", name: "octocat", direct: false },
+      sender: { platform: "github", user: "octocat", name: "octocat", direct: false },
     },
   });
 });
@@ -283,7 +287,9 @@ Deno.test("githubAdapter.parse() refuses a comment older than GitHub's 7 days of
   }
   // The comment's id and action are remembered as long, past the inbox's day (and an hour more,
   // for GitHub's clock ahead of baton's).
-  assert((githubAdapter.keyMemoryMs ?? 0) >= 7 * day + 60 * 60_000);
+  const fresh = parseComment(aged(0));
+  assert(fresh.kind === "message");
+  assert((fresh.message.keyMemoryMs ?? 0) >= 7 * day + 60 * 60_000);
 });
 
 function send(text = "hello"): Promise<SendResult> {
@@ -377,6 +383,7 @@ Deno.test("githubAdapter.parse() names the author and their author_association, 
   const ingress = parseComment(commentPayload({ login: "OctoCat", association: "COLLABORATOR" }));
   assert(ingress.kind === "message");
   assertEquals(ingress.message.sender, {
+    platform: "github",
     user: "OctoCat",
     name: "OctoCat",
     direct: false,

@@ -6,6 +6,7 @@ import { googleChatAdapter, type GoogleChatTarget } from "./google_chat.ts";
 import { resetJwtCaches } from "./_jwt.ts";
 import { testServiceAccount } from "./_jwt_fixtures.ts";
 import { withFetch } from "./_fetch_stub.ts";
+import { approvalClickText } from "../session_commands.ts";
 
 const TOKEN_URL = "http://oauth2.chat.test/token";
 const ENV = {
@@ -101,6 +102,8 @@ Deno.test("googleChatAdapter.parse() turns a CARD_CLICKED on baton's button into
     deliveryKey: `google-chat:click:${CARD}:users/2222:2026-11-23T08:00:05.123456Z`,
     data: ONCE,
     context: {
+      platform: "google-chat",
+      session_key: `google-chat:${THREAD}`,
       chat_id: ROOM,
       chat_name: "Team room",
       thread_id: THREAD,
@@ -109,7 +112,7 @@ Deno.test("googleChatAdapter.parse() turns a CARD_CLICKED on baton's button into
       message_id: CARD,
     },
     reply: { platform: "google-chat", space: ROOM, thread: THREAD },
-    sender: { user: "users/2222", name: "Alan Turing", direct: false },
+    sender: { platform: "google-chat", user: "users/2222", name: "Alan Turing", direct: false },
   });
   // Only the older `action` fields (no `common`): the same choice.
   const legacy = choiceOf(parse(click(ONCE, { common: undefined })));
@@ -157,11 +160,11 @@ Deno.test("googleChatAdapter.parse() acknowledges clicks that are not baton's wi
 
 Deno.test("googleChatAdapter.answerChoice() answers in the webhook's response: a new message only the clicker sees in a space", async () => {
   const inRoom = choiceOf(parse(click(ONCE)));
-  assertEquals(await googleChatAdapter.answerChoice!(inRoom, "Not yours", ENV), {
+  assertEquals(await googleChatAdapter.answerChoice!(inRoom, { kind: "not_yours" }, ENV), {
     status: 200,
     body: {
       actionResponse: { type: "NEW_MESSAGE" },
-      text: "Not yours",
+      text: approvalClickText({ kind: "not_yours" }),
       privateMessageViewer: { name: "users/2222" },
     },
   });
@@ -169,10 +172,17 @@ Deno.test("googleChatAdapter.answerChoice() answers in the webhook's response: a
     space: { name: "spaces/AAAAdm0001", type: "DM" },
     message: { name: "spaces/AAAAdm0001/messages/c.c" },
   })));
-  assertEquals(await googleChatAdapter.answerChoice!(inDm, "Approved: session_info", ENV), {
-    status: 200,
-    body: { actionResponse: { type: "NEW_MESSAGE" }, text: "Approved: session_info" },
-  });
+  assertEquals(
+    await googleChatAdapter.answerChoice!(inDm, {
+      kind: "answered",
+      tool: "session_info",
+      choice: "once",
+    }, ENV),
+    {
+      status: 200,
+      body: { actionResponse: { type: "NEW_MESSAGE" }, text: "Approved: session_info" },
+    },
+  );
   // Chat has no typing indicator an app can set.
   assertStrictEquals(googleChatAdapter.typing, undefined);
 });

@@ -1,6 +1,6 @@
 // Google Chat's approval buttons: the card under a question, what a click invokes, and the click's private answer (as a Chat API app's message or in a Workspace add-on's envelope); runtime-neutral.
 import type { Choice, PlatformChoice } from "../platform.ts";
-import type { GoogleChatTarget } from "./google_chat_events.ts";
+import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 
 /**
  * What a button of baton's invokes: the function (for an HTTP app, a name the app reads back) and
@@ -55,9 +55,10 @@ export function googleChatCards(
  * googleworkspace/add-ons-samples node/chat/contact-form-app); an add-on has no `actionResponse`.
  */
 export function answerGoogleChatChoice(
-  choice: PlatformChoice<GoogleChatTarget>,
-  text: string,
+  choice: Pick<PlatformChoice, "sender" | "handle">,
+  answer: ClickAnswer,
 ): Promise<{ status: number; body: unknown }> {
+  const text = approvalClickText(answer);
   const viewer = choice.sender.direct ? {} : { privateMessageViewer: { name: choice.sender.user } };
   if (choice.handle === GOOGLE_CHAT_ADD_ON) {
     return Promise.resolve({

@@ -21,6 +21,7 @@ import {
 } from "./_jwt_fixtures.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { assertDeclaredKeys, type KeyTable } from "./_conformance.ts";
+import { approvalClickText } from "../session_commands.ts";
 
 const PROJECT = "123456789012";
 const ENDPOINT = "https://baton.example.com/webhooks/google-chat";
@@ -638,7 +639,11 @@ Deno.test("googleChatAdapter.answerChoice() answers a click with a Message the s
   const [choice] = approvalButtons(7, "call_abc");
   const click = parse(cardClicked(choice.data));
   assert(click.kind === "choice");
-  const answer = await googleChatAdapter.answerChoice!(click.choice, "Not yours.", OUT_ENV);
+  const answer = await googleChatAdapter.answerChoice!(
+    click.choice,
+    { kind: "not_yours" },
+    OUT_ENV,
+  );
   const body = answer.body as chat_v1.Schema$Message;
   assertDeclaredKeys<chat_v1.Schema$Message>("answer", body, MESSAGE_KEYS, ["text"]);
   assertDeclaredKeys("actionResponse", body.actionResponse, ACTION_RESPONSE_KEYS, ["type"]);
@@ -874,7 +879,11 @@ Deno.test("googleChatAdapter.answerChoice() answers an add-on's click in the add
   const [choice] = approvalButtons(7, "call_abc");
   const click = parse(addOnOf(cardClicked(choice.data)));
   assert(click.kind === "choice");
-  const answer = await googleChatAdapter.answerChoice!(click.choice, "Not yours.", ADD_ON_ENV);
+  const answer = await googleChatAdapter.answerChoice!(
+    click.choice,
+    { kind: "not_yours" },
+    ADD_ON_ENV,
+  );
   assertStrictEquals(answer.status, 200);
   const body = answer.body as {
     hostAppDataAction?: { chatDataAction?: { createMessageAction?: { message?: unknown } } };
@@ -885,7 +894,7 @@ Deno.test("googleChatAdapter.answerChoice() answers an add-on's click in the add
   const message = body.hostAppDataAction!.chatDataAction!.createMessageAction!.message;
   assertDeclaredKeys<chat_v1.Schema$Message>("add-on answer", message, MESSAGE_KEYS, ["text"]);
   const typed = message as chat_v1.Schema$Message;
-  assertStrictEquals(typed.text, "Not yours.");
+  assertStrictEquals(typed.text, approvalClickText({ kind: "not_yours" }));
   // An add-on's message has no actionResponse; in a space only the clicker sees it.
   assertStrictEquals(typed.actionResponse, undefined);
   assertDeclaredKeys("privateMessageViewer", typed.privateMessageViewer, USER_KEYS, ["name"]);

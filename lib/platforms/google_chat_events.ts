@@ -9,6 +9,7 @@ import {
   type WebhookAnswer,
 } from "../platform.ts";
 import { jsonField } from "./_kit.ts";
+import { platformEvent } from "./_platform_event.ts";
 import { GOOGLE_CHAT_ADD_ON, GOOGLE_CHAT_CHOICE } from "./google_chat_cards.ts";
 
 const _SPACE = /^spaces\/[A-Za-z0-9_-]{1,128}$/;
@@ -178,7 +179,7 @@ function _origin(
   const direct = _isDirect(space);
   const thread = message.thread?.name;
   const name = user.displayName || user.name;
-  return {
+  return platformEvent("google-chat", {
     sessionKey: _sessionKey(space.name, direct, thread),
     context: {
       chat_id: space.name,
@@ -190,7 +191,7 @@ function _origin(
     },
     reply: { platform: "google-chat" as const, space: space.name, ...(thread ? { thread } : {}) },
     sender: { user: user.name, name, direct },
-  };
+  });
 }
 
 /** Whether a space is a direct message with the app. */

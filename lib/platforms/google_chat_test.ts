@@ -164,7 +164,12 @@ Deno.test("googleChatAdapter.parse() takes a DM's message: one session per DM, d
   assertStrictEquals(message.text, "hello");
   assertStrictEquals(message.sessionKey, "google-chat:spaces/AAAAdm0001");
   assertStrictEquals(message.deliveryKey, "google-chat:spaces/AAAAdm0001/messages/msg0001.msg0001");
-  assertEquals(message.sender, { user: "users/1111", name: "Grace Hopper", direct: true });
+  assertEquals(message.sender, {
+    platform: "google-chat",
+    user: "users/1111",
+    name: "Grace Hopper",
+    direct: true,
+  });
   assertEquals(message.reply, {
     platform: "google-chat",
     space: "spaces/AAAAdm0001",

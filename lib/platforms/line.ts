@@ -12,6 +12,7 @@ import {
   type PlatformMessage,
   type SendResult,
 } from "../platform.ts";
+import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import {
   apiRoot,
   batchIngress,
@@ -28,6 +29,7 @@ import {
   type SendOptions,
   sendRequest,
 } from "./_kit.ts";
+import { platformEvent } from "./_platform_event.ts";
 import { log } from "../log.ts";
 import { olderThanHorizon, REPLAY_HORIZON_MS } from "./_replay_horizon.ts";
 
@@ -153,7 +155,7 @@ function _author(
     : source.type === "group"
     ? source.groupId
     : source.roomId;
-  return {
+  return platformEvent("line", {
     sessionKey: `line:${source.type}:${chat}`,
     // Redeliveries (`deliveryContext.isRedelivery`) keep the event's id: one turn either way, while
     // the inbox remembers it (the horizon above refuses the event once it may not).
@@ -168,7 +170,7 @@ function _author(
     },
     reply: { platform: "line", to: chat },
     sender: { user, name: user, direct: source.type === "user" },
-  };
+  });
 }
 
 /**
@@ -316,15 +318,15 @@ function _quickReply(choices: readonly Choice[]) {
  */
 async function _answerChoice(
   choice: PlatformChoice<LineTarget>,
-  text: string,
+  answer: ClickAnswer,
   env: PlatformEnv,
 ): Promise<{ status: number; body: unknown }> {
-  if (choice.handle && clickNoticeDue(text)) {
+  if (choice.handle && clickNoticeDue(answer)) {
     const result = await _call(
       "/v2/bot/message/reply",
       {
         replyToken: choice.handle,
-        messages: [{ type: "text", text }],
+        messages: [{ type: "text", text: approvalClickText(answer) }],
       },
       env,
       { leaving: undefined },

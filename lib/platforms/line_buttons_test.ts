@@ -2,7 +2,7 @@
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
 import { type Ingress, PayloadError, type PlatformChoice } from "../platform.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { approvalClickText } from "../session_commands.ts";
+import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import { lineAdapter, type LineTarget, signLinePayload } from "./line.ts";
 import { withFetch } from "./_fetch_stub.ts";
 
@@ -73,6 +73,8 @@ Deno.test("lineAdapter.parse() turns a postback of baton's quick reply into a ch
     deliveryKey: "line:01FZ74A0TDDPYRVKNK77XKC3ZR",
     data: ONCE,
     context: {
+      platform: "line",
+      session_key: `line:user:${USER}`,
       chat_id: USER,
       chat_name: "",
       thread_id: "",
@@ -81,7 +83,7 @@ Deno.test("lineAdapter.parse() turns a postback of baton's quick reply into a ch
       message_id: "01FZ74A0TDDPYRVKNK77XKC3ZR",
     },
     reply: { platform: "line", to: USER },
-    sender: { user: USER, name: USER, direct: true },
+    sender: { platform: "line", user: USER, name: USER, direct: true },
     handle: "b60d432864f44d079f6d8efe86cf404b",
   });
   const message = await parse([text("hi", "01FZ74A0TDDPYRVKNK77XKC3ZR")]);
@@ -98,7 +100,7 @@ Deno.test("lineAdapter.parse() keys a group's postback by the group, from its us
   assertEquals([choice.sessionKey, choice.reply, choice.sender], [
     `line:group:${GROUP}`,
     { platform: "line", to: GROUP },
-    { user: USER, name: USER, direct: false },
+    { platform: "line", user: USER, name: USER, direct: false },
   ]);
 });
 
@@ -161,16 +163,21 @@ Deno.test("lineAdapter.send() attaches a question's choices as postback quick re
 Deno.test("lineAdapter.answerChoice() replies with the postback's token only what a click that did nothing must say", async () => {
   const choice = choiceOf(await parse([postback(ONCE)]));
   const notYours = approvalClickText({ kind: "not_yours" });
+  const answers: ClickAnswer[] = [
+    { kind: "answered", tool: "session_info", choice: "once" },
+    { kind: "not_allowed" },
+    { kind: "not_yours" },
+  ];
   await withFetch(() => Response.json({}), async (calls) => {
-    for (const text of ["Approved: session_info", "Not allowed", notYours]) {
-      assertEquals(await lineAdapter.answerChoice!(choice, text, ENV), {
+    for (const answer of answers) {
+      assertEquals(await lineAdapter.answerChoice!(choice, answer, ENV), {
         status: 200,
         body: { ok: true },
       });
     }
     // A redelivery has no token: its first delivery was answered.
     const { handle: _, ...redelivered } = choice;
-    await lineAdapter.answerChoice!(redelivered, "Already answered", ENV);
+    await lineAdapter.answerChoice!(redelivered, { kind: "not_pending" }, ENV);
     assertStrictEquals(calls.length, 1);
     assertEquals([calls[0].url, calls[0].body], [
       "http://line.test/v2/bot/message/reply",
@@ -187,7 +194,10 @@ Deno.test("lineAdapter.answerChoice() replies with the postback's token only wha
   await withFetch(
     () => Response.json({ message: "Invalid reply token" }, { status: 400 }),
     async () => {
-      assertStrictEquals((await lineAdapter.answerChoice!(choice, notYours, ENV)).status, 200);
+      assertStrictEquals(
+        (await lineAdapter.answerChoice!(choice, { kind: "not_yours" }, ENV)).status,
+        200,
+      );
     },
   );
 });

@@ -4,7 +4,6 @@ import { messagingApi, validateSignature, webhook } from "@line/bot-sdk";
 import { type PlatformEnv, type RawRequest, RESEND_NOTE } from "../platform.ts";
 import { PART_ROOM } from "../reply_channel.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { approvalClickText } from "../session_commands.ts";
 import { splitMessage } from "../split_message.ts";
 import { lineAdapter, type LineTarget, signLinePayload } from "./line.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
@@ -110,6 +109,8 @@ Deno.test("lineAdapter.parse() turns a webhook.MessageEvent from a user into a d
     deliveryKey: `line:${event.webhookEventId}`,
     text: "What's the weather?",
     context: {
+      platform: "line",
+      session_key: `line:user:${USER}`,
       chat_id: USER,
       chat_name: "",
       thread_id: "",
@@ -118,7 +119,7 @@ Deno.test("lineAdapter.parse() turns a webhook.MessageEvent from a user into a d
       message_id: event.message.id,
     },
     reply: { platform: "line", to: USER },
-    sender: { user: USER, name: USER, direct: true },
+    sender: { platform: "line", user: USER, name: USER, direct: true },
   });
 });
 
@@ -372,20 +373,22 @@ Deno.test("lineAdapter.answerChoice() replies with a ReplyMessageRequest as Mess
     deliveryKey: "line:01HX",
     data: approvalButtons(1, "c")[0].data,
     context: {
+      platform: "line",
       chat_id: GROUP,
       chat_name: "",
       thread_id: "",
       user_id: OTHER,
       user_name: OTHER,
+      session_key: `line:group:${GROUP}`,
       message_id: "01HX",
     },
     reply: { platform: "line" as const, to: GROUP },
-    sender: { user: OTHER, name: OTHER, direct: false },
+    sender: { platform: "line", user: OTHER, name: OTHER, direct: false },
     handle: "b60d432864f44d079f6d8efe86cf404b",
   };
   let ours: FetchCall | undefined;
   await withFetch(() => Response.json({ sentMessages: [] }), async (calls) => {
-    await lineAdapter.answerChoice!(choice, approvalClickText({ kind: "not_yours" }), ENV);
+    await lineAdapter.answerChoice!(choice, { kind: "not_yours" }, ENV);
     ours = calls[0];
   });
   assert(ours, "a click that did nothing is answered in the chat");

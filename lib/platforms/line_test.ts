@@ -114,6 +114,8 @@ Deno.test("lineAdapter.parse() turns a 1:1 text message into a turn keyed by web
       deliveryKey: "line:01H810YECXQQZ37VAXPF6H9E6T",
       text: "hello bot",
       context: {
+        platform: "line",
+        session_key: `line:user:${USER}`,
         chat_id: USER,
         chat_name: "",
         thread_id: "",
@@ -122,7 +124,7 @@ Deno.test("lineAdapter.parse() turns a 1:1 text message into a turn keyed by web
         message_id: (event.message as { id: string }).id,
       },
       reply: { platform: "line", to: USER },
-      sender: { user: USER, name: USER, direct: true },
+      sender: { platform: "line", user: USER, name: USER, direct: true },
     },
   });
 });

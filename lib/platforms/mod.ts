@@ -1,6 +1,7 @@
 // The table of chat-platform adapters, one file each; runtime-neutral.
 import type { PlatformAdapter } from "../platform.ts";
 import { discordAdapter } from "./discord.ts";
+import { genericAdapter } from "./generic.ts";
 import { githubAdapter } from "./github.ts";
 import { googleChatAdapter } from "./google_chat.ts";
 import { lineAdapter } from "./line.ts";
@@ -10,7 +11,10 @@ import { telegramAdapter } from "./telegram.ts";
 import { twilioAdapter } from "./twilio.ts";
 import { whatsappAdapter } from "./whatsapp.ts";
 
-/** Every chat platform baton serves at `POST /webhooks/<name>`. */
+/**
+ * Every webhook baton serves at `POST /webhooks/<name>`: the chat platforms, and the generic
+ * Standard Webhooks caller, whose deliveries are answered with their turn's outcome.
+ */
 export const PLATFORM_ADAPTERS: readonly PlatformAdapter[] = [
   telegramAdapter,
   slackAdapter,
@@ -21,4 +25,5 @@ export const PLATFORM_ADAPTERS: readonly PlatformAdapter[] = [
   twilioAdapter,
   teamsAdapter,
   googleChatAdapter,
+  genericAdapter,
 ];

@@ -10,6 +10,7 @@ import {
   type PlatformEnv,
   type RawRequest,
 } from "../platform.ts";
+import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import {
   decodeHex,
   encodeHex,
@@ -23,8 +24,10 @@ import {
   timestampProblem,
   withPrefix,
 } from "./_kit.ts";
+import { platformEvent } from "./_platform_event.ts";
 import { findSlackPart, PART_EVENT_TYPE } from "./slack_find_part.ts";
 import { slackCall } from "./slack_call.ts";
+import { slackId, type SlackTarget, slackTarget, slackTs } from "./slack_target.ts";
 import { endSlackPreview, previewSlackReply, replacePreview } from "./slack_preview.ts";
 import { log } from "../log.ts";
 
@@ -37,8 +40,8 @@ const _urlVerification = z.looseObject({
   challenge: z.string(),
 });
 
-const _id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
-const _ts = z.string().regex(/^[0-9]{1,20}\.[0-9]{1,12}$/);
+const _id = slackId;
+const _ts = slackTs;
 
 const _eventCallback = z.looseObject({
   type: z.literal("event_callback"),
@@ -62,15 +65,7 @@ const _messageEvent = z.looseObject({
 
 type _MessageEvent = z.infer<typeof _messageEvent>;
 
-/** Where a Slack reply goes: the channel, and the thread for threaded conversations. */
-const _target = z.object({
-  platform: z.literal("slack"),
-  channel: _id,
-  thread_ts: _ts.optional(),
-});
-
-/** A Slack reply target, as stored with the message. */
-export type SlackTarget = z.infer<typeof _target>;
+export type { SlackTarget } from "./slack_target.ts";
 
 function _signedContent(timestamp: string, body: Uint8Array): Uint8Array<ArrayBuffer> {
   return withPrefix(`v0:${timestamp}:`, body);
@@ -128,7 +123,7 @@ function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarg
   };
   return {
     kind: "message",
-    message: {
+    message: platformEvent("slack", {
       sessionKey,
       deliveryKey: `slack:${event.channel}:${event.ts}`,
       text,
@@ -143,7 +138,7 @@ function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarg
       reply,
       // Slack user ids are unique within a workspace; `T…/U…` names one across workspaces.
       sender: { user: `${team}/${event.user}`, name: event.user, direct },
-    },
+    }),
   };
 }
 
@@ -184,7 +179,7 @@ function _parseInteraction(field: string | null): Ingress<SlackTarget> {
   const name = user.username ?? user.name ?? user.id;
   return {
     kind: "choice",
-    choice: {
+    choice: platformEvent("slack", {
       sessionKey,
       deliveryKey: `slack:click:${channel.id}:${message.ts}:${actions[0].action_ts ?? ""}`,
       data,
@@ -198,7 +193,7 @@ function _parseInteraction(field: string | null): Ingress<SlackTarget> {
       },
       reply: { platform: "slack", channel: channel.id, ...(thread ? { thread_ts: thread } : {}) },
       sender: { user: `${teamId}/${user.id}`, name, direct: channel.id.startsWith("D") },
-    },
+    }),
   };
 }
 
@@ -226,7 +221,7 @@ function _blocks(text: string, choices: readonly Choice[]) {
  */
 async function _answerChoice(
   choice: PlatformChoice<SlackTarget>,
-  text: string,
+  answer: ClickAnswer,
   env: PlatformEnv,
 ): Promise<{ status: number; body: unknown }> {
   const { channel, thread_ts } = choice.reply;
@@ -234,7 +229,7 @@ async function _answerChoice(
   const result = await slackCall("chat.postEphemeral", {
     channel,
     user,
-    text,
+    text: approvalClickText(answer),
     ...(thread_ts ? { thread_ts } : {}),
   }, env);
   if (!result.ok) log.warn("slack: a click was not answered", { error: result.message });
@@ -278,7 +273,7 @@ export const slackAdapter: PlatformAdapter<SlackTarget> = {
   requiredEnv: ["SLACK_SIGNING_SECRET", "SLACK_BOT_TOKEN"],
   maxMessageChars: 40000,
   asyncDelivery: false,
-  replyTarget: _target,
+  replyTarget: slackTarget,
 
   async verify(request, env) {
     // Answered unverified, as Bolt does: the probe starts nothing and the answer reveals nothing.

@@ -1,7 +1,7 @@
 // One Slack Web API call: the bot token, a JSON payload, `ok: false` read as a refusal, no secret in any message; runtime-neutral (fetch).
 import type { PlatformEnv, SendResult } from "../platform.ts";
 import { apiRoot, jsonField, type SendOptions, sendRequest } from "./_kit.ts";
-import { SLACK_DEFAULT_API_ROOT } from "./slack_find_part.ts";
+import { SLACK_DEFAULT_API_ROOT } from "./slack_target.ts";
 
 const _ERROR_CODE = /^[a-z0-9_]{1,64}$/;
 

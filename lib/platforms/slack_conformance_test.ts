@@ -263,7 +263,12 @@ Deno.test("slackAdapter verify() and parse() take an interactivity form exactly 
     channel: "C0GENERAL",
     thread_ts: "1700000000.000100",
   });
-  assertEquals(ingress.choice.sender, { user: `${TEAM}/U0ALICE`, name: "alice", direct: false });
+  assertEquals(ingress.choice.sender, {
+    platform: "slack",
+    user: `${TEAM}/U0ALICE`,
+    name: "alice",
+    direct: false,
+  });
 });
 
 Deno.test("slackAdapter verify() and parse() start nothing from an ssl_check probe, smuggled payload or not", async () => {
@@ -306,7 +311,12 @@ Deno.test("slackAdapter.parse() turns a GenericMessageEvent in a DM into an unth
   assertEquals(ingress.message.sessionKey, `slack:${TEAM}:D0DIRECT`);
   assertEquals(ingress.message.text, "hi in private");
   assertEquals(ingress.message.reply, { platform: "slack", channel: "D0DIRECT" });
-  assertEquals(ingress.message.sender, { user: `${TEAM}/U0ALICE`, name: "U0ALICE", direct: true });
+  assertEquals(ingress.message.sender, {
+    platform: "slack",
+    user: `${TEAM}/U0ALICE`,
+    name: "U0ALICE",
+    direct: true,
+  });
   const threaded: GenericMessageEvent = {
     ...directMessage,
     ts: "1700000100.000400",
@@ -804,7 +814,7 @@ Deno.test("slackAdapter.answerChoice() answers a click with chat.postEphemeral a
     sender: ingress.message.sender,
   };
   const calls = await captured(async () => {
-    await slackAdapter.answerChoice!(choice, "Approved", ENV);
+    await slackAdapter.answerChoice!(choice, { kind: "not_yours" }, ENV);
   });
   assertEquals(calls.map(methodOf), ["chat.postEphemeral"]);
   assertEquals(calls[0].body.user, "U0ALICE");

@@ -2,10 +2,7 @@
 import { z } from "zod";
 import type { PlatformEnv } from "../platform.ts";
 import { apiRoot, jsonField, readJson } from "./_kit.ts";
-import type { SlackTarget } from "./slack.ts";
-
-/** Slack's Web API root, unless `SLACK_API_ROOT` says otherwise. */
-export const SLACK_DEFAULT_API_ROOT = "https://slack.com/api";
+import { SLACK_DEFAULT_API_ROOT, type SlackTarget } from "./slack_target.ts";
 
 /** The metadata event type of every message baton posts; its payload's `part` names the part. */
 export const PART_EVENT_TYPE = "baton_part";

@@ -40,6 +40,8 @@ Deno.test("slackAdapter.parse() turns an app_mention into a threaded turn withou
     deliveryKey: "slack:C1:1700000000.000100",
     text: "hello there",
     context: {
+      platform: "slack",
+      session_key: "slack:T1:C1:1700000000.000100",
       chat_id: "C1",
       chat_name: "",
       thread_id: "1700000000.000100",
@@ -48,7 +50,7 @@ Deno.test("slackAdapter.parse() turns an app_mention into a threaded turn withou
       message_id: "1700000000.000100",
     },
     reply: { platform: "slack", channel: "C1", thread_ts: "1700000000.000100" },
-    sender: { user: "T1/U1", name: "U1", direct: false },
+    sender: { platform: "slack", user: "T1/U1", name: "U1", direct: false },
   });
 });
 
@@ -84,6 +86,8 @@ Deno.test("slackAdapter.parse() keys a direct message by the conversation and re
     deliveryKey: "slack:D1:1700000000.000200",
     text: "hi in private",
     context: {
+      platform: "slack",
+      session_key: "slack:T1:D1",
       chat_id: "D1",
       chat_name: "",
       thread_id: "",
@@ -92,7 +96,7 @@ Deno.test("slackAdapter.parse() keys a direct message by the conversation and re
       message_id: "1700000000.000200",
     },
     reply: { platform: "slack", channel: "D1" },
-    sender: { user: "T1/U1", name: "U1", direct: true },
+    sender: { platform: "slack", user: "T1/U1", name: "U1", direct: true },
   });
 });
 

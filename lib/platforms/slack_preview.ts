@@ -2,7 +2,7 @@
 import type { PartSend, PlatformEnv, PreviewResult, SendResult } from "../platform.ts";
 import { jsonField } from "./_kit.ts";
 import { slackCall } from "./slack_call.ts";
-import type { SlackTarget } from "./slack.ts";
+import type { SlackTarget } from "./slack_target.ts";
 
 /** What a preview shows under the text so far, so that nobody takes it for the finished reply. */
 export const SLACK_PREVIEW_MARK = "\n\n_… writing_";

@@ -15,7 +15,9 @@ import {
   type SendResult,
   type Unverifiable,
 } from "../platform.ts";
+import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import { detail, ignore, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
+import { platformEvent } from "./_platform_event.ts";
 import { accessToken, bearerToken, forgetAccessToken, verifyJwt } from "./_jwt.ts";
 
 const _DEFAULT_OPENID_URL = "https://login.botframework.com/v1/.well-known/openidconfiguration";
@@ -80,11 +82,6 @@ const _CHOICE_KEY = "baton_choice";
  * web and mobile) renders.
  */
 const _CARD_VERSION = "1.2";
-/**
- * The judged texts a clicker is told in the conversation (see `_answerChoice`): only a click that
- * was refused for who made it ("Not yours…", `approvalClickText`).
- */
-const _TOLD = /^Not yours\b/;
 
 function _tokenUrl(env: PlatformEnv): string {
   const tenant = (env.TEAMS_TENANT_ID ?? "").trim() || "botframework.com";
@@ -164,7 +161,7 @@ function _parse(body: Uint8Array): Ingress<TeamsTarget> {
   const { user, name } = _person(from);
   return {
     kind: "message",
-    message: {
+    message: platformEvent("teams", {
       // A channel's conversation id names the thread (`…;messageid=…`): one session per thread.
       sessionKey: `teams:${conversation.id}`,
       // Activity ids are unique within a conversation; Teams resends with the same one.
@@ -185,7 +182,7 @@ function _parse(body: Uint8Array): Ingress<TeamsTarget> {
         replyTo: activity.id,
       },
       sender: { user, name, direct },
-    },
+    }),
   };
 }
 
@@ -218,7 +215,7 @@ function _parseClick(activity: _Activity): Ingress<TeamsTarget> {
   const question = activity.replyToId ?? activity.id;
   return {
     kind: "choice",
-    choice: {
+    choice: platformEvent("teams", {
       sessionKey: `teams:${conversation.id}`,
       // Each click is an activity of its own; Teams resends one with the same id.
       deliveryKey: `teams:click:${conversation.id}:${activity.id}`,
@@ -238,7 +235,7 @@ function _parseClick(activity: _Activity): Ingress<TeamsTarget> {
         replyTo: question,
       },
       sender: { user, name, direct: _isDirect(activity) },
-    },
+    }),
   };
 }
 
@@ -350,13 +347,13 @@ async function _post(
  */
 async function _answerChoice(
   choice: PlatformChoice<TeamsTarget>,
-  text: string,
+  answer: ClickAnswer,
   env: PlatformEnv,
 ): Promise<{ status: number; body: unknown }> {
-  if (_TOLD.test(text)) {
+  if (answer.kind === "not_yours") {
     const activity = {
       type: "message",
-      text: `${choice.sender.name}: ${text}`,
+      text: `${choice.sender.name}: ${approvalClickText(answer)}`,
       ...(choice.reply.replyTo ? { replyToId: choice.reply.replyTo } : {}),
     };
     const result = await _post(choice.reply, activity, undefined, env);

@@ -2,7 +2,7 @@
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
 import { type Choice, type Ingress, PayloadError, type PlatformChoice } from "../platform.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { approvalClickText } from "../session_commands.ts";
+import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import { teamsAdapter, type TeamsTarget } from "./teams.ts";
 import { resetJwtCaches } from "./_jwt.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
@@ -119,6 +119,8 @@ Deno.test("teamsAdapter.parse() turns an Action.Submit click into a choice by th
     deliveryKey: `teams:click:${GROUP}:1700000000123`,
     data: ONCE,
     context: {
+      platform: "teams",
+      session_key: `teams:${GROUP}`,
       chat_id: GROUP,
       chat_name: "",
       thread_id: "",
@@ -132,7 +134,7 @@ Deno.test("teamsAdapter.parse() turns an Action.Submit click into a choice by th
       conversation: GROUP,
       replyTo: "1700000000050",
     },
-    sender: { user: "aad-bob-0002", name: "Bob Kahn", direct: false },
+    sender: { platform: "teams", user: "aad-bob-0002", name: "Bob Kahn", direct: false },
   });
   // A channel thread's click needs no mention; a personal chat's clicker is direct.
   const thread = "19:abc@thread.tacv2;messageid=1700000000000";
@@ -179,22 +181,22 @@ Deno.test("teamsAdapter.parse() acknowledges submits that are not baton's, and a
 Deno.test("teamsAdapter.answerChoice() tells the conversation only of a click refused as not the clicker's, and answers 200", async () => {
   resetJwtCaches();
   const choice = choiceOf(parse(click({ baton_choice: ONCE })));
-  const silent = [
-    approvalClickText({ kind: "answered", tool: "session_info", choice: "once" }),
-    approvalClickText({ kind: "answered", tool: "session_info", choice: "deny" }),
-    approvalClickText({ kind: "not_pending" }),
-    "Not allowed",
+  const silent: ClickAnswer[] = [
+    { kind: "answered", tool: "session_info", choice: "once" },
+    { kind: "answered", tool: "session_info", choice: "deny" },
+    { kind: "not_pending" },
+    { kind: "not_allowed" },
   ];
   const notYours = approvalClickText({ kind: "not_yours" });
   await withFetch(platform(), async (calls) => {
-    for (const text of silent) {
-      assertEquals(await teamsAdapter.answerChoice!(choice, text, ENV), {
+    for (const answer of silent) {
+      assertEquals(await teamsAdapter.answerChoice!(choice, answer, ENV), {
         status: 200,
         body: { ok: true },
       });
     }
     assertStrictEquals(calls.length, 0);
-    assertEquals(await teamsAdapter.answerChoice!(choice, notYours, ENV), {
+    assertEquals(await teamsAdapter.answerChoice!(choice, { kind: "not_yours" }, ENV), {
       status: 200,
       body: { ok: true },
     });
@@ -208,7 +210,7 @@ Deno.test("teamsAdapter.answerChoice() tells the conversation only of a click re
   });
   // A connector that fails leaves the click answered all the same.
   await withFetch(platform(() => new Response("{}", { status: 500 })), async () => {
-    assertEquals(await teamsAdapter.answerChoice!(choice, notYours, ENV), {
+    assertEquals(await teamsAdapter.answerChoice!(choice, { kind: "not_yours" }, ENV), {
       status: 200,
       body: { ok: true },
     });

@@ -31,6 +31,7 @@ import { resetJwtCaches } from "./_jwt.ts";
 import { signTestJwt, type TestClaims, testSigningKey } from "./_jwt_fixtures.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { assertDeclaredKeys, type KeyTable } from "./_conformance.ts";
+import { approvalClickText } from "../session_commands.ts";
 
 const APP_ID = "8e2f1d6a-3b1c-4f0e-9a7d-5c6b4a3f2e1d";
 const PASSWORD = "teams-app-password-0123456789";
@@ -371,7 +372,12 @@ Deno.test("teamsAdapter.parse() takes schema-typed personal, group chat and chan
   const personal = parse(PERSONAL);
   assert(personal.kind === "message");
   assertStrictEquals(personal.message.text, "hello bot");
-  assertEquals(personal.message.sender, { user: "aad-ada", name: "Ada Lovelace", direct: true });
+  assertEquals(personal.message.sender, {
+    platform: "teams",
+    user: "aad-ada",
+    name: "Ada Lovelace",
+    direct: true,
+  });
   assertEquals(personal.message.reply, {
     platform: "teams",
     serviceUrl: SERVICE_URL,
@@ -635,24 +641,26 @@ Deno.test("teamsAdapter.answerChoice() posts a refused click's notice as a schem
         deliveryKey: "teams:click:x",
         data: choice.data,
         context: {
+          platform: "teams",
           chat_id: THREAD,
           chat_name: "General",
           thread_id: "",
           user_id: "aad-bob",
           user_name: "Bob Kahn",
+          session_key: `teams:${THREAD}`,
           message_id: "1700000000050",
         },
         reply: { ...TARGET, replyTo: "1700000000050" },
-        sender: { user: "aad-bob", name: "Bob Kahn", direct: false },
+        sender: { platform: "teams", user: "aad-bob", name: "Bob Kahn", direct: false },
       },
-      "Not yours to answer.",
+      { kind: "not_yours" },
       OUT_ENV,
     );
     const [post] = posts(calls);
     assertDeclaredKeys<Activity>("activity", post.body, ACTIVITY_KEYS, ["type", "text"]);
     assertEquals(post.body, {
       type: "message",
-      text: "Bob Kahn: Not yours to answer.",
+      text: `Bob Kahn: ${approvalClickText({ kind: "not_yours" })}`,
       replyToId: "1700000000050",
     });
   });

@@ -168,7 +168,12 @@ Deno.test("teamsAdapter.parse() takes a personal chat's message with its reply t
     conversation: "a:1personal-chat",
     replyTo: "1700000000001",
   });
-  assertEquals(message.sender, { user: "aad-ada-0001", name: "Ada Lovelace", direct: true });
+  assertEquals(message.sender, {
+    platform: "teams",
+    user: "aad-ada-0001",
+    name: "Ada Lovelace",
+    direct: true,
+  });
 });
 
 Deno.test("teamsAdapter.parse() takes a channel message that mentions the bot, the mention removed, one session per thread", () => {

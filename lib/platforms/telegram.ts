@@ -13,6 +13,7 @@ import {
   type RawRequest,
   type SendResult,
 } from "../platform.ts";
+import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import {
   apiRoot,
   constantTimeEquals,
@@ -23,6 +24,7 @@ import {
   retryAfterHeader,
   sendRequest,
 } from "./_kit.ts";
+import { platformEvent } from "./_platform_event.ts";
 import { log } from "../log.ts";
 
 const _HEADER = "X-Telegram-Bot-Api-Secret-Token";
@@ -113,7 +115,7 @@ function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress<TelegramTa
   };
   return {
     kind: "message",
-    message: {
+    message: platformEvent("telegram", {
       sessionKey,
       deliveryKey: botId ? `tg:${botId}:${update.data.update_id}` : `tg:${update.data.update_id}`,
       text,
@@ -132,7 +134,7 @@ function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress<TelegramTa
         // Older payloads lack `type`: a private chat's id is the user's, always positive.
         direct: chat.type === undefined ? chat.id > 0 : chat.type === "private",
       },
-    },
+    }),
   };
 }
 
@@ -153,7 +155,7 @@ function _parseCallback(raw: unknown): Ingress<TelegramTarget> {
   const name = from.username ?? from.first_name ?? "";
   return {
     kind: "choice",
-    choice: {
+    choice: platformEvent("telegram", {
       sessionKey: _sessionKey(chat, topic),
       deliveryKey: `tg:cb:${id}`,
       data,
@@ -176,7 +178,7 @@ function _parseCallback(raw: unknown): Ingress<TelegramTarget> {
         direct: chat.type === undefined ? chat.id > 0 : chat.type === "private",
       },
       handle: id,
-    },
+    }),
   };
 }
 
@@ -192,11 +194,6 @@ async function _sendMessage(
   part: PartSend,
   env: PlatformEnv,
 ): Promise<SendResult> {
-  const token = env.TELEGRAM_BOT_TOKEN ?? "";
-  if (!_TOKEN.test(token)) {
-    const message = "TELEGRAM_BOT_TOKEN is not a bot token of the form <id>:<secret>";
-    return { ok: false, status: 0, retryable: false, message };
-  }
   const payload: Record<string, unknown> = { chat_id: target.chat_id, text };
   if (target.message_thread_id !== undefined) payload.message_thread_id = target.message_thread_id;
   if (part.index === 0 && target.message_id !== undefined) {
@@ -206,22 +203,12 @@ async function _sendMessage(
     };
   }
   if (part.choices?.length) payload.reply_markup = _keyboard(part.choices);
-  const url = `${apiRoot(env, "TELEGRAM_API_ROOT", _DEFAULT_API_ROOT)}/bot${token}/sendMessage`;
-  return await sendRequest(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(payload),
-  }, {
-    api: "Telegram Bot API",
-    leaving: part.leaving,
-    // The token is in the URL: kept out of every message, whole or just its secret half.
-    secrets: [token, token.slice(token.indexOf(":") + 1)],
-    // The Bot API can answer 200 with {"ok": false}.
-    refused: ({ body }) => jsonField(body, "ok") === false,
-    waitFrom: [parametersRetryAfter, retryAfterHeader],
-    describe: ({ status, body }) =>
-      `Telegram sendMessage answered ${status}${detail(jsonField(body, "description"))}`,
-  });
+  return await _botCall("sendMessage", payload, env, part.leaving) ?? {
+    ok: false,
+    status: 0,
+    retryable: false,
+    message: "TELEGRAM_BOT_TOKEN is not a bot token of the form <id>:<secret>",
+  };
 }
 
 /** Inline buttons, two to a row: four choices stay readable on a phone. */
@@ -238,13 +225,13 @@ function _keyboard(choices: readonly Choice[]) {
  */
 async function _answerChoice(
   choice: PlatformChoice<TelegramTarget>,
-  text: string,
+  answer: ClickAnswer,
   env: PlatformEnv,
 ): Promise<{ status: number; body: unknown }> {
   if (choice.handle) {
     const result = await _botCall("answerCallbackQuery", {
       callback_query_id: choice.handle,
-      text: text.slice(0, 200),
+      text: approvalClickText(answer).slice(0, 200),
     }, env);
     if (result && !result.ok) {
       log.warn("telegram: a click was not answered", { error: result.message });
@@ -253,11 +240,16 @@ async function _answerChoice(
   return { status: 200, body: { ok: true } };
 }
 
-/** A Bot API call off the reply path (no part, no leaving hook); null without a usable token. */
+/**
+ * The one way to the Bot API: `method` with `payload`, null without a usable token. `leaving`:
+ * a reply part's hook (see `PartSend`), absent off the reply path (presence, drafts, a click's
+ * answer).
+ */
 async function _botCall(
   method: string,
   payload: Record<string, unknown>,
   env: PlatformEnv,
+  leaving?: () => void,
 ): Promise<SendResult | null> {
   const token = env.TELEGRAM_BOT_TOKEN ?? "";
   if (!_TOKEN.test(token)) return null;
@@ -268,9 +260,14 @@ async function _botCall(
     body: JSON.stringify(payload),
   }, {
     api: "Telegram Bot API",
-    leaving: undefined,
+    leaving,
+    // The token is in the URL: kept out of every message, whole or just its secret half.
     secrets: [token, token.slice(token.indexOf(":") + 1)],
+    // The Bot API can answer 200 with {"ok": false}.
     refused: ({ body }) => jsonField(body, "ok") === false,
+    waitFrom: [parametersRetryAfter, retryAfterHeader],
+    describe: ({ status, body }) =>
+      `Telegram ${method} answered ${status}${detail(jsonField(body, "description"))}`,
   });
 }
 

@@ -289,7 +289,7 @@ Deno.test("telegramAdapter.parse() turns a private text Update into a turn reply
   assertEquals(turn.deliveryKey, "tg:123456789:5001");
   assertEquals(turn.text, "hello");
   assertEquals(turn.reply, { platform: "telegram", chat_id: 42, message_id: 70 });
-  assertEquals(turn.sender, { user: "42", name: "alice", direct: true });
+  assertEquals(turn.sender, { platform: "telegram", user: "42", name: "alice", direct: true });
 });
 
 Deno.test("telegramAdapter.parse() takes the caption of a photo and of a document", () => {
@@ -422,7 +422,7 @@ Deno.test("telegramAdapter.parse() takes a group message that mentions the bot a
   assertEquals(turn.sessionKey, `telegram:${group.id}`);
   assertEquals(turn.text, "@baton_bot what time is it?");
   assertEquals(turn.context.chat_name, "Friends");
-  assertEquals(turn.sender, { user: "42", name: "alice", direct: false });
+  assertEquals(turn.sender, { platform: "telegram", user: "42", name: "alice", direct: false });
 });
 
 Deno.test("telegramAdapter.parse() answers an anonymous admin as the group and skips channel auto-forwards", () => {
@@ -438,6 +438,7 @@ Deno.test("telegramAdapter.parse() answers an anonymous admin as the group and s
     },
   };
   assertEquals(message(anonymous).sender, {
+    platform: "telegram",
     user: String(forum.id),
     name: "Builders",
     direct: false,
@@ -483,7 +484,12 @@ Deno.test("telegramAdapter.parse() turns a callback_query on baton's button into
   assertEquals(ingress.choice.data, "bt:a:3:0badcafe:o");
   assertEquals(ingress.choice.handle, "4382bfdwdsb323b2d9");
   assertEquals(ingress.choice.deliveryKey, "tg:cb:4382bfdwdsb323b2d9");
-  assertEquals(ingress.choice.sender, { user: "42", name: "alice", direct: false });
+  assertEquals(ingress.choice.sender, {
+    platform: "telegram",
+    user: "42",
+    name: "alice",
+    direct: false,
+  });
 });
 
 Deno.test("telegramAdapter.parse() takes a click on a question Telegram no longer shows (date 0)", () => {
@@ -648,7 +654,11 @@ Deno.test("telegramAdapter.answerChoice() answers the callback query with the de
   const ingress = parse(click);
   assert(ingress.kind === "choice");
   await withFetch(OK, async (calls) => {
-    await telegramAdapter.answerChoice!(ingress.choice, "Approved ".repeat(40), ENV);
+    await telegramAdapter.answerChoice!(ingress.choice, {
+      kind: "answered",
+      tool: "t".repeat(300),
+      choice: "once",
+    }, ENV);
     assertEquals(methodOf(calls[0]), "answerCallbackQuery");
     const body = calls[0].body;
     assertDeclaredKeys<AnswerCallbackQuery>("answerCallbackQuery", body, ANSWER_CALLBACK_QUERY, [

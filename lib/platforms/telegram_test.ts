@@ -67,6 +67,8 @@ Deno.test("telegramAdapter.parse() turns a private text message into a turn", ()
       deliveryKey: "tg:123456789:1000",
       text: "hello",
       context: {
+        platform: "telegram",
+        session_key: "telegram:42",
         chat_id: "42",
         chat_name: "alice",
         thread_id: "",
@@ -75,7 +77,7 @@ Deno.test("telegramAdapter.parse() turns a private text message into a turn", ()
         message_id: "7",
       },
       reply: { platform: "telegram", chat_id: 42, message_id: 7 },
-      sender: { user: "42", name: "alice", direct: true },
+      sender: { platform: "telegram", user: "42", name: "alice", direct: true },
     },
   });
 });
@@ -94,6 +96,8 @@ Deno.test("telegramAdapter.parse() keys a forum topic message by chat and thread
   assertEquals(ingress.message.sessionKey, "telegram:-1001234567890:55");
   assertEquals(ingress.message.deliveryKey, "tg:123456789:2001");
   assertEquals(ingress.message.context, {
+    platform: "telegram",
+    session_key: "telegram:-1001234567890:55",
     chat_id: "-1001234567890",
     chat_name: "Builders",
     thread_id: "55",

@@ -21,6 +21,7 @@ import {
   retryAfterHeader,
   sendRequest,
 } from "./_kit.ts";
+import { platformEvent } from "./_platform_event.ts";
 import { UNDATED_KEY_MEMORY_MS } from "./_replay_horizon.ts";
 
 const _HEADER = "x-twilio-signature";
@@ -109,10 +110,12 @@ function _parse(body: Uint8Array, env: PlatformEnv): Ingress<TwilioTarget> {
   const name = ProfileName ?? From;
   return {
     kind: "message",
-    message: {
+    message: platformEvent("twilio", {
       sessionKey: `twilio:${To}:${From}`,
-      // Kept a month (keyMemoryMs): nothing signed says when, so no horizon can refuse a replay.
       deliveryKey: `twilio:${MessageSid}`,
+      // The signature covers the URL and the form, no time: a captured SMS verifies for ever and
+      // cannot be aged, so its MessageSid is kept a month rather than the inbox's day.
+      keyMemoryMs: UNDATED_KEY_MEMORY_MS,
       text,
       context: {
         chat_id: From,
@@ -125,7 +128,7 @@ function _parse(body: Uint8Array, env: PlatformEnv): Ingress<TwilioTarget> {
       reply: { platform: "twilio", from: To, to: From },
       // A text message is always between one person and the number.
       sender: { user: From, name, direct: true },
-    },
+    }),
   };
 }
 
@@ -210,9 +213,6 @@ export const twilioAdapter: PlatformAdapter<TwilioTarget> = {
         "to the origin Twilio calls)";
   },
   parse: (request, env) => _parse(request.body, env),
-  // The signature covers the URL and the form, no time: a captured SMS verifies for ever and
-  // cannot be aged, so its MessageSid is kept a month rather than the inbox's day.
-  keyMemoryMs: UNDATED_KEY_MEMORY_MS,
   send: _send,
 };
 

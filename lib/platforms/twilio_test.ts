@@ -136,8 +136,12 @@ Deno.test("twilioAdapter.parse() turns an incoming SMS into a turn per number pa
     message: {
       sessionKey: "twilio:+15005550006:+15551234567",
       deliveryKey: `twilio:${sid}`,
+      // Nothing signed says when: kept a month.
+      keyMemoryMs: 30 * 24 * 60 * 60 * 1000,
       text: "hello bot",
       context: {
+        platform: "twilio",
+        session_key: "twilio:+15005550006:+15551234567",
         chat_id: "+15551234567",
         chat_name: "+15551234567",
         thread_id: "",
@@ -146,7 +150,7 @@ Deno.test("twilioAdapter.parse() turns an incoming SMS into a turn per number pa
         message_id: sid,
       },
       reply: { platform: "twilio", from: "+15005550006", to: "+15551234567" },
-      sender: { user: "+15551234567", name: "+15551234567", direct: true },
+      sender: { platform: "twilio", user: "+15551234567", name: "+15551234567", direct: true },
     },
   });
 });
@@ -155,9 +159,11 @@ Deno.test("twilioAdapter remembers a MessageSid for 30 days, past the inbox's da
   // X-Twilio-Signature covers the URL and the form, neither of which says when: a captured SMS
   // verifies for ever, and nothing in it can be aged. Its key is kept a month instead of a day.
   const day = 24 * 60 * 60 * 1000;
-  assert((twilioAdapter.keyMemoryMs ?? 0) >= 30 * day);
   // Nothing to judge by time: the same SMS parses the same whenever it comes.
   const sms = twilioSms("yes", { MessageSid: "SM" + "b".repeat(32) });
+  const parsed = twilioAdapter.parse(await signed(sms), ENV);
+  assert(parsed.kind === "message");
+  assert((parsed.message.keyMemoryMs ?? 0) >= 30 * day);
   const now = twilioAdapter.parse(await signed(sms), ENV);
   const later = twilioAdapter.parse({ ...await signed(sms), nowSeconds: 1_800_000_000 }, ENV);
   assertEquals(later, now);
@@ -186,6 +192,7 @@ Deno.test("twilioAdapter.parse() keeps WhatsApp addresses and the profile name",
     to: "whatsapp:+14155238886",
   });
   assertEquals(ingress.message.sender, {
+    platform: "twilio",
     user: "whatsapp:+14155238886",
     name: "Ana",
     direct: true,

@@ -12,6 +12,7 @@ import {
   type SendResult,
   type WebhookAnswer,
 } from "../platform.ts";
+import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import {
   type Answer,
   apiRoot,
@@ -30,6 +31,7 @@ import {
   sendRequest,
   type WaitSource,
 } from "./_kit.ts";
+import { platformEvent } from "./_platform_event.ts";
 import { whatsappInteractive, whatsappTapData } from "./whatsapp_choices.ts";
 import { log } from "../log.ts";
 import { keyMemoryFor, olderThanHorizon } from "./_replay_horizon.ts";
@@ -66,6 +68,8 @@ const _META_RETRY_MS = 7 * 24 * 60 * 60 * 1000;
  * refused (131047: over 24 h since the customer last wrote), a final failure, logged.
  */
 const _EVENT_HORIZON_MS = _META_RETRY_MS;
+/** How long a message's delivery key is remembered: as long as the horizon lets it in. */
+const _KEY_MEMORY_MS = keyMemoryFor(_EVENT_HORIZON_MS);
 
 const _inbound = z.looseObject({
   from: z.string().regex(_ID),
@@ -166,7 +170,8 @@ function _parse(body: Uint8Array, env: PlatformEnv, nowSeconds: number): Ingress
         const eventMs = timestamp === undefined ? undefined : Number(timestamp) * 1000;
         if (olderThanHorizon("whatsapp", { id, eventMs }, nowSeconds, _EVENT_HORIZON_MS)) continue;
         if (type === "text" && text?.body) {
-          messages.push({ ..._author(parsed.data, value.data, ours), text: text.body });
+          const author = _author(parsed.data, value.data, ours);
+          messages.push({ ...author, keyMemoryMs: _KEY_MEMORY_MS, text: text.body });
         }
         const data = whatsappTapData(interactive);
         // Another flow's buttons or lists: acknowledged, nothing to answer.
@@ -191,7 +196,7 @@ function _author(
   const { from, id } = message;
   const contact = value.contacts?.find((c) => c.wa_id === from) ?? value.contacts?.[0];
   const name = contact?.profile?.name ?? "";
-  return {
+  return platformEvent("whatsapp", {
     sessionKey: `whatsapp:${phoneNumberId}:${from}`,
     // The message id Meta signs: a retry keeps it, so one turn while its key is remembered (the
     // horizon refuses the message once it may not be).
@@ -207,7 +212,7 @@ function _author(
     reply: { platform: "whatsapp", phone_number_id: phoneNumberId, to: from, message_id: id },
     // A Cloud API chat is always one customer and the business.
     sender: { user: from, name, direct: true },
-  };
+  });
 }
 
 /** Status callbacks start nothing; a failed one is logged by its code (a window closed, a block). */
@@ -290,10 +295,11 @@ async function _send(
  */
 async function _answerChoice(
   choice: PlatformChoice<WhatsappTarget>,
-  text: string,
+  answer: ClickAnswer,
   env: PlatformEnv,
 ): Promise<{ status: number; body: unknown }> {
-  if (clickNoticeDue(text)) {
+  if (clickNoticeDue(answer)) {
+    const text = approvalClickText(answer);
     const result = await _send(choice.reply, text, { index: 0, count: 1 }, env);
     if (!result.ok) log.warn("whatsapp: a click was not answered", { error: result.message });
   }
@@ -351,7 +357,6 @@ export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
   },
   parse: (request, env) => _parse(request.body, env, request.nowSeconds),
   // Message ids kept for as long as Meta retries, past the inbox's day.
-  keyMemoryMs: keyMemoryFor(_EVENT_HORIZON_MS),
   handshake: _handshake,
   send: _send,
   answerChoice: _answerChoice,

@@ -2,7 +2,7 @@
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
 import { type Ingress, PayloadError, type PlatformChoice, type RawRequest } from "../platform.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { approvalClickText } from "../session_commands.ts";
+import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import { signWhatsappPayload, whatsappAdapter, type WhatsappTarget } from "./whatsapp.ts";
 import { withFetch } from "./_fetch_stub.ts";
 
@@ -87,6 +87,8 @@ Deno.test("whatsappAdapter.parse() turns a tap on baton's reply button into a ch
     deliveryKey: "wa:wamid.TAP",
     data: ONCE,
     context: {
+      platform: "whatsapp",
+      session_key: `whatsapp:${PHONE_ID}:${CUSTOMER}`,
       chat_id: CUSTOMER,
       chat_name: "Sheena Nelson",
       thread_id: "",
@@ -100,12 +102,13 @@ Deno.test("whatsappAdapter.parse() turns a tap on baton's reply button into a ch
       to: CUSTOMER,
       message_id: "wamid.TAP",
     },
-    sender: { user: CUSTOMER, name: "Sheena Nelson", direct: true },
+    sender: { platform: "whatsapp", user: CUSTOMER, name: "Sheena Nelson", direct: true },
   });
   // Exactly as a text from the same customer would be bound.
   const message = await parse(notification([text("hi", "wamid.TAP")]));
   if (message.kind !== "message") throw new Error("expected a message");
-  const { text: _, ...who } = message.message;
+  // A tap is answered at once, never stored: only a text's key is remembered past the inbox's day.
+  const { text: _, keyMemoryMs: ___, ...who } = message.message;
   const { data: __, ...clicker } = choice;
   assertEquals(clicker, who);
 });
@@ -211,15 +214,14 @@ Deno.test("whatsappAdapter.send() keeps titles within WhatsApp's limits and a lo
 Deno.test("whatsappAdapter.answerChoice() tells the chat only what a click that did nothing must say, and answers 200", async () => {
   const choice = choiceOf(await parse(notification([tap(ONCE)])));
   await withFetch(() => Response.json({}), async (calls) => {
-    for (
-      const text of [
-        "Approved: session_info",
-        "Denied: session_info will not run",
-        "Not allowed",
-        approvalClickText({ kind: "not_pending" }),
-      ]
-    ) {
-      assertEquals(await whatsappAdapter.answerChoice!(choice, text, ENV), {
+    const answers: ClickAnswer[] = [
+      { kind: "answered", tool: "session_info", choice: "once" },
+      { kind: "answered", tool: "session_info", choice: "deny" },
+      { kind: "not_allowed" },
+      { kind: "not_pending" },
+    ];
+    for (const answer of answers) {
+      assertEquals(await whatsappAdapter.answerChoice!(choice, answer, ENV), {
         status: 200,
         body: { ok: true },
       });
@@ -230,13 +232,13 @@ Deno.test("whatsappAdapter.answerChoice() tells the chat only what a click that 
       recipient_type: "individual",
       to: CUSTOMER,
       type: "text",
-      text: { body: "Already answered", preview_url: false },
+      text: { body: approvalClickText({ kind: "not_pending" }), preview_url: false },
       context: { message_id: "wamid.TAP" },
     });
   });
   // A failed notice is logged only: the click has been judged.
   await withFetch(() => Promise.reject(new Error("down")), async () => {
-    const answer = await whatsappAdapter.answerChoice!(choice, "Already answered", ENV);
+    const answer = await whatsappAdapter.answerChoice!(choice, { kind: "not_pending" }, ENV);
     assertStrictEquals(answer.status, 200);
   });
 });

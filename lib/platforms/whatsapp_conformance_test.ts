@@ -4,7 +4,6 @@ import { createHmac } from "node:crypto";
 import { type Choice, type PlatformEnv, type RawRequest, RESEND_NOTE } from "../platform.ts";
 import { PART_ROOM } from "../reply_channel.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { approvalClickText } from "../session_commands.ts";
 import { splitMessage } from "../split_message.ts";
 import { signWhatsappPayload, whatsappAdapter, type WhatsappTarget } from "./whatsapp.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
@@ -268,8 +267,12 @@ Deno.test("whatsappAdapter.parse() turns Meta's text sample into a message from 
   assertEquals(ingress.message, {
     sessionKey: `whatsapp:${PHONE_ID}:${CUSTOMER}`,
     deliveryKey: `wa:${WAMID}`,
+    // Meta's seven days of retries and the hour a clock may be ahead.
+    keyMemoryMs: (7 * 24 + 1) * 60 * 60 * 1000,
     text: "Does it come in another color?",
     context: {
+      platform: "whatsapp",
+      session_key: `whatsapp:${PHONE_ID}:${CUSTOMER}`,
       chat_id: CUSTOMER,
       chat_name: "Sheena Nelson",
       thread_id: "",
@@ -278,7 +281,7 @@ Deno.test("whatsappAdapter.parse() turns Meta's text sample into a message from 
       message_id: WAMID,
     },
     reply: { platform: "whatsapp", phone_number_id: PHONE_ID, to: CUSTOMER, message_id: WAMID },
-    sender: { user: CUSTOMER, name: "Sheena Nelson", direct: true },
+    sender: { platform: "whatsapp", user: CUSTOMER, name: "Sheena Nelson", direct: true },
   });
 });
 
@@ -508,17 +511,19 @@ Deno.test("whatsappAdapter.typing() and answerChoice() post documented read/typi
       deliveryKey: "wa:x",
       data: approvalButtons(1, "c")[0].data,
       context: {
+        platform: "whatsapp",
         chat_id: CUSTOMER,
         chat_name: "",
         thread_id: "",
         user_id: CUSTOMER,
         user_name: "",
+        session_key: `whatsapp:${PHONE_ID}:${CUSTOMER}`,
         message_id: "x",
       },
       reply: TARGET,
-      sender: { user: CUSTOMER, name: "", direct: true },
+      sender: { platform: "whatsapp", user: CUSTOMER, name: "", direct: true },
     };
-    await whatsappAdapter.answerChoice!(choice, approvalClickText({ kind: "not_pending" }), ENV);
+    await whatsappAdapter.answerChoice!(choice, { kind: "not_pending" }, ENV);
     assertStrictEquals(calls.length, 2);
     for (const call of calls) assertMessagesCall(call);
   });

@@ -1,6 +1,10 @@
 // A turn paused for its user's approval: asking, answering, the deadline, and taking the turn back up; runtime-neutral.
 import type { PendingCall, TurnResume } from "../run_turn.ts";
-import { approvalQuestionText, approvalStatusText } from "../session_commands.ts";
+import {
+  type ApprovalAnswer,
+  approvalQuestionText,
+  approvalStatusText,
+} from "../session_commands.ts";
 import { approvalButtons, approvalCallRef, parseApprovalClick } from "./approval_buttons.ts";
 import type { Claim } from "./claim.ts";
 import {
@@ -42,12 +46,6 @@ export interface WaitingTurn {
   message: InboundMessage;
   question: ApprovalRow | null;
 }
-
-/** An answer's effect: recorded, nothing to answer (none pending, or answered already), or not this sender's. */
-export type AnswerResult =
-  | { kind: "answered"; tool: string; choice: ApprovalChoice }
-  | { kind: "not_pending" }
-  | { kind: "not_yours" };
 
 /** A paused turn taken back up: its renewed claim, its message, where it resumes. */
 export interface ResumedTurn {
@@ -132,7 +130,7 @@ export class ApprovalGate {
       by: string;
       sender?: { userId: string; admin: boolean };
     },
-  ): AnswerResult {
+  ): ApprovalAnswer {
     const waiting = this.waiting();
     const question = waiting?.question;
     if (
@@ -177,7 +175,7 @@ export class ApprovalGate {
    * `sender`, exactly as their `/approve` or `/deny` would be, and only while that very question
    * is asked: a click on an earlier question's buttons, or a second click, answers nothing.
    */
-  click(tx: Tx, data: string, sender: { userId: string; admin: boolean }): AnswerResult {
+  click(tx: Tx, data: string, sender: { userId: string; admin: boolean }): ApprovalAnswer {
     const click = parseApprovalClick(data);
     if (!click) return { kind: "not_pending" };
     const { seq, call, choice } = click;

@@ -8,6 +8,7 @@ import type { Transport } from "../transport.ts";
 import { type InboundMessage, type RunEvent, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { options } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
+import { parseCommand } from "../session_commands.ts";
 
 /**
  * An executor whose model calls the asking tool `act` for every message except those starting
@@ -76,7 +77,7 @@ function askingExecutor(dies?: "in_tool" | "after_tool") {
 /** A chat message of session test:1 from `user`, commands on. */
 const chatMsg = (text: string, user = "alice", id = text): InboundMessage => ({
   text,
-  commands: true,
+  command: parseCommand(text),
   context: { session_key: "test:1", platform: "telegram", user_id: user, message_id: id },
 });
 
@@ -205,7 +206,7 @@ Deno.test("SessionSentinel takes a bare no as a denial while a question is pendi
 
 Deno.test("SessionSentinel.answerApproval() answers only the waiting run, once", async () => {
   const { sentinel, runs } = sentinelWith();
-  const first = sentinel.submit({ ...chatMsg("go"), commands: false, events: true });
+  const first = sentinel.submit({ ...chatMsg("go"), command: undefined, events: true });
   await settle();
   assertEquals(sentinel.answerApproval(first.seq + 99, "once", "api"), "not_found");
   const other = sentinel.submit(chatMsg("plain other"));
@@ -303,7 +304,7 @@ Deno.test("SessionSentinel resumes a turn that died after its approved call ran 
 Deno.test("SessionSentinel resumes a run that died mid-text after its approval: its events spell the reply once", async () => {
   let now = 1_000_000;
   const before = sentinelWith(sqliteStorage(), { now: () => now }, "after_tool");
-  const run = before.sentinel.submit({ ...chatMsg("go"), commands: false, events: true });
+  const run = before.sentinel.submit({ ...chatMsg("go"), command: undefined, events: true });
   await settle();
   before.sentinel.answerApproval(run.seq, "once", "api");
   await settle();

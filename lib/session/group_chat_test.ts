@@ -8,6 +8,7 @@ import { options } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 import { mayStopTurn } from "./group_stop.ts";
 import { type InboundMessage, type SentinelOptions, SessionSentinel } from "./mod.ts";
+import { parseCommand } from "../session_commands.ts";
 
 /** A sentinel whose model calls the asking tool `act` once per message; `runs` lists who ran it. */
 function groupSentinel(extra: Partial<SentinelOptions> = {}) {
@@ -61,7 +62,7 @@ function groupSentinel(extra: Partial<SentinelOptions> = {}) {
 /** `user`'s message in group chat -100 (session test:group), as the webhook route marks it. */
 const say = (text: string, user: string, admin = false): InboundMessage => ({
   text,
-  commands: true,
+  command: parseCommand(text),
   group: true,
   ...(admin ? { admin: true } : {}),
   context: { session_key: "test:group", platform: "telegram", chat_id: "-100", user_id: user },

@@ -2,11 +2,12 @@
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import type { ReplyTarget } from "../platform.ts";
 import type { ReplyChannel } from "../reply_channel.ts";
-import { bindTurn, currentContext } from "../session_context.ts";
+import { currentContext } from "../session_context.ts";
 import { type JobOrigin, type JobSpec, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { options, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 import { currentTurnJobs } from "./turn_jobs.ts";
+import { parseCommand } from "../session_commands.ts";
 
 const T0 = Date.parse("2026-03-01T12:00:00Z");
 const API: JobOrigin = {
@@ -201,8 +202,9 @@ Deno.test("JobScheduler: a job the turn's tool creates replies in that chat, bou
     inDoubt: () => Promise.resolve("resend_marked"),
   };
   const seen: Record<string, unknown>[] = [];
+  // The turn runner binds the turn's frame (its context, its jobs): the executor binds nothing.
   const execute: TurnExecutor = (message) =>
-    bindTurn(message.context, {}, async () => {
+    (async () => {
       seen.push({ ...currentContext() });
       if (message.text === "remind me") {
         const made = await currentTurnJobs()!.create({
@@ -217,7 +219,7 @@ Deno.test("JobScheduler: a job the turn's tool creates replies in that chat, bou
         content: reply,
       }];
       return { reply, messages, usage: { prompt_tokens: 0, completion_tokens: 0 } };
-    });
+    })();
   const { sentinel } = sentinelAt(clock, sqliteStorage(), execute, channel);
   const target = { platform: "telegram", chat_id: 7, message_thread_id: 3, message_id: 99 };
   const context = {
@@ -228,7 +230,7 @@ Deno.test("JobScheduler: a job the turn's tool creates replies in that chat, bou
     user_id: "42",
     message_id: "99",
   };
-  sentinel.submit({ text: "remind me", context, reply: target, commands: true });
+  sentinel.submit({ text: "remind me", context, reply: target, command: null });
   await sentinel.alarm();
   clock.now += 60_000;
   await sentinel.alarm();
@@ -250,7 +252,8 @@ Deno.test("JobScheduler: a job the turn's tool creates replies in that chat, bou
   );
   assertMatch(String(jobTurn.message_id), /^job:1:\d+$/);
   assertEquals(
-    sentinel.submit({ text: "/jobs", context, reply: target, commands: true }).notice,
+    sentinel.submit({ text: "/jobs", context, reply: target, command: parseCommand("/jobs") })
+      .notice,
     "No scheduled tasks. Ask me to remind you of something.",
   );
 });

@@ -1,5 +1,5 @@
 // What becomes of a message as it is submitted: a repeat, a command answered at once, or the busy policy's decision (queue, merge, interrupt, refuse); runtime-neutral.
-import { parseCommand, parseYesNo, QUEUE_FULL_NOTICE, QUEUED_NOTICE } from "../session_commands.ts";
+import { parseYesNo, QUEUE_FULL_NOTICE, QUEUED_NOTICE } from "../session_commands.ts";
 import type { ApprovalGate } from "./approval_gate.ts";
 import { decideBusy } from "./busy_policy.ts";
 import { unstorable } from "./inbox_columns.ts";
@@ -81,11 +81,11 @@ export class MessageAdmission {
       const failed = this.#stores.inbox.recentFailure(message.requestHash, now - _REPLAY_MS);
       if (failed !== null) return { seq: failed, duplicate: true };
     }
-    // While a question is pending, a bare "yes" or "no" answers it.
-    const command = message.commands
-      ? parseCommand(message.text) ??
-        (this.#gate.waiting()?.question ? parseYesNo(message.text) : null)
-      : null;
+    // The command came parsed with the message; while a question is pending, a chat message's
+    // bare "yes" or "no" answers it.
+    const command = message.command === undefined
+      ? null
+      : message.command ?? (this.#gate.waiting()?.question ? parseYesNo(message.text) : null);
     if (command) {
       const reply = this.#commands.answer(tx, command, message);
       const outcome: TurnOutcome = { status: "completed", reply, usage: _ZERO_USAGE };
@@ -93,6 +93,10 @@ export class MessageAdmission {
       return this.#withNotice(tx, message, { seq, duplicate: false }, reply, now);
     }
     if (message.continuesSeed && !this.#stores.continues(message.seed ?? [])) {
+      return { seq: 0, duplicate: false, refused: "history_mismatch" };
+    }
+    const after = message.continuesAfter;
+    if (after !== undefined && !this.#stores.endsConversation(after)) {
       return { seq: 0, duplicate: false, refused: "history_mismatch" };
     }
     const mode = this.#options.busyMode ?? "queue";

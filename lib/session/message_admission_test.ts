@@ -64,3 +64,32 @@ Deno.test("MessageAdmission remembers a delivery key for its keyMemoryMs past th
   const kept = storage.db.prepare(`SELECT count(*) AS n FROM seen_delivery`).get() as { n: number };
   assertStrictEquals(kept.n, 0);
 });
+
+Deno.test("MessageAdmission takes a continuesAfter message only while turn N still ends the idle session's conversation", async () => {
+  const exec = recordingExecutor();
+  const sentinel = new SessionSentinel(sqliteStorage(), exec.execute, options);
+  const after = (text: string, seq: number) => ({ ...msg(text), continuesAfter: seq });
+  const one = await sentinel.submit(msg("one"));
+  assertStrictEquals(sentinel.endsConversation(one.seq), false, "not completed yet");
+  await sentinel.drain();
+  assertStrictEquals(sentinel.endsConversation(one.seq), true);
+  const two = await sentinel.submit(after("two", one.seq));
+  assertEquals(two.refused, undefined, "turn 1 ends the conversation: taken");
+  assertEquals(
+    (await sentinel.submit(after("queued behind two", two.seq))).refused,
+    "history_mismatch",
+    "a message waits: the session is not idle",
+  );
+  await sentinel.drain();
+  assertEquals(exec.state.histories.at(-1), [
+    { role: "user", content: "one" },
+    { role: "assistant", content: "re: one" },
+  ]);
+  assertStrictEquals(sentinel.endsConversation(one.seq), false);
+  assertEquals((await sentinel.submit(after("branch", one.seq))).refused, "history_mismatch");
+  assertEquals((await sentinel.submit(after("unknown", 999))).refused, "history_mismatch");
+  sentinel.control("reset");
+  assertStrictEquals(sentinel.endsConversation(two.seq), false, "a reset ends the conversation");
+  assertEquals((await sentinel.submit(after("after reset", two.seq))).refused, "history_mismatch");
+  assertEquals(exec.state.order, ["one", "two"]);
+});

@@ -4,6 +4,7 @@ import type { InboxHistoryRow } from "./inbox.ts";
 import type { OutboxRecord } from "./outbox.ts";
 import type { SessionStorage } from "./session_db.ts";
 import { SessionStores } from "./session_stores.ts";
+import { isStopped } from "./types.ts";
 import type {
   InspectedEvent,
   InspectedMessage,
@@ -12,13 +13,7 @@ import type {
   SessionInspection,
 } from "./inspection.ts";
 
-export type {
-  InspectedEvent,
-  InspectedMessage,
-  InspectedPart,
-  InspectedStatus,
-  SessionInspection,
-} from "./inspection.ts";
+export type { SessionInspection } from "./inspection.ts";
 
 /** How many characters of a message's text the inspector shows. */
 export const TEXT_PREVIEW = 500;
@@ -117,8 +112,9 @@ function _status(row: InboxHistoryRow): InspectedStatus {
     case "completed":
       return "done";
     case "failed": {
-      const type = row.outcome?.status === "failed" ? row.outcome.error.type : "";
-      return type === "cancelled" || type === "interrupted" ? "cancelled" : "failed";
+      return row.outcome?.status === "failed" && isStopped(row.outcome.error)
+        ? "cancelled"
+        : "failed";
     }
   }
 }

@@ -1,9 +1,9 @@
 // The session coordinator: one turn at a time, messages in order, nothing lost or run twice, over the session's stores; runtime-neutral.
 import type { ChatMessage } from "../chat_model.ts";
-import { newConversationText, stopText } from "../session_commands.ts";
+import { type ApprovalAnswer, newConversationText, stopText } from "../session_commands.ts";
 import type { TurnResume } from "../run_turn.ts";
 import type { Transport } from "../transport.ts";
-import { type AnswerResult, ApprovalGate } from "./approval_gate.ts";
+import { ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { DirectorySync } from "./directory_sync.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
@@ -158,7 +158,7 @@ export class SessionSentinel {
   }
 
   /** Answers a click on an approval button by chat user `context` (see `ApprovalGate.click`). */
-  answerClick(data: string, sender: { userId: string; admin: boolean }): AnswerResult {
+  answerClick(data: string, sender: { userId: string; admin: boolean }): ApprovalAnswer {
     const result = this.#stores.db.transaction((tx) => this.#gate.click(tx, data, sender));
     if (result.kind === "answered") {
       this.#flushNotices();
@@ -209,6 +209,11 @@ export class SessionSentinel {
     return this.#stores.turnsThrough(seq);
   }
 
+  /** Whether turn `seq` completed and still ends this idle session's conversation (see `continuesAfter`). */
+  endsConversation(seq: number): boolean {
+    return this.#stores.endsConversation(seq);
+  }
+
   /**
    * Sends a run's events to `transport`: every stored event first, in order, then the live ones;
    * closes it after the final event. Returns false when there is no such run.
@@ -240,7 +245,7 @@ export class SessionSentinel {
     return {
       running: claim.seq !== null,
       queued: this.#stores.inbox.waitingCount(),
-      messages: this.#stores.transcript.snapshot(claim.conversation),
+      ...this.#stores.transcript.snapshot(claim.conversation),
     };
   }
 

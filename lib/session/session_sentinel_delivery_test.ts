@@ -5,6 +5,7 @@ import type { ReplyChannel } from "../reply_channel.ts";
 import { SessionSentinel } from "./mod.ts";
 import { msg, options, recordingChannel, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
+import { parseCommand } from "../session_commands.ts";
 
 /**
  * A reply of three parts whose second send is cut off by a crash (the request left, no answer was
@@ -159,7 +160,11 @@ Deno.test("SessionSentinel.submit() sends a chat user's command answer through t
     ...options,
     channel: recordingChannel(sent),
   });
-  const help = { ...msg("/help", "d-help"), commands: true, reply: { platform: "telegram" } };
+  const help = {
+    ...msg("/help", "d-help"),
+    command: parseCommand("/help"),
+    reply: { platform: "telegram" },
+  };
   await sentinel.submit(help);
   await sentinel.submit(help);
   await new Promise((r) => setTimeout(r, 5));

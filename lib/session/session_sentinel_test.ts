@@ -4,6 +4,7 @@ import type { ChatMessage } from "../chat_model.ts";
 import { SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { msg, options, recordingChannel, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
+import { parseCommand } from "../session_commands.ts";
 
 Deno.test("SessionSentinel.drain() entered concurrently still runs one turn at a time, in order", async () => {
   const storage = sqliteStorage();
@@ -135,6 +136,7 @@ Deno.test("SessionSentinel releases the claim when a turn throws, and the next m
     running: false,
     queued: 0,
     messages: [{ role: "user", content: "good" }, { role: "assistant", content: "good" }],
+    omitted: 0,
   });
 });
 
@@ -152,15 +154,15 @@ Deno.test("SessionSentinel /stop unlocks a still-starting turn whose executor ig
     };
   };
   const sentinel = new SessionSentinel(storage, execute, options);
-  const hung = await sentinel.submit({ ...msg("hung"), commands: true });
+  const hung = await sentinel.submit({ ...msg("hung"), command: null });
   const drain = sentinel.drain();
   while (ran === 0) await new Promise((r) => setTimeout(r, 1));
-  const stop = await sentinel.submit({ ...msg("/stop"), commands: true });
+  const stop = await sentinel.submit({ ...msg("/stop"), command: parseCommand("/stop") });
   assertEquals(stop.notice, "Stopped. The session is unlocked.");
   assertEquals(sentinel.snapshot().running, false);
   assertEquals((await sentinel.outcome(hung.seq)).status, "failed");
   await drain; // the drain is free at once although the executor still hangs
-  const next = await sentinel.submit({ ...msg("next"), commands: true });
+  const next = await sentinel.submit({ ...msg("next"), command: null });
   await sentinel.drain();
   assertEquals((await sentinel.outcome(next.seq)).status, "completed");
   gate.resolve();

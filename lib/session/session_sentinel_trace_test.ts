@@ -1,13 +1,15 @@
 // Unit tests for tracing a chat turn: the session context on a send's log lines, and the run timeline a chat turn records; Deno.
 import { assert, assertEquals } from "@std/assert";
-import { type LogLevel, setLogLevel, setLogSink } from "../log.ts";
+import { log, type LogLevel, setLogLevel, setLogSink } from "../log.ts";
 import type { ReplyChannel } from "../reply_channel.ts";
-import { type ContextFields, withSessionContext } from "../session_context.ts";
+import { type ContextFields, currentContext, withSessionContext } from "../session_context.ts";
 import { ndjsonTransport, readNdjson } from "../transport.ts";
 import { type InboundMessage, type RunEvent, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { options, recordingChannel } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 import { inspectSession } from "./session_inspector.ts";
+import { currentTurnJobs } from "./turn_jobs.ts";
+import { parseCommand } from "../session_commands.ts";
 
 /** A Telegram message of chat 42, as the webhook route makes it. */
 function chatMessage(text: string, deliveryKey: string): InboundMessage {
@@ -123,7 +125,7 @@ Deno.test("SessionSentinel logs a notice's failed send with its message's contex
     },
     inDoubt: () => Promise.resolve("resend" as const),
   });
-  const message = { ...chatMessage("/new", "tg:2"), commands: true };
+  const message = { ...chatMessage("/new", "tg:2"), command: parseCommand("/new") };
   const before = new SessionSentinel(storage, toolThenAnswer, {
     ...options,
     channel: channel(true),
@@ -200,4 +202,48 @@ Deno.test("SessionSentinel keeps the timeline's own events (model calls) out of 
     "message.delta",
     "run.completed",
   ]);
+});
+
+Deno.test("SessionSentinel runs each turn in one frame of its own: its message's context alone (async delivery off), its jobs, its seq on log lines", async () => {
+  const seen: { context: Record<string, unknown>; jobs: boolean }[] = [];
+  const probing: TurnExecutor = (message, history, signal, progress) => {
+    seen.push({ context: { ...currentContext() }, jobs: currentTurnJobs() !== null });
+    log.info("turn probe");
+    return toolThenAnswer(message, history, signal, progress);
+  };
+  const sentinel = new SessionSentinel(sqliteStorage(), probing, options);
+  const message: InboundMessage = {
+    text: "hi",
+    deliveryKey: "api:frame",
+    context: { platform: "api", session_key: "api:frame", chat_id: "frame" },
+  };
+  const lines = captureLog();
+  try {
+    // The drain runs in the frame of another entry (stale fields the turn's message never set).
+    const receipt = sentinel.submit(message);
+    await withSessionContext(
+      { thread_id: "stale", user_id: "someone-else" },
+      { user_name: "fallback" },
+      () => sentinel.drain(),
+    );
+    assertEquals((await sentinel.outcome(receipt.seq)).status, "completed");
+    assertEquals(seen.length, 1);
+    assertEquals(seen[0].jobs, true);
+    assertEquals(seen[0].context, {
+      platform: "api",
+      chat_id: "frame",
+      chat_name: "",
+      thread_id: "",
+      user_id: "",
+      user_name: "fallback",
+      session_key: "api:frame",
+      message_id: "",
+      job_id: "",
+      async_delivery: false,
+    });
+    const probe = lines.lines.find((l) => l.line.message === "turn probe");
+    assertEquals([probe?.line.seq, probe?.line.thread_id], [receipt.seq, undefined]);
+  } finally {
+    lines.stop();
+  }
 });

@@ -11,7 +11,7 @@ import { migrate } from "./schema.ts";
 import { SeenDeliveryStore } from "./seen_deliveries.ts";
 import { SessionDb, type SessionStorage, type Tx } from "./session_db.ts";
 import { TranscriptStore } from "./transcript.ts";
-import type { MessageRecord, RunState, TurnOutcome } from "./types.ts";
+import { isStopped, type MessageRecord, type RunState, type TurnOutcome } from "./types.ts";
 
 /** How often an instance prunes: rows are kept a day, so a minute's delay changes nothing. */
 const PRUNE_INTERVAL_MS = 60_000;
@@ -115,6 +115,19 @@ export class SessionStores {
     return conversation === null ? null : this.transcript.visibleTurns(conversation, seq);
   }
 
+  /**
+   * Whether turn `seq` completed and still ends this idle session's current conversation as its
+   * client saw it (no visible turn after it): a continuation by reference, nothing compared.
+   */
+  endsConversation(seq: number): boolean {
+    const claim = this.claims.state();
+    if (claim.seq !== null || this.inbox.waitingCount() > 0) return false;
+    if (this.inbox.get(seq)?.status !== "completed") return false;
+    if (this.transcript.conversationOf(seq) !== claim.conversation) return false;
+    return this.transcript.visibleTurns(claim.conversation, Number.MAX_SAFE_INTEGER, seq)
+      .length === 0;
+  }
+
   /** Whether `seed` is exactly this idle session's current conversation, as its client saw it. */
   continues(seed: ChatMessage[]): boolean {
     const claim = this.claims.state();
@@ -131,6 +144,5 @@ export function runStateOf(status: string, outcome: TurnOutcome | null): RunStat
   if (status === "waiting") return { status: "waiting_for_approval" };
   if (status === "running" || status === "delivering" || !outcome) return { status: "running" };
   if (outcome.status === "completed") return { status: "completed", output: outcome.reply };
-  const cancelled = outcome.error.type === "cancelled" || outcome.error.type === "interrupted";
-  return { status: cancelled ? "cancelled" : "failed", error: outcome.error };
+  return { status: isStopped(outcome.error) ? "cancelled" : "failed", error: outcome.error };
 }

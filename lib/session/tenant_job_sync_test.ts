@@ -2,7 +2,6 @@
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { admitJob, reportJobs, tenantJobCount } from "../access/tenant_jobs.ts";
 import type { RecordStorage } from "../access/sender_record.ts";
-import { bindTurn } from "../session_context.ts";
 import { type JobSpec, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { msg, options, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
@@ -103,14 +102,14 @@ Deno.test("SessionSentinel counts its jobs in its tenant: refused past the cap (
   const { count } = line(tenant, "api.a:s1", 2);
   const toolSaid: string[] = [];
   const exec = recordingExecutor();
-  const execute: TurnExecutor = (message, history, progress, signal) =>
-    bindTurn(message.context, {}, async () => {
-      if (message.text === "plan") {
-        const made = await currentTurnJobs()!.create(SPEC);
-        toolSaid.push("error" in made ? made.error : "scheduled");
-      }
-      return exec.execute(message, history, progress, signal);
-    });
+  // The turn runner binds the turn's frame (its jobs among it): the executor binds nothing.
+  const execute: TurnExecutor = async (message, history, progress, signal) => {
+    if (message.text === "plan") {
+      const made = await currentTurnJobs()!.create(SPEC);
+      toolSaid.push("error" in made ? made.error : "scheduled");
+    }
+    return exec.execute(message, history, progress, signal);
+  };
   const sentinel = new SessionSentinel(sqliteStorage(), execute, {
     ...options,
     tenantJobs: count,

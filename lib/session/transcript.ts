@@ -5,15 +5,51 @@ import { SpillStore } from "./spill.ts";
 
 const _ROWS_PER_INSERT = 20;
 
+/**
+ * The most characters of stored message JSON a turn's history holds, whatever `HISTORY_WINDOW`
+ * allows; the newest message always. Why: a session's messages may each be near the 1 MiB body
+ * cap (they are split across rows to be storable), and forty of them, loaded for one turn and
+ * kept in memory for the next, took workerd's memory (SQLITE_NOMEM) and with it every session
+ * of the isolate. Far beyond what any model's context holds: issue 30's compaction decides what
+ * a model sees; this only keeps the object alive.
+ */
+export const HISTORY_MAX_CHARS = 1_000_000;
+
+/**
+ * The most characters of message text a read of a whole conversation returns (the API's
+ * snapshot, the turns a continuation or a fork compares and seeds): its newest messages, the
+ * older ones counted as left out.
+ */
+export const READ_MAX_CHARS = 4_000_000;
+
 /** The newest messages of one conversation, as the table has them. */
 interface _Recent {
   conversation: number;
   /** Oldest first; each parsed from the JSON stored, so equal to what a read returns. */
   messages: ChatMessage[];
-  /** Whether these are all of the conversation's messages. */
-  all: boolean;
+  /** The stored JSON's length of each message, in the same order. */
+  sizes: number[];
+  /**
+   * Whether these are every message a window can want: all of the conversation's, or as many
+   * older ones as `HISTORY_MAX_CHARS` lets in (the next older would not fit).
+   */
+  complete: boolean;
   /** How many a turn asks for: the copy keeps twice that. */
   size: number;
+}
+
+/**
+ * A transcript row's stored text length in SQL, read without the text: a spilled row's (a head in
+ * its column) is the sum of its parts' lengths, found through the spill table's key.
+ */
+const _LENGTH = `CASE WHEN substr(message, 1, 10) = '{"$spill":'
+  THEN (SELECT sum(length(text)) FROM spill WHERE owner = 'transcript:' || transcript.id || ':')
+  ELSE length(message) END`;
+
+/** One row's place in a bounded read: its id and how long its text is (a spilled one counted whole). */
+interface _Sized {
+  id: number;
+  chars: number;
 }
 
 /**
@@ -77,9 +113,22 @@ export class TranscriptStore {
       const recent = this.#recent;
       if (!recent || recent.conversation !== conversation) return;
       recent.messages.push(...stored.map((text) => JSON.parse(text) as ChatMessage));
-      if (recent.messages.length > 2 * recent.size) {
-        recent.messages.splice(0, recent.messages.length - 2 * recent.size);
-        recent.all = false;
+      recent.sizes.push(...stored.map((text) => text.length));
+      // The copy keeps twice a window's count, and never more text than one window may hold.
+      let chars = recent.sizes.reduce((a, b) => a + b, 0);
+      let drop = Math.max(0, recent.messages.length - 2 * recent.size);
+      while (
+        chars - _sum(recent.sizes, drop) > HISTORY_MAX_CHARS && drop < recent.sizes.length - 1
+      ) {
+        drop++;
+      }
+      if (drop > 0) {
+        chars -= _sum(recent.sizes, drop);
+        recent.messages.splice(0, drop);
+        recent.sizes.splice(0, drop);
+        // Cut by count it may lack what a window wants; cut by size it holds all a window can take.
+        recent.complete = recent.messages.length >= recent.size ||
+          chars + (recent.sizes[0] ?? 0) > HISTORY_MAX_CHARS;
       }
     });
   }
@@ -100,42 +149,104 @@ export class TranscriptStore {
     this.append(tx, conversation, seq, interruptedTurn(messages, why), now);
   }
 
-  /** The most recent `size` messages, starting at a user message so tool results stay paired. */
+  /**
+   * The most recent `size` messages within `HISTORY_MAX_CHARS` of stored text (the newest one
+   * always), starting at a user message so tool results stay paired.
+   */
   window(conversation: number, size: number): ChatMessage[] {
     const recent = this.#recent;
     const cached = recent !== null && recent.conversation === conversation &&
-      (recent.all || recent.messages.length >= size);
-    const messages = cached ? recent.messages.slice(-size) : this.#load(conversation, size);
+      (recent.complete || recent.messages.length >= size);
+    const messages = cached
+      ? recent.messages.slice(-_fitting(recent.sizes, size, HISTORY_MAX_CHARS))
+      : this.#load(conversation, size);
     const start = messages.findIndex((message) => message.role === "user");
     return start < 0 ? [] : messages.slice(start);
   }
 
   #load(conversation: number, size: number): ChatMessage[] {
-    const messages = this.#db.rows(
-      `SELECT id, message FROM transcript WHERE conversation = ? ORDER BY id DESC LIMIT ?`,
-      conversation,
-      size,
-    ).reverse().flatMap((row) => this.#message<ChatMessage>(row) ?? []);
-    this.#recent = { conversation, messages, all: messages.length < size, size };
+    const { rows, complete } = this.#newest(conversation, size, HISTORY_MAX_CHARS);
+    const loaded = this.#read(conversation, rows);
+    const messages = loaded.map((m) => m.message as ChatMessage);
+    const sizes = loaded.map((m) => m.chars);
+    this.#recent = { conversation, messages, sizes, complete, size };
     return messages.slice();
   }
 
   /**
-   * The conversation as a client saw it, through turn `through` when given: per turn, the seed it
-   * started with (earlier user messages and replies), its user message and its final reply (the
-   * last assistant text); tool calls, tool results and a stopped turn's marker never reached it.
+   * The newest rows of `conversation` (at most `limit`, `Infinity` for any number) whose texts fit
+   * in `budget` characters together, oldest first, read by their sizes alone; `complete` when no older row was left out but for the budget, or there is none.
+   */
+  #newest(
+    conversation: number,
+    limit: number,
+    budget: number,
+  ): { rows: _Sized[]; complete: boolean; omitted: number } {
+    const sized = this.#db.rows(
+      `SELECT id, ${_LENGTH} AS n FROM transcript WHERE conversation = ? ORDER BY id DESC LIMIT ?`,
+      conversation,
+      Number.isFinite(limit) ? limit : -1,
+    ).map((row): _Sized => ({ id: num(row, "id"), chars: num(row, "n") }));
+    const keep = _fitting(sized.map((r) => r.chars).reverse(), sized.length, budget);
+    const rows = sized.slice(0, keep).reverse();
+    const complete = keep < sized.length || sized.length < limit;
+    return { rows, complete, omitted: sized.length - keep };
+  }
+
+  /** The messages of `rows` (ids of `conversation`, oldest first), unreadable ones skipped. */
+  #read(conversation: number, rows: _Sized[]): { id: number; message: unknown; chars: number }[] {
+    if (!rows.length) return [];
+    const chars = new Map(rows.map((r) => [r.id, r.chars]));
+    return this.#db.rows(
+      `SELECT id, role, seq, message FROM transcript WHERE conversation = ? AND id >= ? ORDER BY id`,
+      conversation,
+      rows[0].id,
+    ).flatMap((row) => {
+      const message = this.#message<unknown>(row);
+      return message === undefined
+        ? []
+        : [{ id: num(row, "id"), message, chars: chars.get(num(row, "id")) ?? 0 }];
+    });
+  }
+
+  /**
+   * The conversation as a client saw it, through turn `through` when given (and of the turns after
+   * `after` only): per turn, the seed it started with (earlier user messages and replies), its user
+   * message and its final reply (the last assistant text); tool calls, tool results and a stopped
+   * turn's marker never reached it.
    */
   visibleTurns(
     conversation: number,
     through = Number.MAX_SAFE_INTEGER,
+    after = -1,
   ): { role: "user" | "assistant"; content: string }[] {
     const turns = new Map<number, { role: string; content: string }[]>();
+    // Read newest first by size, within READ_MAX_CHARS: a turn cut by the budget is left out whole.
+    const sized = this.#db.rows(
+      `SELECT id, seq, ${_LENGTH} AS n FROM transcript
+       WHERE conversation = ? AND seq <= ? AND seq > ? ORDER BY id DESC`,
+      conversation,
+      through,
+      after,
+    );
+    const keep = _fitting(
+      sized.map((row) => num(row, "n")).reverse(),
+      sized.length,
+      READ_MAX_CHARS,
+    );
+    const kept = sized.slice(0, keep);
+    const cut = keep < sized.length ? num(sized[keep], "seq") : null;
+    const from = kept.length ? num(kept[kept.length - 1], "id") : Number.MAX_SAFE_INTEGER;
     for (
       const row of this.#db.rows(
-        `SELECT id, seq, role, message FROM transcript WHERE conversation = ? AND seq <= ?
+        `SELECT id, seq, role, message FROM transcript
+         WHERE conversation = ? AND seq <= ? AND seq > ? AND id >= ? AND seq IS NOT ?
          ORDER BY id`,
         conversation,
         through,
+        after,
+        from,
+        cut,
       )
     ) {
       const content = this.#message<{ content?: unknown }>(row)?.content;
@@ -176,11 +287,19 @@ export class TranscriptStore {
     return num(this.#db.rows(`SELECT count(DISTINCT seq) AS n FROM transcript`)[0], "n");
   }
 
-  /** Every message of `conversation` as role and text (tool calls and non-text content as ""). */
-  snapshot(conversation: number): { role: string; content: string }[] {
-    return this.#db.rows(
-      `SELECT id, role, message FROM transcript WHERE conversation = ? ORDER BY id`,
+  /**
+   * The messages of `conversation` as role and text (tool calls and non-text content as ""): the
+   * newest within `READ_MAX_CHARS`, and how many older ones were left out.
+   */
+  snapshot(
+    conversation: number,
+  ): { messages: { role: string; content: string }[]; omitted: number } {
+    const { rows, omitted } = this.#newest(conversation, Infinity, READ_MAX_CHARS);
+    if (!rows.length) return { messages: [], omitted };
+    const messages = this.#db.rows(
+      `SELECT id, role, message FROM transcript WHERE conversation = ? AND id >= ? ORDER BY id`,
       conversation,
+      rows[0].id,
     ).map((row) => {
       const message = this.#message<{ content?: unknown }>(row);
       return {
@@ -188,7 +307,27 @@ export class TranscriptStore {
         content: typeof message?.content === "string" ? message.content : "",
       };
     });
+    return { messages, omitted };
   }
+}
+
+/** How many of the newest of `sizes` (oldest first) fit in `budget` together: at most `limit`, at least one. */
+function _fitting(sizes: number[], limit: number, budget: number): number {
+  let n = 0;
+  let chars = 0;
+  for (let i = sizes.length - 1; i >= 0 && n < limit; i--) {
+    if (n > 0 && chars + sizes[i] > budget) break;
+    chars += sizes[i];
+    n++;
+  }
+  return n;
+}
+
+/** The sum of the first `n` of `sizes`. */
+function _sum(sizes: number[], n: number): number {
+  let total = 0;
+  for (let i = 0; i < n; i++) total += sizes[i];
+  return total;
 }
 
 /** The spill owner of transcript row `id`'s parts. */

@@ -1,9 +1,9 @@
 // Unit tests for lib/session/transcript.ts over node:sqlite; Deno.
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import type { ChatMessage } from "../chat_model.ts";
 import { migrate } from "./schema.ts";
 import { SessionDb } from "./session_db.ts";
-import { TranscriptStore } from "./transcript.ts";
+import { HISTORY_MAX_CHARS, READ_MAX_CHARS, TranscriptStore } from "./transcript.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 
 Deno.test("TranscriptStore.window() answers from its copy exactly what a fresh read gives", () => {
@@ -69,4 +69,62 @@ Deno.test("TranscriptStore.visibleTurns() shows a seeded turn's seed, stops at a
   assertEquals(text(store.visibleTurns(0, 1)), all.slice(0, 4));
   assertEquals(store.conversationOf(2), 0);
   assertEquals(store.conversationOf(3), null);
+});
+
+Deno.test("TranscriptStore.window() holds at most HISTORY_MAX_CHARS of text (the newest message always), from its copy as from a fresh read", () => {
+  const db = new SessionDb(sqliteStorage());
+  migrate(db);
+  const store = new TranscriptStore(db);
+  const big = 300_000; // spilled: each message is longer than a row keeps
+  const turn = (i: number): ChatMessage[] => [
+    { role: "user", content: `q${i} ` + "x".repeat(big) },
+    { role: "assistant", content: `a${i} ` + "y".repeat(big) },
+  ];
+  const chars = (messages: ChatMessage[]) => JSON.stringify(messages).length;
+  for (let i = 0; i < 12; i++) {
+    db.transaction((tx) => store.append(tx, 0, i, turn(i), i));
+    const copy = store.window(0, 40);
+    const fresh = new TranscriptStore(db).window(0, 40);
+    assertEquals(
+      copy.map((m) => String(m.content).slice(0, 4)),
+      fresh.map((m) => String(m.content).slice(0, 4)),
+      `turn ${i}`,
+    );
+    assert(chars(copy) <= HISTORY_MAX_CHARS + 4 * big, `turn ${i}: ${chars(copy)} chars`);
+    assertEquals(copy.at(-1)?.content?.slice(0, 3), `a${i} `.slice(0, 3));
+    assertEquals(copy[0].role, "user");
+  }
+  // Far fewer than the 24 messages HISTORY_WINDOW would allow.
+  assert(store.window(0, 40).length <= 4, String(store.window(0, 40).length));
+  // One message past the budget on its own is still the turn's history.
+  db.transaction((tx) =>
+    store.append(tx, 0, 99, [{ role: "user", content: "z".repeat(HISTORY_MAX_CHARS + 10) }], 99)
+  );
+  assertEquals(store.window(0, 40).length, 1);
+  assertEquals(new TranscriptStore(db).window(0, 40).length, 1);
+});
+
+Deno.test("TranscriptStore.snapshot() and visibleTurns() read the newest READ_MAX_CHARS of a long conversation, older turns left out whole", () => {
+  const db = new SessionDb(sqliteStorage());
+  migrate(db);
+  const store = new TranscriptStore(db);
+  const each = 600_000;
+  const n = Math.ceil(READ_MAX_CHARS / each) + 3;
+  for (let i = 0; i < n; i++) {
+    db.transaction((tx) =>
+      store.append(tx, 0, i, [
+        { role: "user", content: `q${i} ` + "x".repeat(each / 2) },
+        { role: "assistant", content: `a${i} ` + "y".repeat(each / 2) },
+      ], i)
+    );
+  }
+  const { messages, omitted } = store.snapshot(0);
+  assertEquals(messages.length + omitted, 2 * n);
+  assert(omitted > 0);
+  assertEquals(messages.at(-1)?.content.slice(0, 3), `a${n - 1} `.slice(0, 3));
+  const turns = store.visibleTurns(0);
+  assert(turns.length < 2 * n && turns.length > 0, String(turns.length));
+  assertEquals(turns[0].role, "user", "a turn is kept whole or left out");
+  assertEquals(turns.at(-1)?.content.slice(0, 3), `a${n - 1} `.slice(0, 3));
+  assertEquals(store.snapshot(5), { messages: [], omitted: 0 });
 });

@@ -1,5 +1,5 @@
-// The session's jobs as the running turn may use them (the scheduling tools), bound per turn with AsyncLocalStorage; any runtime with node:async_hooks.
-import { AsyncLocalStorage } from "node:async_hooks";
+// The session's jobs as the running turn may use them (the scheduling tools), read from the turn's one frame; any runtime with node:async_hooks.
+import { frameJobs } from "../session_context.ts";
 import type { JobSpec, JobView } from "./job_scheduler.ts";
 
 /** What a turn may do with its session's jobs: a job it creates replies where the turn does. */
@@ -11,14 +11,11 @@ export interface TurnJobs {
   cancel(id: number): boolean;
 }
 
-const _storage = new AsyncLocalStorage<TurnJobs>();
-
-/** Runs `fn` (a turn) with `jobs` as the jobs its tools see. */
-export function withTurnJobs<T>(jobs: TurnJobs, fn: () => T): T {
-  return _storage.run(jobs, fn);
-}
-
-/** The running turn's jobs, or null outside a session's turn (nothing can be scheduled there). */
+/**
+ * The running turn's jobs, or null outside a session's turn (nothing can be scheduled there).
+ * They are bound with the turn's frame (turn_trace.ts `traced`), whose only writer passes a
+ * `TurnJobs`: the frame holds them untyped so that lib/session_context.ts imports nothing of here.
+ */
 export function currentTurnJobs(): TurnJobs | null {
-  return _storage.getStore() ?? null;
+  return frameJobs() as TurnJobs | null;
 }

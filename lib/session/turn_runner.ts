@@ -6,7 +6,6 @@ import type { JobScheduler } from "./job_scheduler.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
 import { runClaimedTurn } from "./run_claimed_turn.ts";
 import { failUnreadable } from "./unreadable_message.ts";
-import { withTurnJobs } from "./turn_jobs.ts";
 import { claimedTurnJobs } from "./claimed_turn_jobs.ts";
 import { recordSend, timelineRecorder, traced } from "./turn_trace.ts";
 import type { Tx } from "./session_db.ts";
@@ -15,6 +14,7 @@ import type { TenantJobSync } from "./tenant_job_sync.ts";
 import {
   failureNotice,
   type InboundMessage,
+  type StopType,
   type TurnExecutor,
   type TurnOutcome,
   type TurnProgress,
@@ -198,8 +198,10 @@ export class TurnRunner {
    * sends its reply and frees the session. A turn that pauses for approval keeps the claim.
    */
   run(claim: Claim, message: InboundMessage, resume?: TurnResume): Promise<void> {
-    // Every line logged while the turn runs, and its reply is sent, names its message and chat.
-    return traced(message, claim.seq, () => this.#run(claim, message, resume));
+    // Bound once: every line logged while the turn runs, and its reply is sent, names its
+    // message and chat; its tools read its context and its jobs.
+    const jobs = claimedTurnJobs(this.#stores, this.#options, claim, message);
+    return traced(message, claim.seq, () => this.#run(claim, message, resume), jobs);
   }
 
   async #run(claim: Claim, message: InboundMessage, resume?: TurnResume): Promise<void> {
@@ -227,18 +229,14 @@ export class TurnRunner {
     // This turn's sender's grants (and those for everyone), never another group member's.
     const grants = approvals.grants(claim.conversation, message.context.user_id ?? "");
     const granted = new Set(grants.map((grant) => grant.tool));
-    const result = await withTurnJobs(
-      claimedTurnJobs(this.#stores, this.#options, claim, message),
-      () =>
-        runClaimedTurn(
-          this.#options.execute,
-          message,
-          history,
-          progress,
-          running.controller,
-          this.#options.turnTimeoutMs,
-          { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
-        ),
+    const result = await runClaimedTurn(
+      this.#options.execute,
+      message,
+      history,
+      progress,
+      running.controller,
+      this.#options.turnTimeoutMs,
+      { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
     );
     this.#stop(running);
     // Before anything is sent: no preview may land after the reply, or after a stop's notice.
@@ -310,7 +308,7 @@ export class TurnRunner {
    * with `type` (a reply being sent keeps its outcome), revokes the claim so the holder's late end
    * changes nothing, and aborts the holder once committed. Returns whether there was one.
    */
-  endCurrent(tx: Tx, type: "cancelled" | "interrupted", why: string): boolean {
+  endCurrent(tx: Tx, type: StopType, why: string): boolean {
     const { claims, inbox, transcript } = this.#stores;
     const claim = claims.state();
     if (claim.seq === null) return false;

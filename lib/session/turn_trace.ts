@@ -1,23 +1,24 @@
 // A claimed turn's trace: its message's context on every line it logs, its timeline in the run's events; runtime-neutral.
-import { withLogFields } from "../log.ts";
-import { withContextFields } from "../session_context.ts";
+import { withTurnFrame } from "../session_context.ts";
 import type { Claim } from "./claim.ts";
 import { type OutboxPart, partLabel } from "./outbox.ts";
 import type { PartResult } from "./outbox_sender.ts";
 import type { SessionStores } from "./session_stores.ts";
+import type { TurnJobs } from "./turn_jobs.ts";
 import type { InboundMessage } from "./types.ts";
 
 /** Records one event of a run's timeline. */
 export type TimelineRecorder = (type: string, data: Record<string, unknown>) => void;
 
 /**
- * Runs `fn`, work done for message `seq` (its turn, the sending of its reply), with the message's
- * context bound and its seq on every line logged. The drain that calls it runs in a frame of no
- * message (the alarm's, or the one a submit started): without this a failed send's line could not
- * say whose it was.
+ * Runs `fn`, work done for message `seq` (its turn, the sending of its reply), in the one frame
+ * the turn binds: the message's context alone (the entry's defaults kept), its seq on every line
+ * logged, and `jobs` for its tools. The drain that calls it runs in a frame of no message, or of
+ * another (the alarm's, or the one a submit started): without this a failed send's line could
+ * not say whose it was, and a tool could read another message's fields.
  */
-export function traced<T>(message: InboundMessage, seq: number, fn: () => T): T {
-  return withContextFields(message.context, () => withLogFields({ seq }, fn));
+export function traced<T>(message: InboundMessage, seq: number, fn: () => T, jobs?: TurnJobs): T {
+  return withTurnFrame({ context: message.context, log: { seq }, ...(jobs ? { jobs } : {}) }, fn);
 }
 
 /**

@@ -4,6 +4,7 @@ import type { ChatMessage, ModelParams, ToolCall } from "../chat_model.ts";
 import type { PendingCall, TurnResume } from "../run_turn.ts";
 import type { ReplyTarget } from "../platform.ts";
 import type { ContextFields } from "../session_context.ts";
+import type { ParsedCommand } from "../session_commands.ts";
 
 /** A message handed to a session. */
 export interface InboundMessage {
@@ -35,6 +36,12 @@ export interface InboundMessage {
    */
   continuesSeed?: boolean;
   /**
+   * The message continues turn `continuesAfter` of this session by reference (a Responses request's
+   * `previous_response_id`): refused as `history_mismatch` unless the session is idle and that turn
+   * completed and is still the last of its current conversation. Nothing of the conversation travels.
+   */
+  continuesAfter?: number;
+  /**
    * The hash of the API request (key scope, session header, body). The same request within a
    * minute of a failed or stopped turn gets that outcome instead of a second run; a delivery key
    * seen again with another hash is refused as `idempotency_key_reused`.
@@ -42,8 +49,13 @@ export interface InboundMessage {
   requestHash?: string;
   /** Where the reply is sent (chat platforms); without it the caller collects the outcome. */
   reply?: ReplyTarget;
-  /** Whether a text starting with "/" is a command (chat platforms, generic webhook). */
-  commands?: boolean;
+  /**
+   * A chat message (chat platforms, the generic webhook): its command, parsed once where it
+   * arrived (the Worker's access gate, `chatInbound`), or null for an ordinary text — which may
+   * still answer a pending approval question with a bare yes or no. Unset: the message has no
+   * commands (API callers, jobs).
+   */
+  command?: ParsedCommand | null;
   /**
    * The sender is an admin (`ADMIN_USERS`), as the Worker's access check found from the
    * platform's own identity: may answer anyone's approval question.
@@ -115,8 +127,8 @@ export interface SubmitReceipt {
   duplicate: boolean;
   /**
    * Set when the message was not stored: `queue_full` when `maxQueued` messages wait already,
-   * `history_mismatch` when a `continuesSeed` message does not continue this session,
-   * `idempotency_key_reused` when its delivery key came before with another request,
+   * `history_mismatch` when a `continuesSeed` or `continuesAfter` message does not continue
+   * this session, `idempotency_key_reused` when its delivery key came before with another request,
    * `session_limit` when the session would be one too many for its API tenant (the host's cap;
    * `notice` says which), `too_large` when the message could not be read back once stored
    * (`notice` names the limit).
@@ -158,7 +170,10 @@ export interface TurnProgress {
 export interface SessionSnapshot {
   running: boolean;
   queued: number;
+  /** The current conversation's newest messages, within `READ_MAX_CHARS` of text. */
   messages: { role: string; content: string }[];
+  /** How many older messages of the conversation were left out (0 when none). */
+  omitted: number;
 }
 
 /** What a turn produced: the reply, the messages to keep, the token counts. */
@@ -195,6 +210,20 @@ export type TurnExecutor = (
   progress: TurnProgress,
   approvals?: TurnApprovals,
 ) => Promise<TurnResult>;
+
+/**
+ * How a turn that was stopped, not failed, records it as its outcome's `error.type`: "cancelled"
+ * by /stop, /new or an erasure, "interrupted" by a newer message (`BUSY_MODE=interrupt`).
+ */
+export type StopType = "cancelled" | "interrupted";
+
+/**
+ * Whether a failed outcome's error is a stop (`StopType`): the one place that tells a stopped run
+ * (the runs API's and the inspector's "cancelled", HTTP 409) from a failed one.
+ */
+export function isStopped(error: { type: string }): error is { type: StopType } {
+  return error.type === "cancelled" || error.type === "interrupted";
+}
 
 /** The text a chat user gets when their turn failed. */
 export function failureNotice(error: { message: string }): string {

@@ -251,7 +251,12 @@ export async function startWorker(
   const { mf, url } = await startMiniflare(scriptPath, {
     assets,
     vars: opts.vars,
-    durableObjects: { SESSIONS: "SessionDO", ACCESS: "AccessDO" },
+    durableObjects: {
+      SESSIONS: "SessionDO",
+      ACCESS: "AccessDO",
+      CONVERSATIONS: "ConversationPointerDO",
+      IDEMPOTENCY_KEYS: "IdempotencyKeyDO",
+    },
     persistDir: opts.persistDir,
     directory: opts.directory,
     onOutput: (text) => chunks.push(text),

@@ -1,0 +1,170 @@
+// An access object's outbox: the notices the webhook gate answers with (pairing codes, "private", over quota, /pair answers), stored and then sent once by the session's outbox sender; runtime-neutral.
+import type { ReplyTarget } from "../platform.ts";
+import type { ReplyChannel } from "../reply_channel.ts";
+import { OutboxStore } from "../session/outbox.ts";
+import { OutboxSender } from "../session/outbox_sender.ts";
+import { num, SessionDb, type SessionStorage } from "../session/session_db.ts";
+import { errorText, log } from "../log.ts";
+
+/** A notice throttle of an access record (see `noticeFailed`). */
+export type NoticeKind = "refusal" | "quota" | "group";
+
+/**
+ * A throttle a notice counted as sent, to take back when the notice is given up (so that the
+ * sender's next message tries again): its kind, in this object or in the one `object` names (a
+ * group chat's `notice:<session key>`).
+ */
+export interface NoticeUndo {
+  kind: NoticeKind;
+  object?: string;
+}
+
+/** What the outbox needs from its object. */
+export interface NoticeOutboxOptions {
+  channel: ReplyChannel;
+  /** How long a send waits out 429s and retries before it is given up (a session's default: 2 min). */
+  maxSendWaitMs?: number;
+  /**
+   * How long a notice may go unsent before the alarm takes it up: the watchdog that finds a send a
+   * killed runtime left in doubt (`TURN_LEASE_MS`, as a session's turn).
+   */
+  leaseMs: number;
+  /** A notice was given up: take back the throttles it counted. */
+  givenUp(undo: NoticeUndo[]): Promise<void>;
+  now(): number;
+}
+
+/**
+ * The session's `outbox` table as it stands (lib/session/schema.ts: its columns after every
+ * migration), plus `undo`, the throttles a notice counted. Created with the first notice: most
+ * access objects never send one.
+ */
+const _TABLES = [
+  `CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER,
+    kind TEXT NOT NULL DEFAULT 'notice',
+    part INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    target TEXT,
+    created_at INTEGER NOT NULL DEFAULT 0,
+    attempted_at INTEGER,
+    sent_at INTEGER,
+    error TEXT,
+    choices TEXT,
+    replaces TEXT,
+    undo TEXT
+  )`,
+  `CREATE INDEX IF NOT EXISTS outbox_unsent ON outbox (kind, sent_at, error, id)`,
+];
+
+/** Whether an object's SQLite holds any notice (an erasure's answer), without creating the table. */
+export function holdsNotices(sql: SessionStorage["sql"]): boolean {
+  const table = sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'`);
+  return table.toArray().length > 0 &&
+    sql.exec(`SELECT 1 FROM outbox LIMIT 1`).toArray().length > 0;
+}
+
+/** Settled notices are kept this long (the inspector's and a support request's view), then pruned. */
+const _KEEP_MS = 24 * 60 * 60 * 1000;
+const _MAX_SEND_WAIT_MS = 120_000;
+
+/**
+ * The notices of one access object (a sender's record, a chat's notice throttle). `queue` stores
+ * one durably and starts its send; the send is the session's: `attempted_at` stored as the request
+ * leaves, 429s waited out, a part cut off resolved after a restart the way its platform allows
+ * (found, resent, resent behind `RESEND_NOTE`, or left with `REPLY_IN_DOUBT=skip`). The alarm is
+ * the watchdog that takes up what a killed runtime left.
+ */
+export class NoticeOutbox {
+  readonly #db: SessionDb;
+  readonly #outbox: OutboxStore;
+  readonly #sender: OutboxSender;
+  readonly #options: NoticeOutboxOptions;
+  #flushing: Promise<void> | null = null;
+
+  constructor(storage: SessionStorage, options: NoticeOutboxOptions) {
+    for (const statement of _TABLES) storage.sql.exec(statement);
+    this.#db = new SessionDb(storage);
+    this.#outbox = new OutboxStore(this.#db);
+    this.#sender = new OutboxSender(this.#db, this.#outbox, {
+      channel: options.channel,
+      maxSendWaitMs: options.maxSendWaitMs ?? _MAX_SEND_WAIT_MS,
+      previews: false,
+      now: options.now,
+    });
+    this.#options = options;
+  }
+
+  /**
+   * Stores `text` for `target` (split as its platform needs) with the throttles it counted, arms
+   * the watchdog, and starts the send without waiting for it: the caller acknowledges its delivery
+   * once this has returned (the write is durable before its answer leaves the object).
+   */
+  queue(target: ReplyTarget, text: string, undo: readonly NoticeUndo[]): void {
+    const now = this.#options.now();
+    this.#db.transaction((tx) => {
+      this.#outbox.prune(tx, [], now - _KEEP_MS);
+      const [last] = this.#db.rows(`SELECT COALESCE(MAX(id), 0) AS id FROM outbox`);
+      this.#outbox.add(tx, "notice", null, target, this.#sender.split(target, text), now);
+      if (undo.length) {
+        this.#db.exec(
+          tx,
+          `UPDATE outbox SET undo = ? WHERE id > ?`,
+          JSON.stringify(undo),
+          num(last, "id"),
+        );
+      }
+    });
+    this.#db.armAlarm(now + this.#options.leaseMs);
+    this.flush().catch((error) => log.error("notice not sent", { error: errorText(error) }));
+  }
+
+  /**
+   * The alarm: sends what is still unsent (a killed runtime's part in doubt among it), watched
+   * again a lease on while it lasts.
+   */
+  async alarm(): Promise<void> {
+    this.#db.alarmFired();
+    if (!this.#outbox.unsentNotices().length) return;
+    this.#db.armAlarm(this.#options.now() + this.#options.leaseMs);
+    await this.flush();
+  }
+
+  /** Sends every unsent notice, oldest first; one flush at a time. */
+  flush(): Promise<void> {
+    this.#flushing ??= this.#flush().finally(() => {
+      this.#flushing = null;
+    });
+    return this.#flushing;
+  }
+
+  /** Closes this handle before its object's storage is erased: a send in flight records nothing. */
+  close(): void {
+    this.#db.close();
+  }
+
+  async #flush(): Promise<void> {
+    for (let parts = this.#outbox.unsentNotices(); parts.length;) {
+      for (const part of parts) {
+        if (!part.target) {
+          // Never stored without one; were it, it could never leave: settled, not retried forever.
+          this.#db.transaction((tx) =>
+            this.#outbox.markDone(tx, part.id, "no reply target", this.#options.now())
+          );
+          continue;
+        }
+        if ((await this.#sender.send(part, part.target)) === "failed") {
+          await this.#options.givenUp(this.#undo(part.id));
+        }
+      }
+      parts = this.#outbox.unsentNotices();
+    }
+  }
+
+  #undo(id: number): NoticeUndo[] {
+    const [row] = this.#db.rows(`SELECT undo FROM outbox WHERE id = ?`, id);
+    return row?.undo ? JSON.parse(String(row.undo)) as NoticeUndo[] : [];
+  }
+}

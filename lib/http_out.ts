@@ -1,0 +1,83 @@
+// The one way baton calls out over HTTP (platform APIs, signing keys, tokens, MCP servers): fetch with a deadline, failures worded without URL or secret, answers read by the one JSON decoder; runtime-neutral (fetch).
+import { jsonOrUndefined } from "./json_body.ts";
+
+/** What a secret becomes in a message. */
+const _REDACTED = "<token>";
+
+/** How long a platform API call or look-up may take, answer body included, before it is given up. */
+export const HTTP_OUT_TIMEOUT_MS = 30_000;
+
+/** A fetch function (the runtime's, or a test's). */
+export type FetchFn = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** How one call out is made and how its failures are worded. */
+export interface OutOptions {
+  /** The peer as messages name it: "could not reach the <api>". */
+  readonly api: string;
+  /** Values that must never reach a message (tokens in a URL, header values); empty ones are skipped. */
+  readonly secrets?: readonly string[];
+  /**
+   * The deadline for the answer and its body, in ms; null for none (an MCP stream stays open, and
+   * the SDK times its own requests). A caller's `init.signal` still aborts it.
+   */
+  readonly timeoutMs: number | null;
+  /** The fetch to use; by default the global one, looked up at each call (tests replace it). */
+  readonly fetch?: FetchFn;
+}
+
+/**
+ * A call out that got no answer: the connection failed, or the deadline passed (`timedOut`). Its
+ * message names the API alone — the runtime's own error may quote the URL, hence a token, so none
+ * of it is kept. A caller's abort is not one of these: its reason is thrown as it is.
+ */
+export class OutboundError extends Error {
+  override name = "OutboundError";
+  constructor(message: string, readonly timedOut: boolean) {
+    super(message);
+  }
+}
+
+/**
+ * `fetch(url, init)` under the house rules: within `timeoutMs` (the body read too), and a failure
+ * to get an answer thrown as an `OutboundError` that names no URL or secret. Nothing is awaited
+ * before the request leaves, so a caller's mark made just before the call is the last thing before
+ * it (a Durable Object's output gate holds the request until that mark is durable).
+ */
+export async function fetchOut(
+  url: string | URL,
+  init: RequestInit,
+  options: OutOptions,
+): Promise<Response> {
+  const deadline = options.timeoutMs === null ? null : AbortSignal.timeout(options.timeoutMs);
+  const signals = [init.signal, deadline].filter((s): s is AbortSignal => s != null);
+  const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+  try {
+    return await (options.fetch ?? fetch)(url, signal ? { ...init, signal } : init);
+  } catch {
+    if (init.signal?.aborted) throw init.signal.reason;
+    const timedOut = deadline?.aborted === true;
+    const message = timedOut
+      ? `the ${options.api} did not answer within ${options.timeoutMs} ms`
+      : `could not reach the ${options.api}`;
+    throw new OutboundError(redact(message, options.secrets ?? []), timedOut);
+  }
+}
+
+/**
+ * The whole body of `res` as JSON (the one decoder, `parseJsonBody`), or undefined when it is
+ * empty, not JSON, or cut off (a deadline passing mid-body): the status then speaks alone. Reading
+ * it all also frees the connection.
+ */
+export async function readJsonAnswer(res: Response): Promise<unknown> {
+  try {
+    return jsonOrUndefined(new Uint8Array(await res.arrayBuffer()));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every occurrence of each secret in `text` replaced by `<token>`, longest secret first. */
+export function redact(text: string, secrets: readonly string[]): string {
+  const sorted = secrets.filter((s) => s !== "").sort((a, b) => b.length - a.length);
+  return sorted.reduce((out, secret) => out.split(secret).join(_REDACTED), text);
+}
