@@ -9,15 +9,13 @@ import {
   PRIVATE_TEXT,
   quotaText,
 } from "../lib/access/access_notices.ts";
-import type { AdmitResult } from "../lib/access/sender_record.ts";
-import { normalizePairingCode } from "../lib/access/sender_record.ts";
+import { type AdmitResult, normalizePairingCode } from "../lib/access/sender_record.ts";
 import type { NoticeKind, NoticeUndo } from "../lib/access/notice_outbox.ts";
-import type { PlatformAdapter, PlatformMessage } from "../lib/platform.ts";
+import { parseCommand, type PlatformAdapter, type PlatformMessage } from "../lib/chat/mod.ts";
 import type { Admission, ChatEvent } from "../lib/platforms/chat_inbound.ts";
-import { parseCommand } from "../lib/session_commands.ts";
 import { accessStub, approvePairingCode, directoryStub, senderStub } from "./access_client.ts";
 import { type App, jsonError, webhookAnswer } from "./_http.ts";
-import { errorText, log } from "../lib/log.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
 
 const _HOUR_MS = 60 * 60 * 1000;
 

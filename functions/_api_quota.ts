@@ -2,7 +2,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { accessStub } from "./access_client.ts";
 import { type App, jsonError, RequestError } from "./_http.ts";
-import { errorText, log } from "../lib/log.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
 
 const _MINUTE_MS = 60_000;
 

@@ -1,9 +1,8 @@
 // Which session a chat request without X-Session-Id runs in: the one its history continues, else a new one; Workers.
 import type { Context } from "hono";
-import { tenantPrefix } from "../lib/api_tenants.ts";
-import { conversationFingerprint, hashHex } from "../lib/openai_api.ts";
-import type { ChatTurnInput } from "../lib/openai_api.ts";
-import type { ChatMessage } from "../lib/chat_model.ts";
+import { tenantPrefix } from "../lib/api/mod.ts";
+import { type ChatTurnInput, conversationFingerprint, hashHex } from "../lib/openai/mod.ts";
+import type { ChatMessage } from "../lib/agent/mod.ts";
 import type { App } from "./_http.ts";
 import type { Placement } from "./_openai_pipeline.ts";
 import { findConversation, pointConversation } from "./conversation_client.ts";

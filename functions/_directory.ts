@@ -1,6 +1,5 @@
 // The session directory in D1: the session object's writer and GET /v1/sessions's page read; Workers (D1).
-import type { DirectoryQuery } from "../lib/directory_query.ts";
-import { encodeCursor } from "../lib/directory_query.ts";
+import { type DirectoryQuery, encodeCursor } from "../lib/session/directory_query.ts";
 import type { DirectoryEntry, DirectoryWriter } from "../lib/session/mod.ts";
 
 /** One session as `GET /v1/sessions` lists it (times in epoch seconds, like the OpenAI API's). */

@@ -1,7 +1,6 @@
 // Erasure across the Worker's stores: a session (its object, directory row, tenant count, notice throttle) and a chat user (their direct sessions, access record, pairing); Workers.
-import type { AccessConfig } from "../lib/access/access_policy.ts";
-import { senderEntry } from "../lib/access/access_policy.ts";
-import { errorText, log } from "../lib/log.ts";
+import { type AccessConfig, senderEntry } from "../lib/access/access_policy.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
 import { accessStub, directoryStub, senderStub } from "./access_client.ts";
 import { deleteDirectoryRow, userSessionKeys } from "./_directory.ts";
 import { RequestError } from "./_http.ts";

@@ -1,8 +1,8 @@
 // A plain (non-streaming) API answer that may have to wait for an approval: headers first once the turn pauses, the JSON body when it ends; Workers.
 import type { TurnOutcome } from "../lib/session/mod.ts";
-import { RUN_ID_HEADER, runId } from "../lib/run_ids.ts";
+import { RUN_ID_HEADER, runId } from "../lib/openai/mod.ts";
 import { RequestError } from "./_http.ts";
-import { errorText, log } from "../lib/log.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
 
 /** A finished run of a plain API request: where it ran, its seq and its outcome. */
 export type PlainRun<P> = { placement: P; seq: number; outcome: TurnOutcome };

@@ -2,11 +2,11 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import { type ApiTenant, tenantOfKey } from "../lib/api_tenants.ts";
-import type { BatonConfig } from "../lib/config.ts";
-import { parsePayload } from "../lib/json_payload.ts";
+import { type ApiTenant, tenantOfKey } from "../lib/api/mod.ts";
+import type { BatonConfig } from "../lib/deployment/mod.ts";
+import { parsePayload } from "../lib/runtime/mod.ts";
 import { isStopped } from "../lib/session/mod.ts";
-import { PayloadError, type WebhookAnswer } from "../lib/platform.ts";
+import { PayloadError, type WebhookAnswer } from "../lib/chat/mod.ts";
 import type { Env } from "./env.ts";
 
 /**

@@ -1,11 +1,11 @@
 // The identity of an API request that starts a turn: its hash (for retries) and its Idempotency-Key; Workers.
 import type { Context } from "hono";
-import { hashHex } from "../lib/openai_api.ts";
+import { hashHex } from "../lib/openai/mod.ts";
 import { type App, RequestError } from "./_http.ts";
 import { hashScope } from "./_conversations.ts";
 import type { Env } from "./env.ts";
 import type { IdempotencyKeyDO } from "./idempotency_key_do.ts";
-import { errorText, log } from "../lib/log.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
 
 /** What the session needs to know a request again. */
 export interface RequestIdentity {

@@ -1,12 +1,11 @@
 // One pipeline for both OpenAI-compatible APIs (Chat Completions, Responses): a decoded turn checked, placed, forked when its session moved on, run plain, streamed or queued; the routes keep only their codecs; Workers.
 import type { Context } from "hono";
-import { batonToolNames } from "../lib/agent.ts";
-import { tenantSessionKey } from "../lib/api_tenants.ts";
-import type { ChatMessage, ModelParams } from "../lib/chat_model.ts";
-import { RUN_ID_HEADER, runId } from "../lib/run_ids.ts";
-import type { ContextFields } from "../lib/session_context.ts";
+import { batonToolNames } from "../lib/deployment/mod.ts";
+import { tenantSessionKey } from "../lib/api/mod.ts";
+import type { ChatMessage, ModelParams } from "../lib/agent/mod.ts";
+import { RUN_ID_HEADER, runId } from "../lib/openai/mod.ts";
+import type { ContextFields, SseEvent } from "../lib/runtime/mod.ts";
 import type { InboundMessage, RunEvent, TurnOutcome } from "../lib/session/mod.ts";
-import type { SseEvent } from "../lib/transport.ts";
 import { type App, failureStatus, RequestError } from "./_http.ts";
 import { heldReply } from "./_held_reply.ts";
 import { relayRunEvents } from "./_run_events.ts";

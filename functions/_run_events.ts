@@ -1,10 +1,15 @@
 // Relays a run's events from its session object to an HTTP client as SSE; Workers.
 import { FINAL_RUN_EVENTS, type RunEvent } from "../lib/session/mod.ts";
-import type { ContextFields } from "../lib/session_context.ts";
-import { readNdjson, type SseEvent, sseTransport } from "../lib/transport.ts";
+import {
+  type ContextFields,
+  errorText,
+  log,
+  readNdjson,
+  type SseEvent,
+  sseTransport,
+} from "../lib/runtime/mod.ts";
 import type { Env } from "./env.ts";
 import { sessionStub } from "./session_client.ts";
-import { errorText, log } from "../lib/log.ts";
 import type { StreamSlot } from "./_tenant_caps.ts";
 
 /**

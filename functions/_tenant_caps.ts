@@ -1,7 +1,7 @@
 // An API tenant's caps as the Worker and the session objects ask them: MAX_SESSIONS_PER_TENANT (a session's first message) and MAX_STREAMS_PER_TENANT (a streamed request's slot); Workers.
 import type { Context } from "hono";
-import { tenantOfSessionKey } from "../lib/api_tenants.ts";
-import { errorText, log } from "../lib/log.ts";
+import { tenantOfSessionKey } from "../lib/api/mod.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
 import { accessStub } from "./access_client.ts";
 import { type App, RequestError } from "./_http.ts";
 import type { Env } from "./env.ts";

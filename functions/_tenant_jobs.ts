@@ -1,6 +1,5 @@
 // A session object's line to its API tenant's job count (MAX_JOBS_PER_TENANT): admissions and reports to the tenant's access object, the last count it acknowledged kept in the session; Workers.
-import { tenantOfSessionKey } from "../lib/api_tenants.ts";
-import type { KeyStorage } from "../lib/request_keys.ts";
+import { type KeyStorage, tenantOfSessionKey } from "../lib/api/mod.ts";
 import type { TenantJobCount } from "../lib/session/mod.ts";
 import { accessStub } from "./access_client.ts";
 import type { Env } from "./env.ts";

@@ -26,12 +26,10 @@ import {
   type SessionAdmission,
 } from "../lib/access/tenant_caps.ts";
 import { admitJob, forgetJobs, type JobAdmission, reportJobs } from "../lib/access/tenant_jobs.ts";
-import { type BatonConfig, readConfig } from "../lib/config.ts";
-import { errorText, log } from "../lib/log.ts";
-import type { PlatformEnv, ReplyTarget } from "../lib/platform.ts";
+import { type BatonConfig, readConfig } from "../lib/deployment/mod.ts";
+import { type ContextDefaults, errorText, log, withSessionContext } from "../lib/runtime/mod.ts";
+import { type PlatformEnv, replyChannel, type ReplyTarget } from "../lib/chat/mod.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
-import { replyChannel } from "../lib/reply_channel.ts";
-import { type ContextDefaults, withSessionContext } from "../lib/session_context.ts";
 import type { Env } from "./env.ts";
 
 /**

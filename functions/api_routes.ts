@@ -1,7 +1,6 @@
 // OpenAI-compatible API routes: chat completions (the Chat Completions codec on the OpenAI pipeline; JSON and SSE), models, session state; Workers.
-import type { Context } from "hono";
-import { Hono } from "hono";
-import { mayAddressSession, tenantSessionKey } from "../lib/api_tenants.ts";
+import { type Context, Hono } from "hono";
+import { mayAddressSession, tenantSessionKey } from "../lib/api/mod.ts";
 import {
   chatCompletion,
   chatCompletionChunk,
@@ -14,15 +13,14 @@ import {
   modelObject,
   modelParams,
   SESSION_ID,
-} from "../lib/openai_api.ts";
+} from "../lib/openai/mod.ts";
 import type { RunEvent } from "../lib/session/mod.ts";
 import type { SessionInspection } from "../lib/session/session_inspector.ts";
-import type { SseEvent } from "../lib/transport.ts";
+import { errorText, log, type SseEvent } from "../lib/runtime/mod.ts";
 import { newChatPlacement, placeChat, rememberChat } from "./_conversations.ts";
 import { requestIdentity } from "./_idempotency.ts";
 import { listDirectory } from "./_directory.ts";
-import { parseDirectoryQuery } from "../lib/directory_query.ts";
-import { errorText, log } from "../lib/log.ts";
+import { parseDirectoryQuery } from "../lib/session/directory_query.ts";
 import { eraseSessionEverywhere } from "./_erasure.ts";
 import {
   type ApiCodec,

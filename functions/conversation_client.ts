@@ -1,7 +1,7 @@
 // The Worker's client of the conversation pointers: which session a conversation state continues in; Workers.
 import type { ConversationPointerDO } from "./conversation_pointer_do.ts";
 import type { Env } from "./env.ts";
-import { errorText, log } from "../lib/log.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
 
 /** The pointer object of a conversation fingerprint, typed with its RPC methods. */
 function _pointerStub(env: Env, fingerprint: string): DurableObjectStub<ConversationPointerDO> {

@@ -1,6 +1,6 @@
 // The conversation pointer Durable Object: one per conversation state (its fingerprint), naming the session it continues in; Workers (cloudflare:workers).
 import { DurableObject } from "cloudflare:workers";
-import { ConversationPointer } from "../lib/conversation_pointer.ts";
+import { ConversationPointer } from "../lib/api/mod.ts";
 import type { Env } from "./env.ts";
 
 /**

@@ -1,6 +1,6 @@
 // The Idempotency-Key Durable Object: one per tenant's key, held by the first request that used it for a day; Workers (cloudflare:workers).
 import { DurableObject } from "cloudflare:workers";
-import { claimRequestKey } from "../lib/request_keys.ts";
+import { claimRequestKey } from "../lib/api/mod.ts";
 import type { Env } from "./env.ts";
 
 /**

@@ -1,17 +1,15 @@
 // The jobs API: scheduled turns of a session (create, list, read with last runs, delete, run now, pause, resume), tenant-scoped; Workers.
-import type { Context } from "hono";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import {
   mayAddressSession,
   tenantOfSessionKey,
   tenantPrefix,
   tenantSessionKey,
-} from "../lib/api_tenants.ts";
-import { sessionIdField } from "../lib/openai_api.ts";
+} from "../lib/api/mod.ts";
+import { jobId, parseJobId, runId, sessionIdField } from "../lib/openai/mod.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
-import { jobId, parseJobId, runId } from "../lib/run_ids.ts";
-import { scheduleInput } from "../lib/schedule.ts";
+import { scheduleInput } from "../lib/session/schedule.ts";
 import type { JobAnswer, JobRequest, JobView } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { turnQuotaRefusal } from "./_api_quota.ts";

@@ -1,14 +1,17 @@
 // POST /mcp: baton as an MCP server (Streamable HTTP, stateless), tenant-scoped behind the API key; Workers.
 import { type Context, Hono } from "hono";
-import { tenantSessionKey } from "../lib/api_tenants.ts";
-import { jsonOrUndefined } from "../lib/json_body.ts";
+import { tenantSessionKey } from "../lib/api/mod.ts";
+import {
+  type ContextFields,
+  errorText,
+  jsonOrUndefined,
+  log,
+  readNdjson,
+} from "../lib/runtime/mod.ts";
 import { createBatonMcpServer } from "../lib/mcp/baton_mcp_server.ts";
 import { WebStandardStreamableHTTPServerTransport } from "../lib/mcp/_sdk.ts";
-import { runId } from "../lib/run_ids.ts";
-import type { ContextFields } from "../lib/session_context.ts";
+import { runId } from "../lib/openai/mod.ts";
 import { FINAL_RUN_EVENTS, type InboundMessage, type RunEvent } from "../lib/session/mod.ts";
-import { readNdjson } from "../lib/transport.ts";
-import { errorText, log } from "../lib/log.ts";
 import { type App, requireApiKey } from "./_http.ts";
 import { overTurnQuota } from "./_api_quota.ts";
 import { runMessage, sessionStub, submitMessage } from "./session_client.ts";

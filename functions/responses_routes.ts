@@ -1,7 +1,6 @@
 // The OpenAI Responses API over the session objects: create (the Responses codec on the OpenAI pipeline; JSON, SSE, background), retrieve, delete, cancel, input items; Workers.
-import type { Context } from "hono";
-import { Hono } from "hono";
-import type { ChatMessage } from "../lib/chat_model.ts";
+import { type Context, Hono } from "hono";
+import type { ChatMessage } from "../lib/agent/mod.ts";
 import {
   inputItemsList,
   isResponseMeta,
@@ -11,11 +10,11 @@ import {
   responseObject,
   responseRequest,
   responseStatus,
+  responseStreamFrames,
   type ResponseTurn,
   responseTurn,
-} from "../lib/responses_api.ts";
-import { responseStreamFrames } from "../lib/responses_stream.ts";
-import type { ContextFields } from "../lib/session_context.ts";
+} from "../lib/openai/mod.ts";
+import type { ContextFields } from "../lib/runtime/mod.ts";
 import type { MessageRecord } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { apiTurnQuota } from "./_api_quota.ts";

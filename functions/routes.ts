@@ -3,8 +3,8 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { secureHeaders } from "hono/secure-headers";
-import { readConfig } from "../lib/config.ts";
-import { withSessionContext } from "../lib/session_context.ts";
+import { readConfig } from "../lib/deployment/mod.ts";
+import { errorText, log, setLogLevel, withSessionContext } from "../lib/runtime/mod.ts";
 import { corsPolicy } from "./_cors.ts";
 import { type App, jsonError, MAX_BODY_BYTES, RequestError } from "./_http.ts";
 import { accessRoutes } from "./access_routes.ts";
@@ -15,7 +15,6 @@ import { responseRoutes } from "./responses_routes.ts";
 import { runRoutes } from "./run_routes.ts";
 import { userRoutes } from "./user_routes.ts";
 import { webhookRoutes } from "./webhook_routes.ts";
-import { errorText, log, setLogLevel } from "../lib/log.ts";
 
 /** The baton Worker app. */
 export const app = new Hono<App>();

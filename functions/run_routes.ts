@@ -1,10 +1,9 @@
 // The runs API: start a turn, read its state, follow its events live, stop it; Workers.
 import { Hono } from "hono";
 import { z } from "zod";
-import { tenantSessionKey } from "../lib/api_tenants.ts";
-import { sessionIdField } from "../lib/openai_api.ts";
-import { parseRunId, runId } from "../lib/run_ids.ts";
-import type { ContextFields } from "../lib/session_context.ts";
+import { tenantSessionKey } from "../lib/api/mod.ts";
+import { parseRunId, runId, sessionIdField } from "../lib/openai/mod.ts";
+import type { ContextFields } from "../lib/runtime/mod.ts";
 import { APPROVAL_CHOICES, type ApprovalChoice, type InboundMessage } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { apiTurnQuota } from "./_api_quota.ts";

@@ -1,11 +1,10 @@
 // The Worker's client of the session Durable Objects: the stub of a key, storing a message, awaiting its outcome; Workers.
 import type { InboundMessage, SubmitReceipt, TurnOutcome } from "../lib/session/mod.ts";
-import type { ApprovalAnswer } from "../lib/session_commands.ts";
-import type { ContextFields } from "../lib/session_context.ts";
+import type { ApprovalAnswer } from "../lib/chat/mod.ts";
+import { type ContextFields, errorText, log } from "../lib/runtime/mod.ts";
 import { RequestError } from "./_http.ts";
 import type { Env } from "./env.ts";
 import type { SessionDO } from "./session_do.ts";
-import { errorText, log } from "../lib/log.ts";
 
 /** The Durable Object stub of a session key, typed with SessionDO's RPC methods. */
 export function sessionStub(env: Env, sessionKey: string): DurableObjectStub<SessionDO> {

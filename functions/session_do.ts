@@ -1,14 +1,17 @@
 // The session Durable Object: a thin Workers shell over lib/session/ (the sentinel); Workers (cloudflare:workers).
 import { DurableObject } from "cloudflare:workers";
-import { createTurnExecutor } from "../lib/agent.ts";
-import type { ChatMessage } from "../lib/chat_model.ts";
-import { type BatonConfig, readConfig } from "../lib/config.ts";
-import type { PlatformEnv } from "../lib/platform.ts";
-import { replyChannel } from "../lib/reply_channel.ts";
+import { type BatonConfig, createTurnExecutor, readConfig } from "../lib/deployment/mod.ts";
+import type { ChatMessage } from "../lib/agent/mod.ts";
+import { type ApprovalAnswer, type PlatformEnv, replyChannel } from "../lib/chat/mod.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
-import { type ContextFields, withSessionContext } from "../lib/session_context.ts";
-import type { ApprovalAnswer } from "../lib/session_commands.ts";
-import { ndjsonTransport } from "../lib/transport.ts";
+import {
+  type ContextFields,
+  errorText,
+  log,
+  ndjsonTransport,
+  setLogLevel,
+  withSessionContext,
+} from "../lib/runtime/mod.ts";
 import { McpToolbox } from "../lib/mcp/mcp_tools.ts";
 import { inspectSession, type SessionInspection } from "../lib/session/session_inspector.ts";
 import { eraseSession, type Erasure, sessionOpen } from "../lib/session/erase_session.ts";
@@ -32,7 +35,6 @@ import { tools } from "./tools.ts";
 import { admitJobOccurrence } from "./_job_creator.ts";
 import { admitTenantSession } from "./_tenant_caps.ts";
 import { tenantJobCount } from "./_tenant_jobs.ts";
-import { errorText, log, setLogLevel } from "../lib/log.ts";
 
 /**
  * One per session key (idFromName): durable inbox, run claim, transcript, outbox, and nothing

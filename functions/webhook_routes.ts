@@ -7,7 +7,7 @@ import {
   type PlatformChoice,
   type PlatformEnv,
   type WebhookAnswer,
-} from "../lib/platform.ts";
+} from "../lib/chat/mod.ts";
 import { chatInbound } from "../lib/platforms/chat_inbound.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { publicUrl } from "../lib/platforms/_kit.ts";

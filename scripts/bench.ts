@@ -1,15 +1,28 @@
 // `npm run bench [-- --baseline <git-ref>]`: baton against a fake model, phase by phase, optionally side by side with another ref; Deno.
-import { baselineRef, buildBaseline } from "./_bench_baseline.ts";
-import { accessCheck } from "./_bench_phases_access.ts";
-import { runtimeFloor } from "./_bench_phases_runtime.ts";
-import { fanOut, sessionsCurve } from "./_bench_phases_sessions.ts";
-import { liveReply } from "./_bench_phases_live.ts";
-import { telegram } from "./_bench_phases_telegram.ts";
-import { bundleSize, longTranscript } from "./_bench_phases_transcript.ts";
-import { modelCallsPerTurn, overhead, sameSession, streaming } from "./_bench_phases_turns.ts";
-import { cpuModel } from "./_bench_proc.ts";
-import { r1, r2, Report, writeReport } from "./_bench_report.ts";
-import { MAX_QUEUED, type Phase, Rig } from "./_bench_rig.ts";
+import {
+  accessCheck,
+  baselineRef,
+  buildBaseline,
+  bundleSize,
+  cpuModel,
+  fanOut,
+  liveReply,
+  longTranscript,
+  MAX_QUEUED,
+  modelCallsPerTurn,
+  overhead,
+  type Phase,
+  r1,
+  r2,
+  Report,
+  Rig,
+  runtimeFloor,
+  sameSession,
+  sessionsCurve,
+  streaming,
+  telegram,
+  writeReport,
+} from "./bench/mod.ts";
 
 /** The run, in order; those marked `baseline` also measure the baseline when there is one. */
 const PHASES: readonly Phase[] = [

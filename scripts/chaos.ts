@@ -1,7 +1,14 @@
 // `npm run chaos`: baton under wrangler dev over every way in, faulty fakes, SIGKILLs; tables per seed, a summary, or a soak; exits 1 on a failed check; Deno.
-import { type ChaosReport, formatChaosReport, formatChaosSummary, runChaos } from "./_chaos_run.ts";
-import { CHAOS_WAYS, type ChaosWay } from "./_chaos_plan.ts";
-import { formatSoakReport, runSoak } from "./_chaos_soak.ts";
+import {
+  CHAOS_WAYS,
+  type ChaosReport,
+  type ChaosWay,
+  formatChaosReport,
+  formatChaosSummary,
+  formatSoakReport,
+  runChaos,
+  runSoak,
+} from "./chaos/mod.ts";
 import { killAllWranglerDevs } from "./_wrangler_dev.ts";
 
 const USAGE = `npm run chaos -- [options]

@@ -2,7 +2,7 @@
 import type { IssueCommentCreatedEvent } from "@octokit/webhooks-types";
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { GITHUB_REFUSAL_TEXT } from "../lib/access/access_notices.ts";
-import { RESEND_NOTE } from "../lib/platform.ts";
+import { RESEND_NOTE } from "../lib/chat/mod.ts";
 import { until } from "./_support/clients.ts";
 import { GITHUB_REPO, githubDriver } from "./_support/drivers/github.ts";
 import { deliver } from "./_support/drivers/mod.ts";

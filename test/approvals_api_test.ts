@@ -1,7 +1,7 @@
 // Approvals from API clients and GitHub in workerd: chat completions and responses that pause (X-Baton-Run-Id, keep-alives, disconnects) and /approve reply comments; Deno + Miniflare.
 import OpenAI from "openai";
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { parseRunId } from "../lib/run_ids.ts";
+import { parseRunId } from "../lib/openai/mod.ts";
 import { API_KEY, type Json, json, sessionState, settled, until } from "./_support/clients.ts";
 import { GITHUB_REPO as REPO, githubDriver } from "./_support/drivers/github.ts";
 import { deliver } from "./_support/drivers/mod.ts";

@@ -13,7 +13,7 @@ import { holdOn } from "./_support/fake_llm_scripts.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import { deliver, replies } from "./_support/drivers/mod.ts";
 import { telegramDriver } from "./_support/drivers/telegram.ts";
-import { QUEUE_FULL_NOTICE } from "../lib/session_commands.ts";
+import { QUEUE_FULL_NOTICE } from "../lib/chat/mod.ts";
 
 // One Worker for the file in the default queue mode; interrupt and merge each start their own.
 const baton = sharedBaton();

@@ -1,11 +1,16 @@
 // The chaos run's reduced mode (the full lane, `npm run test:all`): every way in, faulty fakes, seeded SIGKILLs; a fixed seed and a random one; runs with a strategy broken on purpose; Deno.
 import { assert, assertEquals } from "@std/assert";
-import { APPROVAL_LABELS } from "../scripts/_chaos_approvals.ts";
-import { FLOOD_LABELS } from "../scripts/_chaos_floods.ts";
-import { JOB_LABELS } from "../scripts/_chaos_jobs.ts";
-import { REPLAY_LABELS } from "../scripts/_chaos_replays.ts";
-import { formatChaosReport, runChaos } from "../scripts/_chaos_run.ts";
-import { type ChaosReport, figure, LABELS } from "../scripts/_chaos_report.ts";
+import {
+  APPROVAL_LABELS,
+  type ChaosReport,
+  figure,
+  FLOOD_LABELS,
+  formatChaosReport,
+  JOB_LABELS,
+  LABELS,
+  REPLAY_LABELS,
+  runChaos,
+} from "../scripts/chaos/mod.ts";
 
 /** The reduced size: about 300 deliveries over 14 sessions, one or two per way in (≈ 40–120 s a seed). */
 const REDUCED = { messages: 300, sessions: 14, deadlineMs: 5 * 60_000 };

@@ -1,20 +1,24 @@
 // Checks of the chaos run's checks (the developer lane, `npm test`): the verifier given observations built by hand must flag what it exists to flag; Deno.
 import { assert, assertEquals } from "@std/assert";
-import { RESEND_NOTE } from "../lib/platform.ts";
-import type { ShownPost } from "../scripts/_chaos_fakes.ts";
-import { newPlatformChat, replyLinkOf } from "../scripts/_chaos_new_platforms.ts";
+import { RESEND_NOTE } from "../lib/chat/mod.ts";
 import {
   type ChaosMessage,
+  type ChaosObservation,
   type ChaosWay,
+  figure,
+  FLOOD_LABELS,
+  floodStep,
+  judgeRss,
+  LABELS,
+  newPlatformChat,
   planChaos,
+  planFlood,
+  REPLAY_LABELS,
+  replyLinkOf,
   seededRandom,
-} from "../scripts/_chaos_plan.ts";
-import { figure, LABELS } from "../scripts/_chaos_report.ts";
-import { judgeRss } from "../scripts/_chaos_soak.ts";
-import { FLOOD_LABELS, floodStep, planFlood } from "../scripts/_chaos_floods.ts";
-import { REPLAY_LABELS } from "../scripts/_chaos_replays.ts";
-import type { ChaosObservation } from "../scripts/_chaos_tally.ts";
-import { verifyChaos } from "../scripts/_chaos_verify.ts";
+  type ShownPost,
+  verifyChaos,
+} from "../scripts/chaos/mod.ts";
 
 /**
  * What the verifier is given for one session of `way` whose `count` messages were accepted and

@@ -433,7 +433,7 @@ for (const d of DRIVERS) {
         await untilReplies(d, platform, chat, 1);
         reply = replies(d, platform, chat)[0];
       }
-      // session_info reports no chat_name (lib/tools.ts); the unit tests cover that field.
+      // session_info reports no chat_name (lib/agent/tools.ts); the unit tests cover that field.
       assertEquals(JSON.parse(reply), d.context(message, delivery));
     },
   });

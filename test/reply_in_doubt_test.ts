@@ -1,6 +1,6 @@
 // A reply send cut off by a runtime kill, resolved after the restart the way each platform allows; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { RESEND_NOTE } from "../lib/platform.ts";
+import { RESEND_NOTE } from "../lib/chat/mod.ts";
 import { settled, until, withBaton } from "./_support/clients.ts";
 import { GITHUB_REPO, githubDriver } from "./_support/drivers/github.ts";
 import { deliver, type Driver, type Post } from "./_support/drivers/mod.ts";

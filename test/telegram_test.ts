@@ -189,7 +189,7 @@ baton.test(
     });
     await expectOk(await sendUpdate(worker, delivery));
     await telegram.waitForCalls(1);
-    // session_info reports no chat_name (lib/tools.ts); the unit tests cover that field.
+    // session_info reports no chat_name (lib/agent/tools.ts); the unit tests cover that field.
     assertEquals(JSON.parse(telegram.calls[0].body.text), {
       platform: "telegram",
       chat_id: String(builders.id),

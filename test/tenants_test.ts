@@ -11,8 +11,7 @@ import {
   until,
   withBaton,
 } from "./_support/clients.ts";
-import { hashHex } from "../lib/openai_api.ts";
-import { parseResponseId, responseId } from "../lib/responses_api.ts";
+import { hashHex, parseResponseId, responseId } from "../lib/openai/mod.ts";
 import { holdOn } from "./_support/fake_llm_scripts.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";

@@ -1,5 +1,5 @@
 // Whose access and quota a scheduled job's occurrence answers to (its API tenant, or the chat user who made it), and what a skipped occurrence says; runtime-neutral.
-import { tenantOfSessionKey } from "../api_tenants.ts";
+import { tenantOfSessionKey } from "../api/mod.ts";
 import type { JobSkip } from "../session/job_scheduler.ts";
 import { type AccessConfig, accessVerdict, type Sender } from "./access_policy.ts";
 import type { AdmitRequest, AdmitResult } from "./sender_record.ts";

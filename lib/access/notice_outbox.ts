@@ -1,10 +1,9 @@
 // An access object's outbox: the notices the webhook gate answers with (pairing codes, "private", over quota, /pair answers), stored and then sent once by the session's outbox sender; runtime-neutral.
-import type { ReplyTarget } from "../platform.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
+import type { ReplyChannel, ReplyTarget } from "../chat/mod.ts";
 import { OutboxStore } from "../session/outbox.ts";
 import { OutboxSender } from "../session/outbox_sender.ts";
 import { num, SessionDb, type SessionStorage } from "../session/session_db.ts";
-import { errorText, log } from "../log.ts";
+import { errorText, log } from "../runtime/mod.ts";
 
 /** A notice throttle of an access record (see `noticeFailed`). */
 export type NoticeKind = "refusal" | "quota" | "group";

@@ -1,8 +1,7 @@
 // Unit tests of an access object's notice outbox (lib/access/notice_outbox.ts): stored, sent once, 429s waited out, a cut-off send resolved, throttles taken back; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { DatabaseSync } from "node:sqlite";
-import { type InDoubt, RESEND_NOTE, type SendResult } from "../platform.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
+import { type InDoubt, type ReplyChannel, RESEND_NOTE, type SendResult } from "../chat/mod.ts";
 import { sqliteStorage } from "../session/_sqlite_storage.ts";
 import { holdsNotices, NoticeOutbox, type NoticeUndo } from "./notice_outbox.ts";
 

@@ -1,5 +1,5 @@
 // One sender's access record (paired or not, their pending pairing code, notices sent, turns in the quota window), kept in the sender's own object; runtime-neutral.
-import type { KeyStorage } from "../request_keys.ts";
+import type { KeyStorage } from "../api/mod.ts";
 import type { Refusal } from "./access_policy.ts";
 
 /** How long a pairing code is valid, and the least time between two code messages to one sender. */

@@ -1,6 +1,6 @@
 // baton as an MCP server: the tools `ask` and `session_history` over callbacks the host supplies; runtime-neutral.
 import { z } from "zod";
-import { sessionIdField } from "../openai_api.ts";
+import { sessionIdField } from "../openai/mod.ts";
 import { type jsonSchemaValidator, McpServer } from "./_sdk.ts";
 
 /** What the host does for the tools; each runs in the tenant of the request. */

@@ -11,9 +11,8 @@ import {
   StreamableHTTPError,
   ToolListChangedNotificationSchema,
 } from "./_sdk.ts";
-import { fetchOut } from "../http_out.ts";
-import { log } from "../log.ts";
-import type { Tool } from "../tools.ts";
+import { fetchOut, log } from "../runtime/mod.ts";
+import type { Tool } from "../agent/mod.ts";
 import { cancellingFetch } from "./_cancelling_fetch.ts";
 import type { McpConfig, McpServerConfig } from "./mcp_servers.ts";
 

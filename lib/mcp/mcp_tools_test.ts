@@ -1,8 +1,8 @@
 // Unit tests of McpToolbox against a real SDK server on loopback; Deno.
 import { assert, assertEquals, assertMatch, assertRejects } from "@std/assert";
 import { startMcpServer, type TestMcpServer } from "../../test/_support/mcp_server.ts";
-import { currentContext } from "../session_context.ts";
-import type { Tool } from "../tools.ts";
+import { currentContext } from "../runtime/mod.ts";
+import type { Tool } from "../agent/mod.ts";
 import { parseMcpServers } from "./mcp_servers.ts";
 import { McpToolbox, resultText } from "./mcp_tools.ts";
 

@@ -1,5 +1,5 @@
 // Test support: the Discord adapter's unit-test fixtures (ids, env, signed interactions); Deno (tests only).
-import type { RawRequest } from "../platform.ts";
+import type { RawRequest } from "../chat/mod.ts";
 
 /** The fixtures' clock, in seconds. */
 export const NOW = 1_767_000_000;

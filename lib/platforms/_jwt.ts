@@ -8,8 +8,8 @@ import {
   jwtVerify,
   type JWTVerifyOptions,
 } from "jose";
-import { fetchOut, HTTP_OUT_TIMEOUT_MS, OutboundError, readJsonAnswer } from "../http_out.ts";
-import type { SendResult, Unverifiable } from "../platform.ts";
+import { fetchOut, HTTP_OUT_TIMEOUT_MS, OutboundError, readJsonAnswer } from "../runtime/mod.ts";
+import type { SendResult, Unverifiable } from "../chat/mod.ts";
 import { jsonField, readJson, redact } from "./_kit.ts";
 
 /** How long fetched keys (and OpenID metadata) are trusted before they are fetched again. */

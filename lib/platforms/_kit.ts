@@ -5,16 +5,16 @@ import {
   OutboundError,
   readJsonAnswer,
   redact,
-} from "../http_out.ts";
-import {
-  type Ingress,
-  type PlatformChoice,
-  type PlatformEnv,
-  type PlatformMessage,
-  type ReplyTarget,
-  type SendResult,
-} from "../platform.ts";
-import type { ClickAnswer } from "../session_commands.ts";
+} from "../runtime/mod.ts";
+import type {
+  ClickAnswer,
+  Ingress,
+  PlatformChoice,
+  PlatformEnv,
+  PlatformMessage,
+  ReplyTarget,
+  SendResult,
+} from "../chat/mod.ts";
 
 const _encoder = new TextEncoder();
 const _HEX = /^(?:[0-9a-fA-F]{2})+$/;

@@ -25,7 +25,7 @@ import {
   timestampProblem,
   withPrefix,
 } from "./_kit.ts";
-import type { SendResult } from "../platform.ts";
+import type { SendResult } from "../chat/mod.ts";
 
 const TOKEN = "123456789:AAE-kit_test_secret_part";
 const SECRET_HALF = TOKEN.slice(TOKEN.indexOf(":") + 1);

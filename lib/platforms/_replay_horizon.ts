@@ -1,5 +1,5 @@
 // The replay horizon: how old a signed event (by its own timestamp) may be and still start anything, for platforms that sign no delivery time, and how long their delivery keys are remembered; runtime-neutral.
-import { log } from "../log.ts";
+import { log } from "../runtime/mod.ts";
 import { DEDUP_MS } from "../session/inbox.ts";
 
 /**

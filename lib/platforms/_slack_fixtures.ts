@@ -1,5 +1,5 @@
 // Test support: the Slack adapter's unit-test fixtures (env, signed requests, event payloads); Deno (tests only).
-import type { RawRequest } from "../platform.ts";
+import type { RawRequest } from "../chat/mod.ts";
 import { signSlackRequest } from "./slack.ts";
 
 /** The signing secret the fixtures sign with. */

@@ -1,7 +1,13 @@
 // Unit tests of approval buttons in the Telegram, Slack and Discord adapters: clicks parsed, buttons in the send body, clicks answered; Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { discordTestKeys, signDiscordRequest } from "../../test/_support/discord_signer.ts";
-import type { Choice, Ingress, PlatformChoice, ReplyTarget } from "../platform.ts";
+import {
+  approvalClickText,
+  type Choice,
+  type Ingress,
+  type PlatformChoice,
+  type ReplyTarget,
+} from "../chat/mod.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
 import { discordAdapter, type DiscordTarget } from "./discord.ts";
 import { slackAdapter, type SlackTarget } from "./slack.ts";
@@ -9,7 +15,6 @@ import { telegramAdapter, type TelegramTarget } from "./telegram.ts";
 import { withFetch } from "./_fetch_stub.ts";
 import { APP_ID, discordFixtures, TOKEN as DISCORD_TOKEN } from "./_discord_fixtures.ts";
 import { ENV as SLACK_ENV, signed as slackSigned } from "./_slack_fixtures.ts";
-import { approvalClickText } from "../session_commands.ts";
 
 const CHOICES: Choice[] = approvalButtons(7, "call_abc");
 const ONCE = CHOICES[0].data;

@@ -1,6 +1,5 @@
 // A chat event as its session stores it: the adapter's parsed message with the access gate's verdict carried along, nothing recomputed; runtime-neutral.
-import type { PlatformMessage } from "../platform.ts";
-import type { ParsedCommand } from "../session_commands.ts";
+import type { ParsedCommand, PlatformMessage } from "../chat/mod.ts";
 import type { InboundMessage } from "../session/types.ts";
 
 /**

@@ -1,7 +1,7 @@
 // Unit tests: every adapter's parse returns a complete event (platform, session key, sender) that the route passes on untouched; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { DRIVERS } from "../../test/_support/drivers/mod.ts";
-import type { Ingress, PlatformAdapter } from "../platform.ts";
+import type { Ingress, PlatformAdapter } from "../chat/mod.ts";
 import { chatInbound } from "./chat_inbound.ts";
 import { PLATFORM_ADAPTERS } from "./mod.ts";
 

@@ -1,6 +1,7 @@
 // Discord HTTP interactions adapter: Ed25519 verify, slash-command parse, deferred-reply send; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
+  approvalClickText,
   type Choice,
   type Ingress,
   isChoiceData,
@@ -10,8 +11,7 @@ import {
   type PlatformEnv,
   type RawRequest,
   type SendResult,
-} from "../platform.ts";
-import { approvalClickText } from "../session_commands.ts";
+} from "../chat/mod.ts";
 import {
   apiRoot,
   bodyRetryAfter,
@@ -24,7 +24,7 @@ import {
   withPrefix,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
-import { log } from "../log.ts";
+import { log } from "../runtime/mod.ts";
 
 const _API_ROOT = "https://discord.com/api/v10";
 const _USER_AGENT = "DiscordBot (baton, 0.1.0)";

@@ -37,8 +37,13 @@ import {
   type RESTPostAPIWebhookWithTokenJSONBody,
 } from "discord-api-types/v10";
 import { discordTestKeys, signDiscordRequest } from "../../test/_support/discord_signer.ts";
-import type { Choice, Ingress, PartSend, RawRequest } from "../platform.ts";
-import { replyChannel } from "../reply_channel.ts";
+import {
+  type Choice,
+  type Ingress,
+  type PartSend,
+  type RawRequest,
+  replyChannel,
+} from "../chat/mod.ts";
 import { discordAdapter, type DiscordTarget } from "./discord.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { type AnyMemberOf, assertDeclaredKeys, type KeyTable } from "./_conformance.ts";

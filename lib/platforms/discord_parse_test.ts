@@ -1,8 +1,8 @@
 // Unit tests for lib/platforms/discord.ts: PING, slash commands and ignored interactions; Deno.
-import { setLogSink } from "../log.ts";
+import { setLogSink } from "../runtime/mod.ts";
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { discordTestKeys, signDiscordRequest } from "../../test/_support/discord_signer.ts";
-import type { Ingress, PlatformMessage } from "../platform.ts";
+import type { Ingress, PlatformMessage } from "../chat/mod.ts";
 import { DISCORD_NO_TEXT_NOTICE, discordAdapter } from "./discord.ts";
 import { APP_ID, discordFixtures, TOKEN } from "./_discord_fixtures.ts";
 

@@ -1,7 +1,7 @@
 // Unit tests for lib/platforms/discord.ts: webhook edits and follow-ups over a stubbed fetch; Deno.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { discordTestKeys, signDiscordRequest } from "../../test/_support/discord_signer.ts";
-import { replyChannel } from "../reply_channel.ts";
+import { replyChannel } from "../chat/mod.ts";
 import { discordAdapter } from "./discord.ts";
 import { withFetch } from "./_fetch_stub.ts";
 import { APP_ID, discordFixtures, TOKEN } from "./_discord_fixtures.ts";

@@ -1,9 +1,9 @@
 // The generic webhook as an adapter: Standard Webhooks signatures, `{session, text, user?}` deliveries answered with the turn's outcome; runtime-neutral.
 import { z } from "zod";
-import { parsePayload } from "../json_payload.ts";
-import { sessionIdField } from "../openai_api.ts";
-import type { Ingress, PlatformAdapter, ReplyTarget } from "../platform.ts";
-import { verifyStandardWebhook } from "../standard_webhooks.ts";
+import { parsePayload } from "../runtime/mod.ts";
+import { sessionIdField } from "../openai/mod.ts";
+import type { Ingress, PlatformAdapter, ReplyTarget } from "../chat/mod.ts";
+import { verifyStandardWebhook } from "./standard_webhooks.ts";
 
 const _body = z.object({
   session: sessionIdField,

@@ -8,7 +8,7 @@ import {
   type PlatformEnv,
   type RawRequest,
   type SendResult,
-} from "../platform.ts";
+} from "../chat/mod.ts";
 import {
   type Answer,
   apiRoot,

@@ -7,9 +7,14 @@ import type {
   IssueCommentCreatedEvent,
   WebhookEventName,
 } from "@octokit/webhooks-types";
-import { type Ingress, type PlatformEnv, type RawRequest, RESEND_NOTE } from "../platform.ts";
-import { PART_ROOM } from "../reply_channel.ts";
-import { splitMessage } from "../split_message.ts";
+import {
+  type Ingress,
+  PART_ROOM,
+  type PlatformEnv,
+  type RawRequest,
+  RESEND_NOTE,
+  splitMessage,
+} from "../chat/mod.ts";
 import { githubAdapter, type GithubTarget, signGithubPayload } from "./github.ts";
 import { withFetch } from "./_fetch_stub.ts";
 import { assertDeclaredKeys, type KeyTable } from "./_conformance.ts";

@@ -1,9 +1,9 @@
 // Unit tests for lib/platforms/github.ts: signature, event filtering, addressing, send outcomes; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
-import { type Ingress, PayloadError, type PlatformEnv, type SendResult } from "../platform.ts";
+import { type Ingress, PayloadError, type PlatformEnv, type SendResult } from "../chat/mod.ts";
 import { githubAdapter, signGithubPayload } from "./github.ts";
 import { withFetch } from "./_fetch_stub.ts";
-import { setLogSink } from "../log.ts";
+import { setLogSink } from "../runtime/mod.ts";
 
 const SECRET = "test-github-webhook-secret";
 const ENV: PlatformEnv = {

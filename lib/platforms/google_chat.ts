@@ -1,7 +1,7 @@
 // Google Chat adapter: events in (Chat API interaction events, or a Workspace add-on's event objects) as JWTs from Chat's issuer or Google ID tokens for a URL audience, card clicks answered privately, Chat API messages out as the service account, idempotent by client message id; runtime-neutral (fetch, Web Crypto, jose).
 import { importPKCS8, SignJWT } from "jose";
 import { z } from "zod";
-import type { PartSend, PlatformAdapter, PlatformEnv, SendResult } from "../platform.ts";
+import type { PartSend, PlatformAdapter, PlatformEnv, SendResult } from "../chat/mod.ts";
 import { apiRoot, detail, encodeHex, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
 import { accessToken } from "./_jwt.ts";
 import { googleChatAddOnAgentOf, verifyGoogleChatRequest } from "./google_chat_auth.ts";

@@ -1,5 +1,5 @@
 // Google Chat's request verification: Chat's own JWTs for a project-number audience, Google ID tokens (Chat's or a Workspace add-on's service agent) for an endpoint-URL audience; runtime-neutral (fetch, Web Crypto, jose).
-import type { PlatformEnv, RawRequest, Unverifiable } from "../platform.ts";
+import type { PlatformEnv, RawRequest, Unverifiable } from "../chat/mod.ts";
 import { bearerToken, JWT_CLOCK_TOLERANCE_SECONDS, verifyJwt } from "./_jwt.ts";
 
 /** The issuer (and, for a URL audience, the ID token's email) of every request Google Chat sends. */

@@ -1,12 +1,17 @@
 // Unit tests of approval buttons in the Google Chat adapter: a card of buttons in the send body, CARD_CLICKED events parsed, clicks answered privately in the webhook's answer; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
-import { type Choice, type Ingress, PayloadError, type PlatformChoice } from "../platform.ts";
+import {
+  approvalClickText,
+  type Choice,
+  type Ingress,
+  PayloadError,
+  type PlatformChoice,
+} from "../chat/mod.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
 import { googleChatAdapter, type GoogleChatTarget } from "./google_chat.ts";
 import { resetJwtCaches } from "./_jwt.ts";
 import { testServiceAccount } from "./_jwt_fixtures.ts";
 import { withFetch } from "./_fetch_stub.ts";
-import { approvalClickText } from "../session_commands.ts";
 
 const TOKEN_URL = "http://oauth2.chat.test/token";
 const ENV = {

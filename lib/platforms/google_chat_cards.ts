@@ -1,6 +1,10 @@
 // Google Chat's approval buttons: the card under a question, what a click invokes, and the click's private answer (as a Chat API app's message or in a Workspace add-on's envelope); runtime-neutral.
-import type { Choice, PlatformChoice } from "../platform.ts";
-import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
+import {
+  approvalClickText,
+  type Choice,
+  type ClickAnswer,
+  type PlatformChoice,
+} from "../chat/mod.ts";
 
 /**
  * What a button of baton's invokes: the function (for an HTTP app, a name the app reads back) and

@@ -3,7 +3,7 @@ import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { auth as googleapisAuth, chat, type chat_v1 } from "@googleapis/chat";
 import { JWT, OAuth2Client } from "google-auth-library";
 import { base64url, decodeJwt, decodeProtectedHeader, exportSPKI, SignJWT } from "jose";
-import { PayloadError, type RawRequest } from "../platform.ts";
+import { approvalClickText, PayloadError, type RawRequest } from "../chat/mod.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
 import {
   GOOGLE_CHAT_ISSUER,
@@ -21,7 +21,6 @@ import {
 } from "./_jwt_fixtures.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { assertDeclaredKeys, type KeyTable } from "./_conformance.ts";
-import { approvalClickText } from "../session_commands.ts";
 
 const PROJECT = "123456789012";
 const ENDPOINT = "https://baton.example.com/webhooks/google-chat";

@@ -7,7 +7,7 @@ import {
   PayloadError,
   type PlatformChoice,
   type WebhookAnswer,
-} from "../platform.ts";
+} from "../chat/mod.ts";
 import { jsonField } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { GOOGLE_CHAT_ADD_ON, GOOGLE_CHAT_CHOICE } from "./google_chat_cards.ts";

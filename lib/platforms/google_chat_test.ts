@@ -1,8 +1,7 @@
 // Unit tests for lib/platforms/google_chat.ts: Chat's JWT verification (project number and URL audiences), MESSAGE event parsing and Chat API sends as the service account over a stubbed fetch; Deno.
 import { assert, assertEquals, assertMatch, assertStrictEquals, assertThrows } from "@std/assert";
 import { jwtVerify } from "jose";
-import { PayloadError, type RawRequest } from "../platform.ts";
-import { replyChannel } from "../reply_channel.ts";
+import { PayloadError, type RawRequest, replyChannel } from "../chat/mod.ts";
 import {
   GOOGLE_CHAT_ISSUER,
   googleChatAdapter,

@@ -1,7 +1,6 @@
 // Unit tests of how each platform resolves a part in doubt (markers sent, look-backs read, resend rules); Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { type ReplyTarget, RESEND_NOTE } from "../platform.ts";
-import { PART_ROOM, replyChannel } from "../reply_channel.ts";
+import { PART_ROOM, replyChannel, type ReplyTarget, RESEND_NOTE } from "../chat/mod.ts";
 import { withFetch } from "./_fetch_stub.ts";
 import { githubAdapter, partMarkerComment } from "./github.ts";
 import { PLATFORM_ADAPTERS } from "./mod.ts";

@@ -1,7 +1,9 @@
 // LINE Messaging API adapter: x-line-signature webhooks in (text message events, postbacks of baton's quick replies), push messages out with a retry key, the loading animation; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
+  approvalClickText,
   type Choice,
+  type ClickAnswer,
   type Ingress,
   isChoiceData,
   parseJsonBody,
@@ -11,8 +13,7 @@ import {
   type PlatformEnv,
   type PlatformMessage,
   type SendResult,
-} from "../platform.ts";
-import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
+} from "../chat/mod.ts";
 import {
   apiRoot,
   batchIngress,
@@ -30,7 +31,7 @@ import {
   sendRequest,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
-import { log } from "../log.ts";
+import { log } from "../runtime/mod.ts";
 import { olderThanHorizon, REPLAY_HORIZON_MS } from "./_replay_horizon.ts";
 
 const _HEADER = "x-line-signature";

@@ -1,8 +1,13 @@
 // Unit tests of approval buttons and the loading animation in the LINE adapter: postbacks parsed, quick replies in the push body, clicks answered by reply token; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
-import { type Ingress, PayloadError, type PlatformChoice } from "../platform.ts";
+import {
+  approvalClickText,
+  type ClickAnswer,
+  type Ingress,
+  PayloadError,
+  type PlatformChoice,
+} from "../chat/mod.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import { lineAdapter, type LineTarget, signLinePayload } from "./line.ts";
 import { withFetch } from "./_fetch_stub.ts";
 

@@ -1,10 +1,14 @@
 // Conformance: the LINE adapter against @line/bot-sdk's validateSignature, its webhook event types, its messagingApi types and its own MessagingApiClient; Deno (tests only).
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { messagingApi, validateSignature, webhook } from "@line/bot-sdk";
-import { type PlatformEnv, type RawRequest, RESEND_NOTE } from "../platform.ts";
-import { PART_ROOM } from "../reply_channel.ts";
+import {
+  PART_ROOM,
+  type PlatformEnv,
+  type RawRequest,
+  RESEND_NOTE,
+  splitMessage,
+} from "../chat/mod.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { splitMessage } from "../split_message.ts";
 import { lineAdapter, type LineTarget, signLinePayload } from "./line.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { assertDeclaredKeys, type KeyTable } from "./_conformance.ts";

@@ -1,10 +1,9 @@
 // Unit tests for lib/platforms/line.ts: x-line-signature, webhook event parsing and push sends with retry keys over a stubbed fetch; Deno.
 import { assert, assertEquals, assertMatch, assertStrictEquals, assertThrows } from "@std/assert";
-import { PayloadError, type RawRequest } from "../platform.ts";
-import { replyChannel } from "../reply_channel.ts";
+import { PayloadError, type RawRequest, replyChannel } from "../chat/mod.ts";
 import { lineAdapter, lineRetryKey, type LineTarget, signLinePayload } from "./line.ts";
 import { withFetch } from "./_fetch_stub.ts";
-import { setLogSink } from "../log.ts";
+import { setLogSink } from "../runtime/mod.ts";
 import { DEDUP_MS } from "../session/inbox.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
 

@@ -1,5 +1,5 @@
 // The table of chat-platform adapters, one file each; runtime-neutral.
-import type { PlatformAdapter } from "../platform.ts";
+import type { PlatformAdapter } from "../chat/mod.ts";
 import { discordAdapter } from "./discord.ts";
 import { genericAdapter } from "./generic.ts";
 import { githubAdapter } from "./github.ts";

@@ -1,7 +1,6 @@
 // Unit tests of replyChannel() over the adapter table: one target check per send, splitting by platform; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import type { ReplyTarget } from "../platform.ts";
-import { replyChannel } from "../reply_channel.ts";
+import { replyChannel, type ReplyTarget } from "../chat/mod.ts";
 import { PLATFORM_ADAPTERS } from "./mod.ts";
 
 /** Every adapter's API root pointed at one loopback server that counts requests and answers ok. */

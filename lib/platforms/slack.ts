@@ -1,7 +1,9 @@
 // Slack Events API adapter: v0 signature check, event parsing, chat.postMessage replies, previews by chat.update; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
+  approvalClickText,
   type Choice,
+  type ClickAnswer,
   type Ingress,
   isChoiceData,
   parseJsonBody,
@@ -9,8 +11,7 @@ import {
   type PlatformChoice,
   type PlatformEnv,
   type RawRequest,
-} from "../platform.ts";
-import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
+} from "../chat/mod.ts";
 import {
   decodeHex,
   encodeHex,
@@ -29,7 +30,7 @@ import { findSlackPart, PART_EVENT_TYPE } from "./slack_find_part.ts";
 import { slackCall } from "./slack_call.ts";
 import { slackId, type SlackTarget, slackTarget, slackTs } from "./slack_target.ts";
 import { endSlackPreview, previewSlackReply, replacePreview } from "./slack_preview.ts";
-import { log } from "../log.ts";
+import { log } from "../runtime/mod.ts";
 
 const _LEADING_MENTION = /^\s*<@([A-Z0-9]+)(?:\|[^>]*)?>\s*/i;
 

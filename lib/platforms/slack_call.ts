@@ -1,5 +1,5 @@
 // One Slack Web API call: the bot token, a JSON payload, `ok: false` read as a refusal, no secret in any message; runtime-neutral (fetch).
-import type { PlatformEnv, SendResult } from "../platform.ts";
+import type { PlatformEnv, SendResult } from "../chat/mod.ts";
 import { apiRoot, jsonField, type SendOptions, sendRequest } from "./_kit.ts";
 import { SLACK_DEFAULT_API_ROOT } from "./slack_target.ts";
 

@@ -33,8 +33,13 @@ import {
 import { Buffer } from "node:buffer";
 import { IncomingMessage } from "node:http";
 import { Socket } from "node:net";
-import type { Choice, Ingress, PartSend, RawRequest } from "../platform.ts";
-import { replyChannel } from "../reply_channel.ts";
+import {
+  type Choice,
+  type Ingress,
+  type PartSend,
+  type RawRequest,
+  replyChannel,
+} from "../chat/mod.ts";
 import { signSlackRequest, slackAdapter, type SlackTarget } from "./slack.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { type AnyMemberOf, assertDeclaredKeys, type KeyTable } from "./_conformance.ts";

@@ -1,6 +1,6 @@
 // Slack read-back: whether a message naming a reply part (by its metadata) reached a thread or DM; runtime-neutral (fetch).
 import { z } from "zod";
-import type { PlatformEnv } from "../platform.ts";
+import type { PlatformEnv } from "../chat/mod.ts";
 import { apiRoot, jsonField, readJson } from "./_kit.ts";
 import { SLACK_DEFAULT_API_ROOT, type SlackTarget } from "./slack_target.ts";
 

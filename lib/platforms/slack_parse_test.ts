@@ -1,6 +1,6 @@
 // Unit tests for lib/platforms/slack.ts: url_verification and event parsing into turns; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
-import { PayloadError, type PlatformMessage } from "../platform.ts";
+import { PayloadError, type PlatformMessage } from "../chat/mod.ts";
 import { slackAdapter } from "./slack.ts";
 import { BOT, callback, dm, ENV, mention, signed } from "./_slack_fixtures.ts";
 

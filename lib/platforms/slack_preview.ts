@@ -1,5 +1,5 @@
 // A Slack reply previewed as it grows: one message posted, edited with chat.update, then edited into the reply's first part; runtime-neutral (fetch).
-import type { PartSend, PlatformEnv, PreviewResult, SendResult } from "../platform.ts";
+import type { PartSend, PlatformEnv, PreviewResult, SendResult } from "../chat/mod.ts";
 import { jsonField } from "./_kit.ts";
 import { slackCall } from "./slack_call.ts";
 import type { SlackTarget } from "./slack_target.ts";

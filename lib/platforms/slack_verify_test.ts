@@ -1,6 +1,6 @@
 // Unit tests for lib/platforms/slack.ts: v0 signature verification and the ssl_check probe; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import type { RawRequest } from "../platform.ts";
+import type { RawRequest } from "../chat/mod.ts";
 import { signSlackRequest, slackAdapter } from "./slack.ts";
 import { callback, ENV, mention, NOW, SECRET, signed } from "./_slack_fixtures.ts";
 

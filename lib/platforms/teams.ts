@@ -1,8 +1,10 @@
 // Microsoft Teams (Bot Framework) adapter: activities in as Bot Framework JWTs (OpenID keys, endorsements, serviceUrl), Bot Connector replies, Adaptive Card buttons and typing out with a client-credentials token; runtime-neutral (fetch, Web Crypto, jose).
 import { z } from "zod";
-import { log } from "../log.ts";
+import { log } from "../runtime/mod.ts";
 import {
+  approvalClickText,
   type Choice,
+  type ClickAnswer,
   type Ingress,
   isChoiceData,
   parseJsonBody,
@@ -14,8 +16,7 @@ import {
   type RawRequest,
   type SendResult,
   type Unverifiable,
-} from "../platform.ts";
-import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
+} from "../chat/mod.ts";
 import { detail, ignore, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { accessToken, bearerToken, forgetAccessToken, verifyJwt } from "./_jwt.ts";

@@ -1,8 +1,14 @@
 // Unit tests of approval buttons and typing in the Teams adapter: Adaptive Card in the send body, Action.Submit clicks parsed and answered, typing activities over a stubbed fetch; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
-import { type Choice, type Ingress, PayloadError, type PlatformChoice } from "../platform.ts";
+import {
+  approvalClickText,
+  type Choice,
+  type ClickAnswer,
+  type Ingress,
+  PayloadError,
+  type PlatformChoice,
+} from "../chat/mod.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import { teamsAdapter, type TeamsTarget } from "./teams.ts";
 import { resetJwtCaches } from "./_jwt.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";

@@ -24,14 +24,13 @@ import {
   TextFormatTypes,
 } from "botframework-schema";
 import { base64url, exportPKCS8, importPKCS8, SignJWT } from "jose";
-import type { RawRequest } from "../platform.ts";
+import { approvalClickText, type RawRequest } from "../chat/mod.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
 import { TEAMS_ISSUER, teamsAdapter, type TeamsTarget } from "./teams.ts";
 import { resetJwtCaches } from "./_jwt.ts";
 import { signTestJwt, type TestClaims, testSigningKey } from "./_jwt_fixtures.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { assertDeclaredKeys, type KeyTable } from "./_conformance.ts";
-import { approvalClickText } from "../session_commands.ts";
 
 const APP_ID = "8e2f1d6a-3b1c-4f0e-9a7d-5c6b4a3f2e1d";
 const PASSWORD = "teams-app-password-0123456789";

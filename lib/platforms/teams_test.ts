@@ -1,7 +1,6 @@
 // Unit tests for lib/platforms/teams.ts: Bot Framework JWT verification (keys, issuer, audience, endorsements, serviceUrl), activity parsing and Bot Connector sends over a stubbed fetch; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
-import { PayloadError, type RawRequest } from "../platform.ts";
-import { replyChannel } from "../reply_channel.ts";
+import { PayloadError, type RawRequest, replyChannel } from "../chat/mod.ts";
 import { TEAMS_ISSUER, teamsAdapter, type TeamsTarget } from "./teams.ts";
 import { resetJwtCaches } from "./_jwt.ts";
 import { signTestJwt, testSigningKey } from "./_jwt_fixtures.ts";

@@ -1,7 +1,9 @@
 // Telegram Bot API adapter: secret-token check, update parsing, sendMessage replies; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
+  approvalClickText,
   type Choice,
+  type ClickAnswer,
   type Ingress,
   isChoiceData,
   parseJsonBody,
@@ -12,8 +14,7 @@ import {
   type PreviewResult,
   type RawRequest,
   type SendResult,
-} from "../platform.ts";
-import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
+} from "../chat/mod.ts";
 import {
   apiRoot,
   constantTimeEquals,
@@ -25,7 +26,7 @@ import {
   sendRequest,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
-import { log } from "../log.ts";
+import { log } from "../runtime/mod.ts";
 
 const _HEADER = "X-Telegram-Bot-Api-Secret-Token";
 const _DEFAULT_API_ROOT = "https://api.telegram.org";

@@ -12,8 +12,13 @@ import type {
   Update,
   User,
 } from "@grammyjs/types";
-import type { Choice, Ingress, PartSend, RawRequest } from "../platform.ts";
-import { replyChannel } from "../reply_channel.ts";
+import {
+  type Choice,
+  type Ingress,
+  type PartSend,
+  type RawRequest,
+  replyChannel,
+} from "../chat/mod.ts";
 import { telegramAdapter, type TelegramTarget } from "./telegram.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { assertDeclaredKeys, type KeyTable } from "./_conformance.ts";

@@ -1,6 +1,6 @@
 // Unit tests of the Telegram adapter's verify, parse and send over fixtures and a stubbed fetch; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
-import { type Ingress, PayloadError, type RawRequest, type SendResult } from "../platform.ts";
+import { type Ingress, PayloadError, type RawRequest, type SendResult } from "../chat/mod.ts";
 import { telegramAdapter } from "./telegram.ts";
 import { withFetch } from "./_fetch_stub.ts";
 

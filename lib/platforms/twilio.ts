@@ -8,7 +8,7 @@ import {
   type PlatformEnv,
   type SendResult,
   type WebhookAnswer,
-} from "../platform.ts";
+} from "../chat/mod.ts";
 import {
   apiRoot,
   decodeBase64,

@@ -2,9 +2,13 @@
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import twilio from "twilio";
 import type { MessageListInstanceCreateOptions } from "twilio/lib/rest/api/v2010/account/message.js";
-import { type PlatformEnv, type RawRequest, RESEND_NOTE } from "../platform.ts";
-import { PART_ROOM } from "../reply_channel.ts";
-import { splitMessage } from "../split_message.ts";
+import {
+  PART_ROOM,
+  type PlatformEnv,
+  type RawRequest,
+  RESEND_NOTE,
+  splitMessage,
+} from "../chat/mod.ts";
 import { publicUrl } from "./_kit.ts";
 import { EMPTY_TWIML, signTwilioRequest, twilioAdapter, type TwilioTarget } from "./twilio.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";

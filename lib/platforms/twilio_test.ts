@@ -1,6 +1,6 @@
 // Unit tests for lib/platforms/twilio.ts: X-Twilio-Signature over URL and sorted params, form parsing, TwiML acks and Messages API sends over a stubbed fetch; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import type { RawRequest } from "../platform.ts";
+import type { RawRequest } from "../chat/mod.ts";
 import { publicUrl } from "./_kit.ts";
 import {
   EMPTY_TWIML,

@@ -1,6 +1,8 @@
 // WhatsApp Business Cloud API adapter: GET handshake, X-Hub-Signature-256 webhooks in (text messages, clicks on baton's buttons), Graph API messages and typing out; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
+  approvalClickText,
+  type ClickAnswer,
   type Ingress,
   isChoiceData,
   parseJsonBody,
@@ -11,8 +13,7 @@ import {
   type PlatformMessage,
   type SendResult,
   type WebhookAnswer,
-} from "../platform.ts";
-import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
+} from "../chat/mod.ts";
 import {
   type Answer,
   apiRoot,
@@ -33,7 +34,7 @@ import {
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { whatsappInteractive, whatsappTapData } from "./whatsapp_choices.ts";
-import { log } from "../log.ts";
+import { log } from "../runtime/mod.ts";
 import { keyMemoryFor, olderThanHorizon } from "./_replay_horizon.ts";
 
 const _SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;

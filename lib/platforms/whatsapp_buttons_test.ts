@@ -1,8 +1,14 @@
 // Unit tests of approval buttons and typing in the WhatsApp adapter: taps parsed, buttons or a list in the send body, clicks answered, the typing indicator; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
-import { type Ingress, PayloadError, type PlatformChoice, type RawRequest } from "../platform.ts";
+import {
+  approvalClickText,
+  type ClickAnswer,
+  type Ingress,
+  PayloadError,
+  type PlatformChoice,
+  type RawRequest,
+} from "../chat/mod.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { approvalClickText, type ClickAnswer } from "../session_commands.ts";
 import { signWhatsappPayload, whatsappAdapter, type WhatsappTarget } from "./whatsapp.ts";
 import { withFetch } from "./_fetch_stub.ts";
 

@@ -1,6 +1,6 @@
 // WhatsApp's interactive messages for baton's choices: reply buttons or a list out, the tapped id back; runtime-neutral.
 import { z } from "zod";
-import type { Choice } from "../platform.ts";
+import type { Choice } from "../chat/mod.ts";
 
 /** Reply buttons: at most three, titles of at most 20 characters, a body of at most 1,024. */
 const _MAX_BUTTONS = 3;

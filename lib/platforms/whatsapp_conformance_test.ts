@@ -1,10 +1,15 @@
 // Conformance: the WhatsApp adapter against Meta's published Cloud API webhook samples, an independent X-Hub-Signature-256 (node:crypto), and the documented messages fields; Deno (tests only).
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { createHmac } from "node:crypto";
-import { type Choice, type PlatformEnv, type RawRequest, RESEND_NOTE } from "../platform.ts";
-import { PART_ROOM } from "../reply_channel.ts";
+import {
+  type Choice,
+  PART_ROOM,
+  type PlatformEnv,
+  type RawRequest,
+  RESEND_NOTE,
+  splitMessage,
+} from "../chat/mod.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
-import { splitMessage } from "../split_message.ts";
 import { signWhatsappPayload, whatsappAdapter, type WhatsappTarget } from "./whatsapp.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { assertDeclaredKeys, type KeyTable } from "./_conformance.ts";

@@ -1,9 +1,9 @@
 // Unit tests for lib/platforms/whatsapp.ts: handshake, signature, notification parsing and Graph sends over a stubbed fetch; Deno.
 import { assert, assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
-import { PayloadError, type RawRequest } from "../platform.ts";
+import { PayloadError, type RawRequest } from "../chat/mod.ts";
 import { signWhatsappPayload, whatsappAdapter, type WhatsappTarget } from "./whatsapp.ts";
 import { withFetch } from "./_fetch_stub.ts";
-import { setLogSink } from "../log.ts";
+import { setLogSink } from "../runtime/mod.ts";
 import { DEDUP_MS } from "../session/inbox.ts";
 import { approvalButtons } from "../session/approval_buttons.ts";
 

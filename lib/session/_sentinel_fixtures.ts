@@ -1,7 +1,6 @@
 // Test support for the SessionSentinel tests: options, a message, an executor that records and can hold turns; Deno (tests only).
-import type { ChatMessage } from "../chat_model.ts";
-import type { InDoubt } from "../platform.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
+import type { ChatMessage } from "../agent/mod.ts";
+import type { InDoubt, ReplyChannel } from "../chat/mod.ts";
 import type { InboundMessage, SentinelOptions, TurnExecutor } from "./mod.ts";
 
 /** Sentinel options for unit tests: no channel, generous timeouts. */

@@ -1,5 +1,5 @@
 // An approval question's buttons: the choices it carries, their compact data, and reading a click back; runtime-neutral.
-import { type Choice, CHOICE_DATA_PREFIX } from "../platform.ts";
+import { type Choice, CHOICE_DATA_PREFIX } from "../chat/mod.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 
 /** The question a click names: its turn, a short reference to its call, and the choice. */

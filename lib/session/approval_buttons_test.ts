@@ -1,6 +1,6 @@
 // Unit tests of approval buttons' data: compact, read back exactly, foreign data refused; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { isChoiceData } from "../platform.ts";
+import { isChoiceData } from "../chat/mod.ts";
 import { approvalButtons, approvalCallRef, parseApprovalClick } from "./approval_buttons.ts";
 
 Deno.test("approvalButtons() name the question in at most 64 bytes and parseApprovalClick() reads them back", () => {

@@ -1,10 +1,6 @@
 // A turn paused for its user's approval: asking, answering, the deadline, and taking the turn back up; runtime-neutral.
-import type { PendingCall, TurnResume } from "../run_turn.ts";
-import {
-  type ApprovalAnswer,
-  approvalQuestionText,
-  approvalStatusText,
-} from "../session_commands.ts";
+import type { PendingCall, TurnResume } from "../agent/mod.ts";
+import { type ApprovalAnswer, approvalQuestionText, approvalStatusText } from "../chat/mod.ts";
 import { approvalButtons, approvalCallRef, parseApprovalClick } from "./approval_buttons.ts";
 import type { Claim } from "./claim.ts";
 import {

@@ -1,6 +1,5 @@
 // The session's approval tables: a turn paused for its user's answer, the calls it asks about, the remembered grants; runtime-neutral.
-import type { ChatMessage } from "../chat_model.ts";
-import type { PendingCall } from "../run_turn.ts";
+import type { ChatMessage, PendingCall } from "../agent/mod.ts";
 import { json, num, type SessionDb, str, type Tx } from "./session_db.ts";
 import type { TurnUsage } from "./types.ts";
 

@@ -1,14 +1,11 @@
 // Unit tests of approvals in the session core (lib/session/approval_gate.ts, approvals.ts) over node:sqlite; Deno.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import type { ChatModel } from "../chat_model.ts";
-import { runTurn } from "../run_turn.ts";
-import { bindTurn, currentContext } from "../session_context.ts";
-import { defineTool, toolAsks, ToolRegistry } from "../tools.ts";
-import type { Transport } from "../transport.ts";
+import { type ChatModel, defineTool, runTurn, toolAsks, ToolRegistry } from "../agent/mod.ts";
+import { bindTurn, currentContext, type Transport } from "../runtime/mod.ts";
 import { type InboundMessage, type RunEvent, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { options } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
-import { parseCommand } from "../session_commands.ts";
+import { parseCommand } from "../chat/mod.ts";
 
 /**
  * An executor whose model calls the asking tool `act` for every message except those starting

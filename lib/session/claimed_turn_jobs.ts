@@ -1,5 +1,5 @@
 // The session's jobs as one claimed turn's scheduling tools see them: bound to its chat, announced in it, refused once the turn has ended; runtime-neutral.
-import { jobCreatedText } from "../session_commands.ts";
+import { jobCreatedText } from "../chat/mod.ts";
 import type { Claim } from "./claim.ts";
 import { type JobScheduler, originOf } from "./job_scheduler.ts";
 import type { OutboxSender } from "./outbox_sender.ts";

@@ -12,7 +12,7 @@ import {
   statusText,
   stopText,
   unknownCommandText,
-} from "../session_commands.ts";
+} from "../chat/mod.ts";
 import type { ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { type GroupStop, mayStopTurn } from "./group_stop.ts";

@@ -1,5 +1,5 @@
 // A session's row in the session directory (what it is, read from the session's own stores) and the writer it goes to; runtime-neutral.
-import { tenantOfSessionKey } from "../api_tenants.ts";
+import { tenantOfSessionKey } from "../api/mod.ts";
 import type { SessionStores } from "./session_stores.ts";
 
 /** The statuses a directory row shows, and `GET /v1/sessions?status=` filters on. */

@@ -1,5 +1,5 @@
 // Keeps a session's directory row current: written after state changes, off the turn's path, retried until it lands; runtime-neutral.
-import { errorText, log } from "../log.ts";
+import { errorText, log } from "../runtime/mod.ts";
 import { type DirectoryEntry, directoryEntry, type DirectoryWriter } from "./directory_entry.ts";
 import type { SessionStores } from "./session_stores.ts";
 

@@ -1,6 +1,6 @@
 // Unit tests for lib/session/directory_sync.ts and directory_entry.ts over node:sqlite standing in for Durable Object SQLite; Deno.
 import { assert, assertEquals } from "@std/assert";
-import { setLogSink } from "../log.ts";
+import { setLogSink } from "../runtime/mod.ts";
 import { directoryTitle } from "./directory_entry.ts";
 import { type DirectoryEntry, type InboundMessage, SessionSentinel } from "./mod.ts";
 import { options, recordingExecutor } from "./_sentinel_fixtures.ts";

@@ -1,5 +1,5 @@
 // What becomes of each due job before it fires — run, skip (its creator is over their quota) or remove (its creator lost access) — as the host's check answers; runtime-neutral.
-import { log } from "../log.ts";
+import { log } from "../runtime/mod.ts";
 import type { Job } from "./jobs.ts";
 import type { JobSkip } from "./job_scheduler.ts";
 import type { InboundMessage } from "./types.ts";

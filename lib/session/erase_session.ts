@@ -1,5 +1,5 @@
 // Erasing a session object: its turn stopped, every table, key and the alarm deleted, a marker left so its id reads as gone until a new message starts it afresh; runtime-neutral.
-import type { KeyStorage } from "../request_keys.ts";
+import type { KeyStorage } from "../api/mod.ts";
 import { DEDUP_MS } from "./inbox.ts";
 import { SEEN_DELIVERIES_SCHEMA } from "./schema.ts";
 import type { SessionStorage } from "./session_db.ts";

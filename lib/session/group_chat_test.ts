@@ -1,14 +1,12 @@
 // Unit tests of a group chat's session (several members, one session): per-member grants (approval_gate.ts, approvals.ts) and who may /stop or /new (command_runner.ts, group_stop.ts); Deno over node:sqlite.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import type { ChatModel } from "../chat_model.ts";
-import { runTurn } from "../run_turn.ts";
-import { bindTurn, currentContext } from "../session_context.ts";
-import { defineTool, toolAsks, ToolRegistry } from "../tools.ts";
+import { type ChatModel, defineTool, runTurn, toolAsks, ToolRegistry } from "../agent/mod.ts";
+import { bindTurn, currentContext } from "../runtime/mod.ts";
 import { options } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 import { mayStopTurn } from "./group_stop.ts";
 import { type InboundMessage, type SentinelOptions, SessionSentinel } from "./mod.ts";
-import { parseCommand } from "../session_commands.ts";
+import { parseCommand } from "../chat/mod.ts";
 
 /** A sentinel whose model calls the asking tool `act` once per message; `runs` lists who ran it. */
 function groupSentinel(extra: Partial<SentinelOptions> = {}) {

@@ -1,6 +1,5 @@
 // How an inbox row's message and outcome are written and read back: long ones in parts, unreadable ones never thrown; runtime-neutral.
-import { jsonDepthError } from "../json_depth.ts";
-import { errorText, log } from "../log.ts";
+import { errorText, jsonDepthError, log } from "../runtime/mod.ts";
 import type { SessionDb, Tx } from "./session_db.ts";
 import { SpillStore } from "./spill.ts";
 import type { InboundMessage, TurnOutcome } from "./types.ts";

@@ -1,6 +1,6 @@
 // A session's jobs over time: created from a turn or the API, fired as inbox messages exactly once per occurrence, paused, run now, removed; runtime-neutral.
-import type { ReplyTarget } from "../platform.ts";
-import { nextOccurrence, resolveSchedule, type ScheduleInput, scheduleView } from "../schedule.ts";
+import type { ReplyTarget } from "../chat/mod.ts";
+import { nextOccurrence, resolveSchedule, type ScheduleInput, scheduleView } from "./schedule.ts";
 import type { Job } from "./jobs.ts";
 import type { Tx } from "./session_db.ts";
 import { runStateOf, type SessionStores } from "./session_stores.ts";

@@ -1,7 +1,7 @@
 // The session's scheduled jobs: the `job` and `job_run` tables (what to ask, when, where the reply goes, each occurrence's message); runtime-neutral.
-import type { ReplyTarget } from "../platform.ts";
-import type { Schedule } from "../schedule.ts";
-import type { ContextFields } from "../session_context.ts";
+import type { ReplyTarget } from "../chat/mod.ts";
+import type { Schedule } from "./schedule.ts";
+import type { ContextFields } from "../runtime/mod.ts";
 import { json, num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
 
 /** A job's state: runs at its times, paused (by a caller, or by an unreachable chat), or done. */

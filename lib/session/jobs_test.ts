@@ -1,13 +1,11 @@
 // Unit tests of scheduled jobs in the session core (lib/session/job_scheduler.ts, jobs.ts) over node:sqlite, on a controlled clock; Deno.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import type { ReplyTarget } from "../platform.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
-import { currentContext } from "../session_context.ts";
+import { parseCommand, type ReplyChannel, type ReplyTarget } from "../chat/mod.ts";
+import { currentContext } from "../runtime/mod.ts";
 import { type JobOrigin, type JobSpec, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { options, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 import { currentTurnJobs } from "./turn_jobs.ts";
-import { parseCommand } from "../session_commands.ts";
 
 const T0 = Date.parse("2026-03-01T12:00:00Z");
 const API: JobOrigin = {

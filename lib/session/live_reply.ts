@@ -1,6 +1,5 @@
 // A chat turn while it runs: the platform's typing signal renewed, and the reply previewed as it grows, throttled and never in the reply's way; runtime-neutral.
-import type { ReplyTarget } from "../platform.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
+import type { ReplyChannel, ReplyTarget } from "../chat/mod.ts";
 
 /** How a live reply behaves. */
 export interface LiveReplyOptions {

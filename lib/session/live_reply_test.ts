@@ -1,7 +1,6 @@
 // Unit tests of a chat turn's live presence (lib/session/live_reply.ts): throttled previews, typing, close; Deno.
 import { assert, assertEquals } from "@std/assert";
-import type { PreviewResult } from "../platform.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
+import type { PreviewResult, ReplyChannel } from "../chat/mod.ts";
 import { LiveReply, PREVIEW_STOPPED } from "./live_reply.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 // What becomes of a message as it is submitted: a repeat, a command answered at once, or the busy policy's decision (queue, merge, interrupt, refuse); runtime-neutral.
-import { parseYesNo, QUEUE_FULL_NOTICE, QUEUED_NOTICE } from "../session_commands.ts";
+import { parseYesNo, QUEUE_FULL_NOTICE, QUEUED_NOTICE } from "../chat/mod.ts";
 import type { ApprovalGate } from "./approval_gate.ts";
 import { decideBusy } from "./busy_policy.ts";
 import { unstorable } from "./inbox_columns.ts";

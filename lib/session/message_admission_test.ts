@@ -1,6 +1,6 @@
 // Unit tests for lib/session/message_admission.ts through SessionSentinel.submit(): the queue-full refusal and its throttled notice, delivery keys remembered past the inbox's day; Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
-import { QUEUE_FULL_NOTICE } from "../session_commands.ts";
+import { QUEUE_FULL_NOTICE } from "../chat/mod.ts";
 import { DEDUP_MS } from "./inbox.ts";
 import { SessionSentinel } from "./mod.ts";
 import { msg, options, recordingExecutor } from "./_sentinel_fixtures.ts";

@@ -1,5 +1,5 @@
 // The session's outbox: every text a chat user gets (reply parts and notices), with its send record; runtime-neutral.
-import type { Choice, ReplyTarget } from "../platform.ts";
+import type { Choice, ReplyTarget } from "../chat/mod.ts";
 import { json, num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
 
 /** One text to send: a part of a turn's reply, or a notice (a command's answer, queued, queue full). */

@@ -1,12 +1,10 @@
 // The one way a stored text reaches a chat: send a part once, wait out 429s, record the result; runtime-neutral.
-import { type ReplyTarget, RESEND_NOTE } from "../platform.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
+import { type ReplyChannel, type ReplyTarget, RESEND_NOTE } from "../chat/mod.ts";
 import { abortable } from "./abortable.ts";
 import { LiveReply, type LiveReplyOptions } from "./live_reply.ts";
 import { type OutboxPart, type OutboxStore, partLabel } from "./outbox.ts";
 import type { SessionDb } from "./session_db.ts";
-import { log, withLogFields } from "../log.ts";
-import { type ContextFields, withContextFields } from "../session_context.ts";
+import { type ContextFields, log, withContextFields, withLogFields } from "../runtime/mod.ts";
 
 /** How one part's send ended. `stopped`: the caller lost interest (a stop) and nothing was recorded. */
 export type PartResult = "sent" | "failed" | "in_doubt" | "stopped";

@@ -1,5 +1,5 @@
 // Responses deleted through the API (DELETE /v1/responses/{id}): a session's store of them, read before any response is shown; runtime-neutral.
-import type { KeyStorage } from "../request_keys.ts";
+import type { KeyStorage } from "../api/mod.ts";
 
 /**
  * The session's deleted responses, one `deleted:<seq>` key each in the session object's key-value

@@ -1,6 +1,6 @@
 // Unit tests for lib/session/response_deletions.ts; Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
-import type { KeyStorage } from "../request_keys.ts";
+import type { KeyStorage } from "../api/mod.ts";
 import { ResponseDeletions } from "./response_deletions.ts";
 
 function memory(): KeyStorage & { map: Map<string, unknown> } {

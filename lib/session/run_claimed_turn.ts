@@ -1,8 +1,7 @@
 // Runs one claimed message through the executor: the abort and timeout, the outcome, the messages to keep; runtime-neutral.
-import { type ChatMessage, ModelError } from "../chat_model.ts";
+import { type ChatMessage, ModelError, type PendingCall } from "../agent/mod.ts";
 import { abortable } from "./abortable.ts";
 import { interruptedTurn } from "./transcript.ts";
-import type { PendingCall } from "../run_turn.ts";
 import type {
   InboundMessage,
   TurnApprovals,

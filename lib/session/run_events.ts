@@ -1,5 +1,5 @@
 // A run's durable event log and its live subscribers (replay, then live, then close); runtime-neutral.
-import { type Transport, TransportTee } from "../transport.ts";
+import { type Transport, TransportTee } from "../runtime/mod.ts";
 import { num, numOrNull, type Row, type SessionDb, str, type Tx } from "./session_db.ts";
 import { SpillStore } from "./spill.ts";
 import type { RunEvent } from "./types.ts";

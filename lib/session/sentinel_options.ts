@@ -1,5 +1,5 @@
 // A session sentinel's tunables and the host's hooks (reply channel, drain starter, job check, directory); runtime-neutral.
-import type { ReplyChannel } from "../reply_channel.ts";
+import type { ReplyChannel } from "../chat/mod.ts";
 import type { DirectoryWriter } from "./directory_entry.ts";
 import type { JobCheck } from "./due_job_verdicts.ts";
 import type { GroupStop } from "./group_stop.ts";

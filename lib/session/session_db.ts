@@ -1,5 +1,5 @@
 // A session's SQLite handle: typed rows, and transactions whose token every store mutation requires; runtime-neutral.
-import { errorText, log } from "../log.ts";
+import { errorText, log } from "../runtime/mod.ts";
 
 /** The subset of DurableObjectStorage a session uses (node:sqlite stands in for it in unit tests). */
 export interface SessionStorage {

@@ -1,8 +1,7 @@
 // The session coordinator: one turn at a time, messages in order, nothing lost or run twice, over the session's stores; runtime-neutral.
-import type { ChatMessage } from "../chat_model.ts";
-import { type ApprovalAnswer, newConversationText, stopText } from "../session_commands.ts";
-import type { TurnResume } from "../run_turn.ts";
-import type { Transport } from "../transport.ts";
+import type { ChatMessage, TurnResume } from "../agent/mod.ts";
+import { type ApprovalAnswer, newConversationText, stopText } from "../chat/mod.ts";
+import { errorText, log, type Transport } from "../runtime/mod.ts";
 import { ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { DirectorySync } from "./directory_sync.ts";
@@ -26,7 +25,6 @@ import type {
   TurnExecutor,
   TurnOutcome,
 } from "./types.ts";
-import { errorText, log } from "../log.ts";
 
 /**
  * The session's sentinel. The claim is the `run` row, taken inside a synchronous transaction

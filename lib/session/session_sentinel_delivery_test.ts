@@ -1,11 +1,9 @@
 // Unit tests for lib/session/session_sentinel.ts: replies and notices through the outbox, across crashes; Deno.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { type InDoubt, RESEND_NOTE } from "../platform.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
+import { type InDoubt, parseCommand, type ReplyChannel, RESEND_NOTE } from "../chat/mod.ts";
 import { SessionSentinel } from "./mod.ts";
 import { msg, options, recordingChannel, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
-import { parseCommand } from "../session_commands.ts";
 
 /**
  * A reply of three parts whose second send is cut off by a crash (the request left, no answer was

@@ -1,10 +1,10 @@
 // Unit tests for lib/session/session_sentinel.ts over node:sqlite standing in for Durable Object SQLite; Deno.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import type { ChatMessage } from "../chat_model.ts";
+import type { ChatMessage } from "../agent/mod.ts";
 import { SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { msg, options, recordingChannel, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
-import { parseCommand } from "../session_commands.ts";
+import { parseCommand } from "../chat/mod.ts";
 
 Deno.test("SessionSentinel.drain() entered concurrently still runs one turn at a time, in order", async () => {
   const storage = sqliteStorage();

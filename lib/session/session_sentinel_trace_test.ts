@@ -1,15 +1,22 @@
 // Unit tests for tracing a chat turn: the session context on a send's log lines, and the run timeline a chat turn records; Deno.
 import { assert, assertEquals } from "@std/assert";
-import { log, type LogLevel, setLogLevel, setLogSink } from "../log.ts";
-import type { ReplyChannel } from "../reply_channel.ts";
-import { type ContextFields, currentContext, withSessionContext } from "../session_context.ts";
-import { ndjsonTransport, readNdjson } from "../transport.ts";
+import {
+  type ContextFields,
+  currentContext,
+  log,
+  type LogLevel,
+  ndjsonTransport,
+  readNdjson,
+  setLogLevel,
+  setLogSink,
+  withSessionContext,
+} from "../runtime/mod.ts";
+import { parseCommand, type ReplyChannel } from "../chat/mod.ts";
 import { type InboundMessage, type RunEvent, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { options, recordingChannel } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 import { inspectSession } from "./session_inspector.ts";
 import { currentTurnJobs } from "./turn_jobs.ts";
-import { parseCommand } from "../session_commands.ts";
 
 /** A Telegram message of chat 42, as the webhook route makes it. */
 function chatMessage(text: string, deliveryKey: string): InboundMessage {

@@ -1,5 +1,5 @@
 // A session's stores over one database, and the two steps that span them: settle a message, prune old ones; runtime-neutral.
-import { type ChatMessage, messageText } from "../chat_model.ts";
+import { type ChatMessage, messageText } from "../agent/mod.ts";
 import { ApprovalStore } from "./approvals.ts";
 import { ClaimStore } from "./claim.ts";
 import { DEDUP_MS, InboxStore } from "./inbox.ts";

@@ -1,6 +1,6 @@
 // Unit test of a subscriber that reaches a restarted session object first: it never replays what the dead attempt recorded; Deno.
 import { assertEquals } from "@std/assert";
-import type { Transport } from "../transport.ts";
+import type { Transport } from "../runtime/mod.ts";
 import { type RunEvent, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { options } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";

@@ -1,5 +1,5 @@
 // A session's side of its API tenant's job cap (MAX_JOBS_PER_TENANT): a create asks the tenant first, and the session's live job count is told to it when it changes; runtime-neutral.
-import { errorText, log } from "../log.ts";
+import { errorText, log } from "../runtime/mod.ts";
 
 /**
  * The host's line to the session's API tenant (none: not an API tenant's session, or no cap;

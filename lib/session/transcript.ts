@@ -1,5 +1,5 @@
 // The session's transcript: every kept message of every conversation, and the window a turn sees; runtime-neutral.
-import type { ChatMessage } from "../chat_model.ts";
+import type { ChatMessage } from "../agent/mod.ts";
 import { num, type Row, type SessionDb, type SqlValue, str, type Tx } from "./session_db.ts";
 import { SpillStore } from "./spill.ts";
 

@@ -1,6 +1,6 @@
 // Unit tests for lib/session/transcript.ts over node:sqlite; Deno.
 import { assert, assertEquals } from "@std/assert";
-import type { ChatMessage } from "../chat_model.ts";
+import type { ChatMessage } from "../agent/mod.ts";
 import { migrate } from "./schema.ts";
 import { SessionDb } from "./session_db.ts";
 import { HISTORY_MAX_CHARS, READ_MAX_CHARS, TranscriptStore } from "./transcript.ts";

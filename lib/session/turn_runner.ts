@@ -1,5 +1,5 @@
 // Claims, runs, delivers and ends a session's turns, and recovers a dead executor's claim; runtime-neutral.
-import type { TurnResume } from "../run_turn.ts";
+import type { TurnResume } from "../agent/mod.ts";
 import type { ApprovalGate, ResumedTurn } from "./approval_gate.ts";
 import type { Claim } from "./claim.ts";
 import type { JobScheduler } from "./job_scheduler.ts";

@@ -1,5 +1,5 @@
 // A claimed turn's trace: its message's context on every line it logs, its timeline in the run's events; runtime-neutral.
-import { withTurnFrame } from "../session_context.ts";
+import { withTurnFrame } from "../runtime/mod.ts";
 import type { Claim } from "./claim.ts";
 import { type OutboxPart, partLabel } from "./outbox.ts";
 import type { PartResult } from "./outbox_sender.ts";

@@ -1,10 +1,8 @@
 // The session core's public shapes: messages in, outcomes and run events out, the executor contract; runtime-neutral.
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
-import type { ChatMessage, ModelParams, ToolCall } from "../chat_model.ts";
-import type { PendingCall, TurnResume } from "../run_turn.ts";
-import type { ReplyTarget } from "../platform.ts";
-import type { ContextFields } from "../session_context.ts";
-import type { ParsedCommand } from "../session_commands.ts";
+import type { ChatMessage, ModelParams, PendingCall, ToolCall, TurnResume } from "../agent/mod.ts";
+import type { ParsedCommand, ReplyTarget } from "../chat/mod.ts";
+import type { ContextFields } from "../runtime/mod.ts";
 
 /** A message handed to a session. */
 export interface InboundMessage {

@@ -1,5 +1,5 @@
 // Scripted in-process ChatModel for unit tests of the agent loop; any runtime with structuredClone.
-import type { ChatModel, ModelReply, ModelRequest, ToolCall } from "../../lib/chat_model.ts";
+import type { ChatModel, ModelReply, ModelRequest, ToolCall } from "../../lib/agent/mod.ts";
 
 /**
  * One scripted answer: a partial reply (missing fields default to "" and no tool calls), or a

@@ -1,0 +1,395 @@
+// OpenAI Responses API shapes: request schema, response ids, the response object and its stream events; runtime-neutral.
+import { parseTenantSeqId, tenantSeqId } from "./run_ids.ts";
+import { z } from "zod";
+import { jsonSchemaObject } from "../runtime/mod.ts";
+import type { ChatCompletionTool } from "openai/resources/chat/completions";
+import type { ChatMessage, ModelParams, ToolCall } from "../agent/mod.ts";
+import type { RunState, TurnUsage } from "../session/types.ts";
+
+const _part = z.object({
+  type: z.enum(["input_text", "output_text"]),
+  text: z.string().max(1_000_000),
+}).loose();
+
+const _messageItem = z.object({
+  type: z.literal("message").optional(),
+  role: z.enum(["user", "assistant", "system", "developer"]),
+  content: z.union([z.string(), z.array(_part).max(1_000)]),
+}).loose();
+
+const _callId = z.string().min(1).max(256);
+
+/** A function call the model made, echoed back by a client that keeps its own history. */
+const _functionCallItem = z.object({
+  type: z.literal("function_call"),
+  call_id: _callId,
+  name: z.string().max(64),
+  arguments: z.string().max(1_000_000),
+}).loose();
+
+/** The client's answer to one of its tools' calls. */
+const _functionCallOutputItem = z.object({
+  type: z.literal("function_call_output"),
+  call_id: _callId,
+  output: z.string().max(1_000_000),
+}).loose();
+
+const _item = z.union([_messageItem, _functionCallItem, _functionCallOutputItem]);
+
+/** A client's function tool, in the Responses shape (flat, not nested under `function`). */
+const _functionTool = z.object({
+  type: z.literal("function"),
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 characters of [A-Za-z0-9_-]"),
+  description: z.string().max(10_000).nullable().optional(),
+  parameters: jsonSchemaObject.nullable().optional(),
+  strict: z.boolean().nullable().optional(),
+});
+
+/** A `POST /v1/responses` body; fields baton does not use (model, tools, user, …) are accepted and ignored. */
+export const responseRequest = z.looseObject({
+  model: z.string().max(256).optional(),
+  input: z.union([z.string().min(1), z.array(_item).min(1).max(10_000)]),
+  instructions: z.string().max(1_000_000).nullable().optional(),
+  previous_response_id: z.string().max(512).nullable().optional(),
+  store: z.boolean().nullable().optional(),
+  stream: z.boolean().nullable().optional(),
+  background: z.boolean().nullable().optional(),
+  metadata: z.record(z.string().max(64), z.string().max(512)).refine(
+    (m) => Object.keys(m).length <= 16,
+    "at most 16 pairs",
+  ).nullable().optional(),
+  max_output_tokens: z.number().int().min(1).nullable().optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  top_p: z.number().min(0).max(1).nullable().optional(),
+  tools: z.array(_functionTool).max(128).nullable().optional(),
+  tool_choice: z.union([
+    z.enum(["none", "auto", "required"]),
+    z.object({ type: z.literal("function"), name: z.string().max(64) }),
+  ]).nullable().optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  // Ignored (the reply is text), but a schema sent here is held to the schema depth limit too.
+  text: z.looseObject({
+    format: z.looseObject({ schema: jsonSchemaObject.optional() }).nullable().optional(),
+  }).nullable().optional(),
+});
+
+/** A parsed `POST /v1/responses` body. */
+export type ResponseRequest = z.infer<typeof responseRequest>;
+
+/** One input item as kept with the response (for `input_items`). */
+export type InputItem =
+  | { role: "user" | "assistant" | "system" | "developer"; text: string }
+  | { type: "function_call"; call_id: string; name: string; arguments: string }
+  | { type: "function_call_output"; call_id: string; output: string };
+
+/** The request fields a response object echoes, kept with the message that runs it. */
+export interface ResponseMeta {
+  api: "responses";
+  created_at: number;
+  model: string;
+  instructions: string | null;
+  metadata: Record<string, string>;
+  previous_response_id: string | null;
+  store: boolean;
+  background: boolean;
+  max_output_tokens: number | null;
+  temperature: number | null;
+  top_p: number | null;
+  /** The client's function tools, as sent. */
+  tools: z.infer<typeof _functionTool>[];
+  items: InputItem[];
+}
+
+/** What a turn needs from a request: the input, the system text, earlier messages, the echoed fields. */
+export interface ResponseTurn {
+  /** The last user message's text ("" when the turn continues on function call outputs). */
+  input: string;
+  /** The client's answers to its tools' calls, when the input ends with them: the turn's input. */
+  toolResults: ChatMessage[];
+  /** The client's function tools, offered beside baton's. */
+  clientTools: ChatCompletionTool[];
+  system: string;
+  /** Input before the last user message or the outputs: messages, and calls as assistant messages. */
+  earlier: ChatMessage[];
+  params?: ModelParams;
+  meta: ResponseMeta;
+}
+
+/** Splits a request into its turn; a string naming the problem when the input has no last user message. */
+export function responseTurn(
+  request: ResponseRequest,
+  model: string,
+  now: number,
+): ResponseTurn | string {
+  const items: InputItem[] = typeof request.input === "string"
+    ? [{ role: "user", text: request.input }]
+    : request.input.map((item): InputItem =>
+      item.type === "function_call"
+        ? {
+          type: "function_call",
+          call_id: item.call_id,
+          name: item.name,
+          arguments: item.arguments,
+        }
+        : item.type === "function_call_output"
+        ? { type: "function_call_output", call_id: item.call_id, output: item.output }
+        : {
+          role: item.role,
+          text: typeof item.content === "string"
+            ? item.content
+            : item.content.map((p) => p.text).join(""),
+        }
+    );
+  let end = items.length;
+  const isOutput = (item: InputItem) => "type" in item && item.type === "function_call_output";
+  while (end > 0 && isOutput(items[end - 1])) end--;
+  const last = items[end - 1];
+  const continuesOnOutputs = end < items.length;
+  if (!continuesOnOutputs && (!last || "type" in last || last.role !== "user")) {
+    return "input: the last item must be a user message or function_call_output items";
+  }
+  const system = [
+    request.instructions ?? "",
+    ...items.flatMap((i) =>
+      "role" in i && (i.role === "system" || i.role === "developer") ? [i.text] : []
+    ),
+  ].filter((s) => s).join("\n");
+  const earlier = _history(items.slice(0, continuesOnOutputs ? end : end - 1));
+  const toolResults = items.slice(end).flatMap((i): ChatMessage[] =>
+    "type" in i && i.type === "function_call_output"
+      ? [{ role: "tool", tool_call_id: i.call_id, content: i.output }]
+      : []
+  );
+  const params: ModelParams = {};
+  if (request.max_output_tokens != null) params.max_completion_tokens = request.max_output_tokens;
+  if (request.temperature != null) params.temperature = request.temperature;
+  if (request.top_p != null) params.top_p = request.top_p;
+  if (request.parallel_tool_calls != null) params.parallel_tool_calls = request.parallel_tool_calls;
+  const choice = request.tool_choice;
+  if (choice != null) {
+    params.tool_choice = typeof choice === "string"
+      ? choice
+      : { type: "function", function: { name: choice.name } };
+  }
+  const tools = request.tools ?? [];
+  return {
+    input: continuesOnOutputs ? "" : (last as { text: string }).text,
+    toolResults,
+    clientTools: tools.map((t) => ({
+      type: "function" as const,
+      function: {
+        name: t.name,
+        ...(t.description != null ? { description: t.description } : {}),
+        ...(t.parameters != null ? { parameters: t.parameters } : {}),
+        ...(t.strict != null ? { strict: t.strict } : {}),
+      },
+    })),
+    system,
+    earlier,
+    ...(Object.keys(params).length ? { params } : {}),
+    meta: {
+      api: "responses",
+      created_at: Math.floor(now / 1000),
+      model,
+      instructions: request.instructions ?? null,
+      metadata: request.metadata ?? {},
+      previous_response_id: request.previous_response_id ?? null,
+      store: request.store ?? true,
+      background: request.background ?? false,
+      max_output_tokens: request.max_output_tokens ?? null,
+      temperature: request.temperature ?? null,
+      top_p: request.top_p ?? null,
+      tools,
+      items,
+    },
+  };
+}
+
+/** Input items as history: messages as text, a run of function calls as one assistant message. */
+function _history(items: InputItem[]): ChatMessage[] {
+  const history: ChatMessage[] = [];
+  for (const item of items) {
+    if ("role" in item) {
+      if (item.role === "user" || item.role === "assistant") {
+        history.push({ role: item.role, content: item.text });
+      }
+    } else if (item.type === "function_call_output") {
+      history.push({ role: "tool", tool_call_id: item.call_id, content: item.output });
+    } else {
+      const call = {
+        id: item.call_id,
+        type: "function" as const,
+        function: { name: item.name, arguments: item.arguments },
+      };
+      const prev = history.at(-1);
+      if (prev?.role === "assistant" && prev.tool_calls) prev.tool_calls.push(call);
+      else history.push({ role: "assistant", content: null, tool_calls: [call] });
+    }
+  }
+  return history;
+}
+
+/** Whether a message's stored meta is a Responses API request's. */
+export function isResponseMeta(meta: unknown): meta is ResponseMeta {
+  return typeof meta === "object" && meta !== null &&
+    (meta as { api?: unknown }).api === "responses";
+}
+
+/**
+ * `resp_<base64url "<tenant>/<session id>">_<seq>` (see `tenantSeqId`): the id routes to its
+ * tenant's session without a lookup, and no two tenants' responses share one.
+ */
+export function responseId(tenant: string, session: string, seq: number): string {
+  return tenantSeqId("resp", tenant, session, seq);
+}
+
+/**
+ * The tenant, session id and seq of a response id, or null when it is not one. `tenant` is null
+ * for an id from before tenants were named in it (`resp_<base64url session id>_<seq>`): the caller's.
+ */
+export function parseResponseId(
+  id: string,
+): { tenant: string | null; session: string; seq: number } | null {
+  return parseTenantSeqId("resp", id);
+}
+
+/** The id of a response's output message. */
+export function outputMessageId(responseId: string): string {
+  return `msg_${responseId.slice("resp_".length)}`;
+}
+
+/** A response's status, from its run's state. */
+export type ResponseStatus =
+  | "queued"
+  | "in_progress"
+  | "completed"
+  | "incomplete"
+  | "failed"
+  | "cancelled";
+
+/** The response status of a run state. */
+export function responseStatus(state: RunState): ResponseStatus {
+  return state.status === "running" || state.status === "waiting_for_approval"
+    ? "in_progress"
+    : state.status;
+}
+
+/** The output message item, `text` so far. */
+export function outputMessage(id: string, text: string, status: "in_progress" | "completed") {
+  return {
+    type: "message" as const,
+    id: outputMessageId(id),
+    status,
+    role: "assistant" as const,
+    content: status === "completed" ? [textPart(text)] : [],
+  };
+}
+
+/** The `function_call` output items of a turn that ended on the client's tools. */
+export function functionCallItems(
+  responseId: string,
+  calls: ToolCall[],
+  status: "in_progress" | "completed",
+) {
+  return calls.flatMap((call) =>
+    call.type === "function"
+      ? [{
+        type: "function_call" as const,
+        id: `fc_${responseId.slice("resp_".length)}_${call.id}`,
+        call_id: call.id,
+        name: call.function.name,
+        arguments: status === "completed" ? call.function.arguments : "",
+        status,
+      }]
+      : []
+  );
+}
+
+/** An `output_text` content part. */
+export function textPart(text: string) {
+  return { type: "output_text" as const, text, annotations: [] as never[] };
+}
+
+/** What a response object is built from: its id and request fields, and where its run stands. */
+export interface ResponseState {
+  id: string;
+  meta: ResponseMeta;
+  status: ResponseStatus;
+  output?: string;
+  /** Calls of the client's tools that ended the turn. */
+  toolCalls?: ToolCall[];
+  /** The reply stopped at `max_output_tokens`: the response is `incomplete`. */
+  truncated?: boolean;
+  usage?: TurnUsage;
+  error?: { message: string; type: string };
+}
+
+/** The `response` object, as `client.responses.create/retrieve` parse it. */
+export function responseObject(state: ResponseState) {
+  const { meta } = state;
+  const usage = state.usage;
+  return {
+    id: state.id,
+    object: "response" as const,
+    created_at: meta.created_at,
+    status: state.status === "completed" && state.truncated ? "incomplete" : state.status,
+    background: meta.background,
+    error: state.error ? { code: state.error.type, message: state.error.message } : null,
+    incomplete_details: state.status === "completed" && state.truncated
+      ? { reason: "max_output_tokens" as const }
+      : null,
+    instructions: meta.instructions,
+    max_output_tokens: meta.max_output_tokens,
+    metadata: meta.metadata,
+    model: meta.model,
+    output: state.status === "completed"
+      ? [
+        outputMessage(state.id, state.output ?? "", "completed"),
+        ...functionCallItems(state.id, state.toolCalls ?? [], "completed"),
+      ]
+      : [],
+    parallel_tool_calls: false,
+    previous_response_id: meta.previous_response_id,
+    store: meta.store,
+    temperature: meta.temperature,
+    text: { format: { type: "text" as const } },
+    tool_choice: "auto" as const,
+    tools: meta.tools ?? [],
+    top_p: meta.top_p,
+    truncation: "disabled" as const,
+    usage: state.status === "completed" && usage
+      ? {
+        input_tokens: usage.prompt_tokens,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: usage.completion_tokens,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: usage.prompt_tokens + usage.completion_tokens,
+      }
+      : null,
+  };
+}
+
+/** The `input_items` list of a response. */
+export function inputItemsList(id: string, items: InputItem[]) {
+  const data = items.map((item, i) => {
+    const itemId = `${outputMessageId(id)}_in${i}`;
+    if ("type" in item) return { ...item, id: itemId, status: "completed" as const };
+    return {
+      type: "message" as const,
+      id: itemId,
+      status: "completed" as const,
+      role: item.role,
+      content: [{
+        type: item.role === "assistant" ? "output_text" : "input_text",
+        text: item.text,
+      }],
+    };
+  });
+  return {
+    object: "list" as const,
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: false,
+  };
+}

@@ -1,0 +1,26 @@
+// The ground every part of lib/ stands on: the per-entry frame, the logger, HTTP out, JSON in, event transports; any runtime with node:async_hooks.
+export {
+  fetchOut,
+  HTTP_OUT_TIMEOUT_MS,
+  OutboundError,
+  readJsonAnswer,
+  redact,
+} from "./http_out.ts";
+export { jsonOrUndefined, parseJsonBody, PayloadError } from "./json_body.ts";
+export { jsonDepthError, jsonSchemaObject } from "./json_depth.ts";
+export { parsePayload } from "./json_payload.ts";
+export { errorText, log, LOG_LEVELS, setLogLevel, setLogSink, withLogFields } from "./log.ts";
+export type { LogLevel } from "./log.ts";
+export {
+  asyncDeliverySupported,
+  bindTurn,
+  contextDefaultsFromEnv,
+  currentContext,
+  frameJobs,
+  withContextFields,
+  withSessionContext,
+  withTurnFrame,
+} from "./session_context.ts";
+export type { ContextDefaults, ContextFields, SessionContext } from "./session_context.ts";
+export { ndjsonTransport, readNdjson, sseTransport, TransportTee } from "./transport.ts";
+export type { SseEvent, Transport } from "./transport.ts";

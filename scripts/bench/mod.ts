@@ -1,0 +1,13 @@
+// The bench's public face: its phases, rig, baseline and report for scripts/bench.ts; Deno.
+export { baselineRef, buildBaseline } from "./baseline.ts";
+export { accessCheck } from "./phases_access.ts";
+export { liveReply } from "./phases_live.ts";
+export { runtimeFloor } from "./phases_runtime.ts";
+export { fanOut, sessionsCurve } from "./phases_sessions.ts";
+export { telegram } from "./phases_telegram.ts";
+export { bundleSize, longTranscript } from "./phases_transcript.ts";
+export { modelCallsPerTurn, overhead, sameSession, streaming } from "./phases_turns.ts";
+export { cpuModel } from "./proc.ts";
+export { r1, r2, Report, writeReport } from "./report.ts";
+export { MAX_QUEUED, Rig } from "./rig.ts";
+export type { Phase } from "./rig.ts";

@@ -1,0 +1,210 @@
+// Bench phases on single turns: overhead over the floor Worker, a 200-message burst on one session, streaming, model calls per turn; Deno.
+import { okCount, pct, type Sample, type StreamSample } from "./client.ts";
+import { cpuMs } from "./proc.ts";
+import { r2, type Report } from "./report.ts";
+import { type Baton, MAX_QUEUED, type Rig } from "./rig.ts";
+
+const _p50 = (samples: { ms: number }[]) => pct(samples.map((s) => s.ms), 0.5);
+
+/** workerd CPU ms per unit of work since `since` (a cpuMs reading). */
+export async function cpuPer(pids: number[], since: number, n: number): Promise<number> {
+  return r2((await cpuMs(pids) - since) / n);
+}
+
+/**
+ * Turn latency p50/p99 of each baton (the working tree's, and the baseline's when present) vs
+ * the floor Worker: 300 sequential turns each, taking turns request by request (the order
+ * rotating), so noise on the machine hits all alike.
+ */
+export async function overhead(rig: Rig, report: Report): Promise<void> {
+  const WARM = 30, N = 300;
+  const targets: (Baton | "floor")[] = [...rig.batons, "floor"];
+  const samples = new Map<Baton | "floor", Sample[]>(targets.map((t) => [t, []]));
+  const pidsOf = (t: Baton | "floor") => t === "floor" ? rig.floor.pids : t.worker.pids;
+  const cpu0 = new Map<Baton | "floor", number>();
+  for (let i = 0; i < WARM + N; i++) {
+    if (i === WARM) { for (const t of targets) cpu0.set(t, await cpuMs(pidsOf(t))); }
+    for (let k = 0; k < targets.length; k++) {
+      const t = targets[(i + k) % targets.length];
+      const sample = t === "floor"
+        ? await rig.floorCall(`floor ${i}`)
+        : await rig.turn(t, `bench-overhead`, `overhead ${i}`);
+      if (i >= WARM) samples.get(t)!.push(sample);
+    }
+  }
+  const floorMs = samples.get("floor")!.map((s) => s.ms);
+  const floorP50 = pct(floorMs, 0.5);
+  for (const baton of rig.batons) {
+    const ms = samples.get(baton)!.map((s) => s.ms);
+    baton.report.figure("baton turn p50 (ms)", "baton_turn_p50_ms", r2(pct(ms, 0.5)));
+    baton.report.figure("baton turn p99 (ms)", "baton_turn_p99_ms", r2(pct(ms, 0.99)));
+    if (baton.name === "baton") {
+      report.figure("floor call p50 (ms)", "floor_p50_ms", r2(floorP50));
+      report.figure("floor call p99 (ms)", "floor_p99_ms", r2(pct(floorMs, 0.99)));
+    }
+    baton.report.ratio("p50 ratio baton/floor", "p50_ratio_baton_floor", pct(ms, 0.5) / floorP50);
+    baton.report.figure(
+      "baton workerd CPU per turn (ms)",
+      "baton_cpu_ms_per_turn",
+      await cpuPer(baton.worker.pids, cpu0.get(baton)!, N),
+    );
+  }
+  report.figure(
+    "floor workerd CPU per call (ms)",
+    "floor_cpu_ms_per_call",
+    await cpuPer(rig.floor.pids, cpu0.get("floor")!, N),
+  );
+  for (const baton of rig.batons) {
+    baton.report.figure(
+      "overhead requests OK",
+      "overhead_ok",
+      `${okCount(samples.get(baton)!)}/${N} baton, ${okCount(samples.get("floor")!)}/${N} floor`,
+    );
+  }
+  if (rig.batons.length > 1) {
+    const [now, then] = rig.batons.map((b) => _p50(samples.get(b)!));
+    report.ratio(
+      "turn p50 ratio current / baseline (alternating)",
+      "p50_ratio_current_baseline",
+      now / then,
+    );
+  }
+}
+
+/** 200 messages at once to one session: each must run once, one at a time, in queue order. */
+export async function sameSession(rig: Rig, report: Report): Promise<void> {
+  const N = 200, SESSION = "bench-burst";
+  const texts = Array.from({ length: N }, (_, i) => `[tag:${SESSION}] burst ${i}`);
+  const completed: string[] = [];
+  const t0 = performance.now();
+  const samples = await Promise.all(texts.map(async (text) => {
+    const sample = await rig.turn(rig.baton, SESSION, text);
+    completed.push(text);
+    return sample;
+  }));
+  const ms = performance.now() - t0;
+  const modelOrder = rig.fake.requests.filter((r) => r.sessionTag === SESSION)
+    .map((r) => r.lastUserText);
+  const messages = await rig.transcript(rig.baton, SESSION);
+  const pairsInModelOrder = messages.length === 2 * N &&
+    messages.every((m, i) =>
+      i % 2 === 0
+        ? m.role === "user" && m.content === modelOrder[i / 2]
+        : m.role === "assistant" && m.content === messages[i - 1].content
+    );
+  const runPosition = new Map(modelOrder.map((text, i) => [text, i]));
+  const displacements = completed.map((text, i) => Math.abs((runPosition.get(text) ?? -N) - i));
+  const inPlace = displacements.filter((d) => d === 0).length;
+  const label = `one session, ${N} at once`;
+  report.figure(
+    `${label}: total (ms), queued (MAX_QUEUED=${MAX_QUEUED})`,
+    "burst_total_ms",
+    Math.round(ms),
+  );
+  report.figure(`${label}: turns/s`, "burst_turns_per_s", Math.round(N / (ms / 1000)));
+  report.figure(`${label}: OK (200 + echo)`, "burst_ok", `${okCount(samples)}/${N}`);
+  report.check(
+    `${label}: model calls, each message once`,
+    "burst_model_calls",
+    modelOrder.length === N && new Set(modelOrder).size === N,
+    `${modelOrder.length} calls, ${new Set(modelOrder).size} distinct`,
+  );
+  report.check(
+    `${label}: most turns running at once`,
+    "burst_max_running",
+    rig.fake.maxInFlightBySession.get(SESSION) === 1,
+    String(rig.fake.maxInFlightBySession.get(SESSION)),
+  );
+  report.check(
+    `${label}: transcript = user/reply pairs in run order`,
+    "burst_transcript",
+    pairsInModelOrder,
+    `${messages.length} messages, ${pairsInModelOrder ? "in order" : "NOT in order"}`,
+  );
+  // Seen by the client, so not a check: two replies a millisecond apart can arrive swapped.
+  report.figure(
+    `${label}: replies received in run order (client-observed) / largest displacement`,
+    "burst_received_in_order",
+    `${inPlace}/${N} / ${Math.max(...displacements)}`,
+  );
+}
+
+/** Time to the first content chunk of a streamed reply: baton vs floor vs the model itself. */
+export async function streaming(rig: Rig, report: Report): Promise<void> {
+  const DELAY_MS = 20, WARM = 5, N = 40;
+  rig.fake.script((req) => ({
+    kind: "text",
+    text: req.lastUserText,
+    delayMs: req.body?.stream === true ? DELAY_MS : 0,
+  }));
+  const by = {
+    baton: [] as StreamSample[],
+    floor: [] as StreamSample[],
+    model: [] as StreamSample[],
+  };
+  try {
+    for (let i = 0; i < WARM + N; i++) {
+      for (const via of ["baton", "floor", "model"] as const) {
+        const sample = await rig.stream(via, `stream ${via} ${i}`);
+        if (i >= WARM) by[via].push(sample);
+      }
+    }
+  } finally {
+    rig.fake.script((req) => ({ kind: "text", text: req.lastUserText }));
+  }
+  const ttfc = (s: StreamSample[]) => pct(s.map((x) => x.firstChunkMs), 0.5);
+  const [baton, floor, model] = [ttfc(by.baton), ttfc(by.floor), ttfc(by.model)];
+  report.figure(
+    "stream: fake model's delay before its reply (ms)",
+    "stream_model_delay_ms",
+    DELAY_MS,
+  );
+  report.figure(
+    "stream: first content chunk p50, baton (ms)",
+    "stream_ttfc_p50_ms_baton",
+    r2(baton),
+  );
+  report.figure(
+    "stream: first content chunk p50, floor (ms)",
+    "stream_ttfc_p50_ms_floor",
+    r2(floor),
+  );
+  report.figure(
+    "stream: first content chunk p50, model direct (ms)",
+    "stream_ttfc_p50_ms_model",
+    r2(model),
+  );
+  report.figure(
+    "stream: baton overhead over model direct (ms)",
+    "stream_ttfc_overhead_ms",
+    r2(baton - model),
+  );
+  report.ratio(
+    "stream: ratio baton / model direct",
+    "stream_ttfc_ratio_baton_model",
+    baton / model,
+  );
+  report.figure(
+    "stream: whole stream p50, baton (ms)",
+    "stream_total_p50_ms_baton",
+    r2(_p50(by.baton)),
+  );
+  report.figure(
+    "stream: OK (200, [DONE], deltas join to the input)",
+    "stream_ok",
+    `${okCount(by.baton)}/${N} baton, ${okCount(by.floor)}/${N} floor, ${
+      okCount(by.model)
+    }/${N} model`,
+  );
+}
+
+/** Model calls per baton turn over the whole run (floor, peer and direct calls left out): 1. */
+export function modelCallsPerTurn(rig: Rig, report: Report): Promise<void> {
+  const calls = rig.fake.requests.length - rig.counts.otherModelCalls;
+  report.figure(
+    "model calls per baton turn",
+    "model_calls_per_turn",
+    r2(calls / rig.counts.batonTurns),
+  );
+  return Promise.resolve();
+}
