@@ -2,7 +2,13 @@
 import { DurableObject } from "cloudflare:workers";
 import { type BatonConfig, createTurnExecutor, readConfig } from "../lib/deployment/mod.ts";
 import type { ChatMessage } from "../lib/agent/mod.ts";
-import { type ApprovalAnswer, type PlatformEnv, replyChannel } from "../lib/chat/mod.ts";
+import {
+  type ApprovalAnswer,
+  newConversationText,
+  type PlatformEnv,
+  replyChannel,
+  stopText,
+} from "../lib/chat/mod.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import {
   type ContextFields,
@@ -13,7 +19,11 @@ import {
   withSessionContext,
 } from "../lib/runtime/mod.ts";
 import { McpToolbox } from "../lib/mcp/mcp_tools.ts";
-import { inspectSession, type SessionInspection } from "../lib/session/session_inspector.ts";
+import {
+  holdsSession,
+  inspectSession,
+  type SessionInspection,
+} from "../lib/session/session_inspector.ts";
 import { eraseSession, type Erasure, sessionOpen } from "../lib/session/erase_session.ts";
 import { ResponseDeletions } from "../lib/session/response_deletions.ts";
 import {
@@ -68,7 +78,16 @@ export class SessionDO extends DurableObject<Env> {
   #session(reopen: boolean): SessionSentinel | null {
     if (this.#erasing) throw new Error("the session is being erased; retry");
     if (!this.#built && !sessionOpen(this.ctx.storage.kv, reopen)) return null;
+    // A read of a session never written (a GET, /stop or a run id naming any key) builds nothing:
+    // no schema, no storage. Thousands of such reads each made a database, and with a few large
+    // sessions beside them workerd's SQLite ran out of memory for every object (SQLITE_NOMEM).
+    if (!this.#built && !reopen && !holdsSession(this.ctx.storage)) return null;
     return this.#built ??= this.#buildSentinel();
+  }
+
+  /** Whether this object's session was erased (and not started again since). */
+  #erased(): boolean {
+    return !sessionOpen(this.ctx.storage.kv, false);
   }
 
   #buildSentinel(): SessionSentinel {
@@ -137,7 +156,14 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Stops the running turn and drops the queue (`stop`); `reset` then starts a fresh conversation. */
   control(command: "stop" | "reset", context: ContextFields) {
-    return this.#bound(context, () => this.#session(false)?.control(command) ?? null);
+    return this.#bound(context, () => {
+      const sentinel = this.#session(false);
+      if (sentinel) return sentinel.control(command);
+      if (this.#erased()) return null;
+      // Never written: nothing runs, nothing waits, and a new conversation is what it has.
+      const reply = command === "reset" ? newConversationText(false) : stopText(false, 0);
+      return { reply, stopped: false, dropped: 0 };
+    });
   }
 
   /** A run's state, or null. */
@@ -232,7 +258,11 @@ export class SessionDO extends DurableObject<Env> {
 
   /** The session's state and current conversation; null once erased (until a new message). */
   snapshot(context: ContextFields): SessionSnapshot | null {
-    return this.#bound(context, () => this.#session(false)?.snapshot() ?? null);
+    return this.#bound(context, () => {
+      const sentinel = this.#session(false);
+      if (sentinel) return sentinel.snapshot();
+      return this.#erased() ? null : { running: false, queued: 0, messages: [], omitted: 0 };
+    });
   }
 
   /**

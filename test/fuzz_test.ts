@@ -18,8 +18,12 @@ const BATCH = Math.max(1, Number(Deno.env.get("FUZZ_BATCH") ?? 8));
 
 // Every text field carries "FUZZ-<n>." so a turn can be traced back to its request.
 let _nextMarker = 0;
-/** Replay cases per platform: a twentieth of the routes' runs, at least four. */
-const REPLAY_RUNS = Math.max(4, Math.ceil(RUNS / 20));
+/**
+ * Replay cases per platform: a hundredth of the routes' runs, at least four. Each case is a session
+ * of its own, alive in the one workerd for the whole run: at a twentieth (900 more sessions at
+ * 2,000 runs) the local runtime's SQLite ran out of memory (SQLITE_NOMEM) for every object.
+ */
+const REPLAY_RUNS = Math.max(4, Math.ceil(RUNS / 100));
 let _nextReplay = 0;
 /** Final status of each marker's request. */
 const markerStatus = new Map<number, number>();

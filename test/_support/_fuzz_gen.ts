@@ -170,7 +170,7 @@ export type BodySpec =
 /**
  * Bodies around a valid payload: valid, mistyped, truncated, random bytes/JSON, empty, >1 MiB (1 in
  * 200); with `large`, also valid payloads padded to between 512 KiB and the cap (the size
- * dimension, 3 in 100: whatever the cap admits must run or be refused up front — a turn once
+ * dimension, 3 in 200: whatever the cap admits must run or be refused up front — a turn once
  * failed late with a 502 when its row outgrew SQLite's). Only routes whose reply is the HTTP
  * answer take `large`: a platform's echo of 1 MiB would be hundreds of parts.
  */
@@ -181,7 +181,7 @@ export function bodyArb(
 ): fc.Arbitrary<BodySpec> {
   return fc.oneof(
     {
-      weight: opts.large ? 6 : 0,
+      weight: opts.large ? 3 : 0,
       arbitrary: fc.tuple(base, fc.integer({ min: 512 * 1024, max: MAX_BODY - 1024 }))
         .map(([value, bytes]): BodySpec => ({ kind: "large", value, bytes })),
     },
