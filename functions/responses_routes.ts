@@ -111,11 +111,12 @@ responseRoutes.get("/:id/input_items", requireApiKey, async (c) => {
 
 /**
  * Where a new response runs: a new session (seeded with the input's earlier items), or the
- * previous response's session, continued by reference — one small question to the session ("does
- * that response still end your conversation?"), asked again as it stores the message. Its `fork`,
- * where the turn runs when that session has moved on, is a new session seeded with the
- * conversation through the previous response (read only then). Input items beside
- * `previous_response_id` make a new history: a new session seeded with both.
+ * previous response's session, continued by reference — the message goes there at once with the
+ * previous response's number, and the session stores it only if that response was stored, is not
+ * deleted and still ends its conversation: one RPC when the conversation simply goes on. Its
+ * `fork`, for when the session refuses, looks the response up (a second RPC, only then): a 404 or a
+ * 400 when it cannot be continued, else a new session seeded with the conversation through it.
+ * Input items beside `previous_response_id` make a new history: a new session seeded with both.
  */
 async function _place(
   c: Context<App>,
@@ -127,28 +128,32 @@ async function _place(
   if (previous === null) {
     return { placement: { session: newSession(), seed: turn.earlier }, fork: unused };
   }
-  const found = await _lookup(c, previous, turn.earlier.length ? "turns" : "continuation");
-  if (!found) throw _notFound("previous_response_id: no such response");
-  const { record } = found;
-  if (!record.ends && !record.turns) {
-    throw new RequestError(
-      400,
-      `previous_response_id: the response is ${responseStatus(record.state)}, not completed`,
-      "invalid_request_error",
-    );
-  }
+  const at = _parse(c, previous);
+  if (!at) throw _notFound("previous_response_id: no such response");
+  const turnsThrough = async (): Promise<ChatMessage[]> => {
+    const found = await _lookup(c, previous, true);
+    if (!found) throw _notFound("previous_response_id: no such response");
+    if (!found.record.turns) {
+      throw new RequestError(
+        400,
+        `previous_response_id: the response is ${
+          responseStatus(found.record.state)
+        }, not completed`,
+        "invalid_request_error",
+      );
+    }
+    return found.record.turns;
+  };
   if (turn.earlier.length) {
-    const seed = [...record.turns!, ...turn.earlier];
+    const seed = [...await turnsThrough(), ...turn.earlier];
     return { placement: { session: newSession(), seed }, fork: unused };
   }
-  const fork = async (): Promise<Placement> => {
-    // Read now, unless the question's answer (it no longer ends) brought them already.
-    const turns = record.turns ?? (await _lookup(c, previous, "turns"))?.record.turns;
-    if (!turns) throw _notFound("previous_response_id: no such response");
-    return { session: newSession(), seed: turns };
-  };
+  const fork = async (): Promise<Placement> => ({
+    session: newSession(),
+    seed: await turnsThrough(),
+  });
   // Tried there even when it has moved on: that session holds this request's replay, if it is one.
-  return { placement: { session: found.session, seed: [], continues: found.seq }, fork };
+  return { placement: { session: at.session, seed: [], continues: at.seq }, fork };
 }
 
 /** The Responses codec: a response object (JSON, or queued for a background one) or its SSE events. */
@@ -171,31 +176,30 @@ type _Found = {
   seq: number;
   /** The caller's tenant's context of `session`. */
   context: _Context;
-  record: MessageRecord & { turns?: ChatMessage[] | null; ends?: boolean };
+  record: MessageRecord & { turns?: ChatMessage[] | null };
   meta: ResponseMeta;
 };
 
-/**
- * The response `id` names, if it exists, was stored and is the Responses API's. `read`: the
- * record alone, with the conversation through it (`turns`), or with whether it still ends its
- * session's conversation (`continuation`; `turns` only when it does not).
- */
-async function _lookup(
-  c: Context<App>,
-  id: string,
-  read: "record" | "turns" | "continuation" = "record",
-): Promise<_Found | null> {
+/** The session and seq response `id` names, when it is an id of the caller's tenant. */
+function _parse(c: Context<App>, id: string): { session: string; seq: number } | null {
   const parsed = parseResponseId(id);
   const tenant = c.var.tenant.name;
   if (!parsed || (parsed.tenant !== null && parsed.tenant !== tenant)) return null;
-  const { session, seq } = parsed;
-  const context = apiContext(tenant, session);
+  return { session: parsed.session, seq: parsed.seq };
+}
+
+/**
+ * The response `id` names, if it exists, was stored and is the Responses API's; `withTurns` adds
+ * the conversation through it (null unless it completed).
+ */
+async function _lookup(c: Context<App>, id: string, withTurns = false): Promise<_Found | null> {
+  const at = _parse(c, id);
+  if (!at) return null;
+  const { session, seq } = at;
+  const context = apiContext(c.var.tenant.name, session);
   const stub = sessionStub(c.env, context.session_key);
   // The RPC's inferred type gives up on `unknown` fields (meta): it is the method's return type.
-  const record =
-    await (read === "continuation"
-      ? stub.continuation(seq, context)
-      : stub.response(seq, context, read === "turns")) as _Found["record"] | null;
+  const record = await stub.response(seq, context, withTurns) as _Found["record"] | null;
   const meta = record?.message.meta;
   if (!record || !isResponseMeta(meta) || !meta.store) return null;
   return { id, session, seq, context, record, meta };

@@ -9,6 +9,7 @@ import {
   replyChannel,
   stopText,
 } from "../lib/chat/mod.ts";
+import { isResponseMeta } from "../lib/openai/mod.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import {
   type ContextFields,
@@ -133,7 +134,7 @@ export class SessionDO extends DurableObject<Env> {
   submit(message: InboundMessage): Promise<SubmitReceipt> {
     return this.#bound(
       message.context,
-      async () => await this.#overSessionCap(message.context) ?? this.#sentinel.submit(message),
+      async () => await this.#overSessionCap(message.context) ?? this.#admit(message),
     );
   }
 
@@ -146,8 +147,7 @@ export class SessionDO extends DurableObject<Env> {
     untilPaused = false,
   ): Promise<{ receipt: SubmitReceipt; outcome: TurnOutcome | null; paused?: true }> {
     return this.#bound(message.context, async () => {
-      const receipt = await this.#overSessionCap(message.context) ??
-        this.#sentinel.submit(message);
+      const receipt = await this.#overSessionCap(message.context) ?? this.#admit(message);
       if (receipt.refused) return { receipt, outcome: null };
       const outcome = await this.#sentinel.outcome(receipt.seq, untilPaused);
       return outcome ? { receipt, outcome } : { receipt, outcome: null, paused: true as const };
@@ -199,24 +199,6 @@ export class SessionDO extends DurableObject<Env> {
         message,
         ...(withTurns ? { turns: sentinel.turnsThrough(seq) } : {}),
       };
-    });
-  }
-
-  /**
-   * For a request continuing response `seq` (`previous_response_id`): `response(seq)` and whether
-   * its turn still ends this idle session's conversation (`ends`: the request continues it by
-   * reference, nothing of the conversation travels); only when it does not, `turns` for a fork.
-   */
-  continuation(
-    seq: number,
-    context: ContextFields,
-  ): (MessageRecord & { ends: boolean; turns?: ChatMessage[] | null }) | null {
-    return this.#bound(context, () => {
-      const record = this.response(seq, context, false);
-      const sentinel = this.#session(false);
-      if (!record || !sentinel) return null;
-      if (sentinel.endsConversation(seq)) return { ...record, ends: true };
-      return { ...record, ends: false, turns: sentinel.turnsThrough(seq) };
     });
   }
 
@@ -328,6 +310,29 @@ export class SessionDO extends DurableObject<Env> {
   #own(): ContextFields {
     const name = this.ctx.id.name;
     return name ? { session_key: name } : {};
+  }
+
+  /**
+   * The sentinel's submit, behind the one check only this shell can make for a continuation by
+   * reference (`continuesAfter`, a `previous_response_id`): that the response it names was stored
+   * by the Responses API and not deleted. The sentinel checks the rest as it stores the message
+   * (it still ends this conversation); either refusal is `history_mismatch`, and the Worker then
+   * looks the response up to fork from it or to say why it cannot (404, 400). One RPC when the
+   * conversation simply goes on.
+   */
+  #admit(message: InboundMessage): SubmitReceipt {
+    const after = message.continuesAfter;
+    if (after !== undefined && !this.#storedResponse(after)) {
+      return { seq: 0, duplicate: false, refused: "history_mismatch" };
+    }
+    return this.#sentinel.submit(message);
+  }
+
+  /** Whether message `seq` is a response the Responses API stored and nobody deleted. */
+  #storedResponse(seq: number): boolean {
+    if (this.#deletions.deleted(seq)) return false;
+    const meta = this.#session(false)?.record(seq)?.message.meta;
+    return isResponseMeta(meta) && meta.store;
   }
 
   /** A refusal when this is a new session of an API tenant at MAX_SESSIONS_PER_TENANT, else null. */

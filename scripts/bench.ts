@@ -15,6 +15,7 @@ import {
   r1,
   r2,
   Report,
+  responsesContinuation,
   Rig,
   runtimeFloor,
   sameSession,
@@ -37,6 +38,11 @@ const PHASES: readonly Phase[] = [
   { title: "sessions curve: 1 to 500 at once, fresh workerd", run: sessionsCurve },
   { title: "one session, 200 messages at once", run: sameSession },
   { title: "streaming: time to first chunk", run: streaming },
+  {
+    title: "responses continuation: session-object calls and time per turn",
+    run: responsesContinuation,
+    baseline: true,
+  },
   { title: "long transcript: filling 5,000 turns", run: longTranscript },
   { title: "model calls per turn", run: modelCallsPerTurn },
   // No baton code: a new vs a warm empty object, and a durable write before a model call.

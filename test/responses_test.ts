@@ -4,6 +4,7 @@ import { assert, assertEquals, assertRejects, assertStrictEquals } from "@std/as
 import { API_KEY, json, until } from "./_support/clients.ts";
 import { holdOn } from "./_support/fake_llm_scripts.ts";
 import type { FakeLlm } from "./_support/fake_llm.ts";
+import { responseId } from "../lib/openai/mod.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -228,6 +229,31 @@ baton.test("POST /v1/responses with store: false keeps nothing retrievable", asy
   assert(error instanceof OpenAI.NotFoundError, String(error));
   assertStrictEquals((await call(worker, `/${created.id}/input_items`)).status, 404);
 });
+
+baton.test(
+  "POST /v1/responses refuses a previous_response_id that is no stored response (404), running nothing",
+  async (worker, fake) => {
+    const openai = client(worker);
+    const unstored = await openai.responses.create({ model: "m", input: "unstored", store: false });
+    const chat = await worker.fetch("/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "a chat turn" }] }),
+    });
+    assertStrictEquals(chat.status, 200);
+    await chat.body?.cancel();
+    // The Chat Completions turn's id as a Responses id: same tenant, same session, its seq.
+    const chatTurn = responseId("default", chat.headers.get("x-session-id")!, 1);
+    const calls = fake.requests.length;
+    for (const previous of [unstored.id, chatTurn]) {
+      const error = await assertRejects(() =>
+        openai.responses.create({ model: "m", input: "go on", previous_response_id: previous })
+      );
+      assert(error instanceof OpenAI.NotFoundError, `${previous}: ${error}`);
+    }
+    assertStrictEquals(fake.requests.length, calls, "no turn ran");
+  },
+);
 
 baton.test(
   "POST /v1/responses refuses bad input with a 4xx JSON naming the field, calling no model",
