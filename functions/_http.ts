@@ -3,17 +3,21 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { type ApiTenant, tenantOfKey } from "../lib/api/mod.ts";
-import type { BatonConfig } from "../lib/deployment/mod.ts";
+import type { BatonConfig, Deployment } from "../lib/deployment/mod.ts";
 import { parsePayload } from "../lib/runtime/mod.ts";
 import { isStopped } from "../lib/session/mod.ts";
 import { PayloadError, type WebhookAnswer } from "../lib/chat/mod.ts";
 import type { Env } from "./env.ts";
 
 /**
- * The hono environment of every route: the bindings, the config read once per request, and (behind
- * `requireApiKey`) the API tenant the request acts for.
+ * The hono environment of every route: the bindings, the config read once per request, the
+ * deployment the app was made for (its tools), and (behind `requireApiKey`) the API tenant the
+ * request acts for.
  */
-export type App = { Bindings: Env; Variables: { config: BatonConfig; tenant: ApiTenant } };
+export type App = {
+  Bindings: Env;
+  Variables: { config: BatonConfig; deployment: Deployment; tenant: ApiTenant };
+};
 
 /** Largest request body accepted on any route. */
 export const MAX_BODY_BYTES = 1024 * 1024;

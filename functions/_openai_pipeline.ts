@@ -1,17 +1,16 @@
 // One pipeline for both OpenAI-compatible APIs (Chat Completions, Responses): a decoded turn checked, placed, forked when its session moved on, run plain, streamed or queued; the routes keep only their codecs; Workers.
 import type { Context } from "hono";
-import { batonToolNames } from "../lib/deployment/mod.ts";
 import { tenantSessionKey } from "../lib/api/mod.ts";
 import type { ChatMessage, ModelParams } from "../lib/agent/mod.ts";
 import { RUN_ID_HEADER, runId } from "../lib/openai/mod.ts";
 import type { ContextFields, SseEvent } from "../lib/runtime/mod.ts";
 import type { InboundMessage, RunEvent, TurnOutcome } from "../lib/session/mod.ts";
-import { type App, failureStatus, RequestError } from "./_http.ts";
+import { type App, failureStatus, jsonError, RequestError } from "./_http.ts";
 import { heldReply } from "./_held_reply.ts";
+import { DROPPED_MESSAGE, messageDropped } from "./_message_hook.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import { openStreamSlot } from "./_tenant_caps.ts";
 import { runMessage, submitMessage } from "./session_client.ts";
-import { tools } from "./tools.ts";
 
 /** The client's own function tools, as both APIs hand them to the session. */
 export type ClientTools = NonNullable<InboundMessage["clientTools"]>;
@@ -25,6 +24,8 @@ export interface ApiTurn {
   toolResults: ChatMessage[];
   clientTools: ClientTools;
   params?: ModelParams;
+  /** The request's `model`, allowed by `MODELS` (functions/_model_choice.ts); unset: the default. */
+  model?: string;
   /** The caller's end-user (Chat Completions' `user`): the context's `user_id` when set. */
   user?: string;
   /** Stored with the message (the Responses API's metadata, read back by its retrieval). */
@@ -81,11 +82,14 @@ export interface ApiTurnRequest {
 }
 
 /**
- * Refuses (400) a client tool named like one of baton's; `path` names the request field of the
- * tool at an index, as its API spells it.
+ * Refuses (400) a client tool named like one of baton's (`ours`: the deployment's `toolNames`);
+ * `path` names the request field of the tool at an index, as its API spells it.
  */
-export function checkClientTools(clientTools: ClientTools, path: (index: number) => string): void {
-  const ours = batonToolNames(tools);
+export function checkClientTools(
+  clientTools: ClientTools,
+  ours: ReadonlySet<string>,
+  path: (index: number) => string,
+): void {
   for (const [i, tool] of clientTools.entries()) {
     if (tool.type === "function" && ours.has(tool.function.name)) {
       throw new RequestError(
@@ -136,6 +140,10 @@ export async function runApiTurn(
       _message(tenant, request.turn, placement, request.identity, request.delivery === "stream"),
     at: (placement, seq) => ({ placement, seq, run: runId(tenant, placement.session, seq) }),
   };
+  // The deployment's messageReceived hook, before anything is stored or a stream slot taken.
+  if (await messageDropped(c, pipe.message(request.placement), "api")) {
+    return jsonError(c, 422, DROPPED_MESSAGE, "message_dropped");
+  }
   return request.delivery === "plain" ? await _plain(pipe) : await _stored(pipe);
 }
 
@@ -240,6 +248,7 @@ function _message(
     ...(turn.system ? { system: turn.system } : {}),
     ...(seed.length ? { seed } : {}),
     ...(turn.params ? { params: turn.params } : {}),
+    ...(turn.model ? { model: turn.model } : {}),
     ...(turn.clientTools.length ? { clientTools: turn.clientTools } : {}),
     ...(turn.toolResults.length ? { toolResults: turn.toolResults } : {}),
     ...(continues === "seed" ? { continuesSeed: true } : {}),

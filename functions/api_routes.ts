@@ -32,26 +32,33 @@ import {
 } from "./_openai_pipeline.ts";
 import { type App, parseJson, RequestError, requireApiKey, sessionKeyParam } from "./_http.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
+import { requestedModel } from "./_model_choice.ts";
 import { sessionStub } from "./session_client.ts";
 
 /** Routes under /v1, each behind the API key. */
 export const apiRoutes = new Hono<App>();
 
 apiRoutes.get("/models", requireApiKey, (c) => {
-  return c.json({ object: "list", data: [modelObject(c.var.config.llmModel)] });
+  return c.json({ object: "list", data: _servedModels(c).map(modelObject) });
 });
 
 apiRoutes.get("/models/:id", requireApiKey, (c) => {
-  const { llmModel } = c.var.config;
-  if (c.req.param("id") !== llmModel) {
+  const served = _servedModels(c);
+  if (!served.includes(c.req.param("id"))) {
     throw new RequestError(
       404,
-      `no model ${c.req.param("id")}; this gateway serves ${llmModel}`,
+      `no model ${c.req.param("id")}; this gateway serves ${served.join(", ")}`,
       "model_not_found",
     );
   }
-  return c.json(modelObject(llmModel));
+  return c.json(modelObject(c.req.param("id")));
 });
+
+/** The models a caller may name: `LLM_MODEL`, then `MODELS`. */
+function _servedModels(c: Context<App>): string[] {
+  const { llmModel, models } = c.var.config;
+  return [llmModel, ...models.filter((m) => m !== llmModel)];
+}
 
 // The session directory (D1): optional, so a deployment without it answers 503, not 500.
 apiRoutes.get("/sessions", requireApiKey, async (c) => {
@@ -116,7 +123,9 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
   const input = chatTurnInput(request);
   if (typeof input === "string") throw new RequestError(400, input, "invalid_request_error");
   const params = modelParams(request);
+  const model = requestedModel(c.var.config, request.model);
   const turn: ApiTurn = {
+    ...(model ? { model } : {}),
     input: input.input,
     system: input.system,
     toolResults: input.toolResults,
@@ -124,7 +133,7 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
     ...(params ? { params } : {}),
     user: request.user ?? "",
   };
-  checkClientTools(turn.clientTools, (i) => `tools.${i}.function.name`);
+  checkClientTools(turn.clientTools, c.var.deployment.toolNames, (i) => `tools.${i}.function.name`);
   const header = c.req.header("x-session-id");
   if (header !== undefined && !SESSION_ID.test(header)) {
     throw new RequestError(
@@ -163,7 +172,8 @@ function _chatCodec(
   input: ChatTurnInput,
   header: string | undefined,
 ): ApiCodec {
-  const model = c.var.config.llmModel;
+  // The chosen model is echoed; a fallback that answered instead is in the run's events.
+  const model = requestedModel(c.var.config, request.model) ?? c.var.config.llmModel;
   const remember = async (at: TurnAt, reply: string, toolCalls?: unknown[]) => {
     if (header !== undefined || input.toolResults.length || toolCalls?.length) return;
     await rememberChat(c, input, reply, at.placement.session);

@@ -1,10 +1,11 @@
-// Worker entry: the HTTP app and the Durable Object classes (sessions, access records, conversation pointers, Idempotency-Keys); Workers.
-import { app } from "./routes.ts";
-import type { Env } from "./env.ts";
+// The reference deployment: this repo's Worker, built on the package's public API (functions/mod.ts) with the tools of functions/tools.ts; Workers.
+import { defineBaton } from "./mod.ts";
+import { tools } from "./tools.ts";
 
-export { AccessDO } from "./access_do.ts";
-export { ConversationPointerDO } from "./conversation_pointer_do.ts";
-export { IdempotencyKeyDO } from "./idempotency_key_do.ts";
-export { SessionDO } from "./session_do.ts";
+const baton = defineBaton({ tools });
 
-export default { fetch: app.fetch } satisfies ExportedHandler<Env>;
+// Exported by the names wrangler.toml's bindings and migrations use.
+export const { SessionDO, AccessDO, ConversationPointerDO, IdempotencyKeyDO } =
+  baton.durableObjects;
+
+export default baton;

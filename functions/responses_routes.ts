@@ -17,6 +17,7 @@ import {
 import type { ContextFields } from "../lib/runtime/mod.ts";
 import type { MessageRecord } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { requestedModel } from "./_model_choice.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import {
@@ -44,10 +45,12 @@ responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   if (request.background && request.store === false) {
     throw new RequestError(400, "background: requires store: true", "invalid_request_error");
   }
-  const parsed = responseTurn(request, c.var.config.llmModel, Date.now());
+  const model = requestedModel(c.var.config, request.model);
+  const parsed = responseTurn(request, model ?? c.var.config.llmModel, Date.now());
   if (typeof parsed === "string") throw new RequestError(400, parsed, "invalid_request_error");
   const { meta } = parsed;
   const turn: ApiTurn = {
+    ...(model ? { model } : {}),
     input: parsed.input,
     system: parsed.system,
     toolResults: parsed.toolResults,
@@ -56,7 +59,7 @@ responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
     meta: { ...meta },
     events: true,
   };
-  checkClientTools(turn.clientTools, (i) => `tools.${i}.name`);
+  checkClientTools(turn.clientTools, c.var.deployment.toolNames, (i) => `tools.${i}.name`);
   if (orphanToolResults(turn, parsed.earlier, meta.previous_response_id !== null)) {
     throw new RequestError(
       400,

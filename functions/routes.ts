@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { secureHeaders } from "hono/secure-headers";
-import { readConfig } from "../lib/deployment/mod.ts";
+import { type Deployment, readConfig } from "../lib/deployment/mod.ts";
 import { errorText, log, setLogLevel, withSessionContext } from "../lib/runtime/mod.ts";
 import { corsPolicy } from "./_cors.ts";
 import { type App, jsonError, MAX_BODY_BYTES, RequestError } from "./_http.ts";
@@ -16,89 +16,96 @@ import { runRoutes } from "./run_routes.ts";
 import { userRoutes } from "./user_routes.ts";
 import { webhookRoutes } from "./webhook_routes.ts";
 
-/** The baton Worker app. */
-export const app = new Hono<App>();
+/**
+ * The HTTP app of one deployment: every route, each reading the deployment (its tools) and the
+ * config from the request's variables. Made per deployment by `defineBaton` (define_baton.ts).
+ */
+export function batonApp(deployment: Deployment): Hono<App> {
+  const app = new Hono<App>();
 
-// Outermost, so every answer carries them: errors, 404s, 405s, preflights, webhooks. A JSON API
-// needs the two that stop a browser from treating a body as something else (nosniff) and from
-// leaking the URL onwards (no-referrer); the rest govern documents a browser renders (framing,
-// opener, XSS filter, downloads) or are the domain's choice (HSTS), so they stay off.
-app.use(
-  "*",
-  secureHeaders({
-    xContentTypeOptions: true,
-    referrerPolicy: true,
-    crossOriginEmbedderPolicy: false,
-    crossOriginResourcePolicy: false,
-    crossOriginOpenerPolicy: false,
-    originAgentCluster: false,
-    strictTransportSecurity: false,
-    xDnsPrefetchControl: false,
-    xDownloadOptions: false,
-    xFrameOptions: false,
-    xPermittedCrossDomainPolicies: false,
-    xXssProtection: false,
-  }),
-);
-// The one entry binding of a Worker request: the config is read here, once, and the session
-// context is bound empty. A turn's own context is bound where the turn runs: in its session
-// object, by every RPC method and the alarm, from the fields the message carries.
-app.use("*", (c, next) => {
-  const config = readConfig(c.env);
-  setLogLevel(config.logLevel);
-  c.set("config", config);
-  return withSessionContext({}, config.contextDefaults, next);
-});
-// Before the method check and the routes' key checks: a preflight carries neither a routed method
-// (OPTIONS) nor the key, and is answered here.
-app.use("*", corsPolicy);
-app.use(
-  "*",
-  methodNotAllowed({
-    app,
-    onMethodNotAllowed: (c, methods) =>
-      c.json(
-        { error: { message: `method ${c.req.method} not allowed`, type: "method_not_allowed" } },
-        405,
-        {
-          Allow: methods.join(", "),
-        },
-      ),
-  }),
-);
-app.use(
-  "*",
-  bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: (c) =>
-      jsonError(c, 413, `request body over ${MAX_BODY_BYTES} bytes`, "request_too_large"),
-  }),
-);
+  // Outermost, so every answer carries them: errors, 404s, 405s, preflights, webhooks. A JSON API
+  // needs the two that stop a browser from treating a body as something else (nosniff) and from
+  // leaking the URL onwards (no-referrer); the rest govern documents a browser renders (framing,
+  // opener, XSS filter, downloads) or are the domain's choice (HSTS), so they stay off.
+  app.use(
+    "*",
+    secureHeaders({
+      xContentTypeOptions: true,
+      referrerPolicy: true,
+      crossOriginEmbedderPolicy: false,
+      crossOriginResourcePolicy: false,
+      crossOriginOpenerPolicy: false,
+      originAgentCluster: false,
+      strictTransportSecurity: false,
+      xDnsPrefetchControl: false,
+      xDownloadOptions: false,
+      xFrameOptions: false,
+      xPermittedCrossDomainPolicies: false,
+      xXssProtection: false,
+    }),
+  );
+  // The one entry binding of a Worker request: the config is read here, once, and the session
+  // context is bound empty. A turn's own context is bound where the turn runs: in its session
+  // object, by every RPC method and the alarm, from the fields the message carries.
+  app.use("*", (c, next) => {
+    const config = readConfig(c.env);
+    setLogLevel(config.logLevel);
+    c.set("config", config);
+    c.set("deployment", deployment);
+    return withSessionContext({}, config.contextDefaults, next);
+  });
+  // Before the method check and the routes' key checks: a preflight carries neither a routed method
+  // (OPTIONS) nor the key, and is answered here.
+  app.use("*", corsPolicy);
+  app.use(
+    "*",
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) =>
+        c.json(
+          { error: { message: `method ${c.req.method} not allowed`, type: "method_not_allowed" } },
+          405,
+          {
+            Allow: methods.join(", "),
+          },
+        ),
+    }),
+  );
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        jsonError(c, 413, `request body over ${MAX_BODY_BYTES} bytes`, "request_too_large"),
+    }),
+  );
 
-app.get("/healthz", (c) => c.json({ ok: true }));
-app.route("/v1/runs", runRoutes);
-app.route("/v1/responses", responseRoutes);
-app.route("/v1/access", accessRoutes);
-app.route("/v1/jobs", jobRoutes);
-app.route("/v1/users", userRoutes);
-app.route("/v1", apiRoutes);
-app.route("/webhooks", webhookRoutes);
-app.route("/mcp", mcpRoutes);
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.route("/v1/runs", runRoutes);
+  app.route("/v1/responses", responseRoutes);
+  app.route("/v1/access", accessRoutes);
+  app.route("/v1/jobs", jobRoutes);
+  app.route("/v1/users", userRoutes);
+  app.route("/v1", apiRoutes);
+  app.route("/webhooks", webhookRoutes);
+  app.route("/mcp", mcpRoutes);
 
-// No route matched: a GET or HEAD may name one of the console's files (`/` is its page); anything
-// else, and a file that is not there, is our JSON 404. The assets never see another method.
-app.notFound(async (c) => {
-  if ((c.req.method === "GET" || c.req.method === "HEAD") && c.env.ASSETS) {
-    const url = new URL(c.req.url);
-    if (url.pathname === "/") url.pathname = "/index.html";
-    const file = await c.env.ASSETS.fetch(new Request(url, c.req.raw));
-    // A copy: the middleware above adds its headers, and a fetched response's are immutable.
-    if (file.status !== 404) return new Response(file.body, file);
-  }
-  return jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`, "not_found");
-});
-app.onError((error, c) => {
-  if (error instanceof RequestError) return jsonError(c, error.status, error.message, error.type);
-  log.error("unhandled", { error: errorText(error) });
-  return jsonError(c, 500, "internal error", "internal_error");
-});
+  // No route matched: a GET or HEAD may name one of the console's files (`/` is its page); anything
+  // else, and a file that is not there, is our JSON 404. The assets never see another method.
+  app.notFound(async (c) => {
+    if ((c.req.method === "GET" || c.req.method === "HEAD") && c.env.ASSETS) {
+      const url = new URL(c.req.url);
+      if (url.pathname === "/") url.pathname = "/index.html";
+      const file = await c.env.ASSETS.fetch(new Request(url, c.req.raw));
+      // A copy: the middleware above adds its headers, and a fetched response's are immutable.
+      if (file.status !== 404) return new Response(file.body, file);
+    }
+    return jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`, "not_found");
+  });
+  app.onError((error, c) => {
+    if (error instanceof RequestError) return jsonError(c, error.status, error.message, error.type);
+    log.error("unhandled", { error: errorText(error) });
+    return jsonError(c, 500, "internal error", "internal_error");
+  });
+  return app;
+}

@@ -5,7 +5,8 @@ import { tenantSessionKey } from "../lib/api/mod.ts";
 import { parseRunId, runId, sessionIdField } from "../lib/openai/mod.ts";
 import type { ContextFields } from "../lib/runtime/mod.ts";
 import { APPROVAL_CHOICES, type ApprovalChoice, type InboundMessage } from "../lib/session/mod.ts";
-import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { type App, jsonError, parseJson, RequestError, requireApiKey } from "./_http.ts";
+import { DROPPED_MESSAGE, messageDropped } from "./_message_hook.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
 import { sessionStub, submitMessage } from "./session_client.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
@@ -33,6 +34,9 @@ runRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const session = body.session ?? newSessionId(identity, "r");
   const context = _context(c.var.tenant.name, session);
   const message: InboundMessage = { text: body.input, context, events: true, ...identity };
+  if (await messageDropped(c, message, "api")) {
+    return jsonError(c, 422, DROPPED_MESSAGE, "message_dropped");
+  }
   const receipt = await submitMessage(c.env, context.session_key, message, true);
   // The session key names the session on /v1/sessions/{key} (the console reads its transcript there).
   return c.json({

@@ -1,6 +1,11 @@
 // The session Durable Object: a thin Workers shell over lib/session/ (the sentinel); Workers (cloudflare:workers).
 import { DurableObject } from "cloudflare:workers";
-import { type BatonConfig, createTurnExecutor, readConfig } from "../lib/deployment/mod.ts";
+import {
+  type BatonConfig,
+  createTurnExecutor,
+  type Deployment,
+  readConfig,
+} from "../lib/deployment/mod.ts";
 import type { ChatMessage } from "../lib/agent/mod.ts";
 import {
   type ApprovalAnswer,
@@ -11,6 +16,7 @@ import {
 } from "../lib/chat/mod.ts";
 import { isResponseMeta } from "../lib/openai/mod.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
+import { eventsWebhookSink } from "../lib/platforms/events_webhook.ts";
 import {
   type ContextFields,
   errorText,
@@ -42,7 +48,6 @@ import {
 } from "../lib/session/mod.ts";
 import { d1DirectoryWriter } from "./_directory.ts";
 import type { Env } from "./env.ts";
-import { tools } from "./tools.ts";
 import { admitJobOccurrence } from "./_job_creator.ts";
 import { admitTenantSession } from "./_tenant_caps.ts";
 import { tenantJobCount } from "./_tenant_jobs.ts";
@@ -50,9 +55,11 @@ import { tenantJobCount } from "./_tenant_jobs.ts";
 /**
  * One per session key (idFromName): durable inbox, run claim, transcript, outbox, and nothing
  * else (conversation pointers and Idempotency-Key records are objects of their own classes:
- * conversation_pointer_do.ts, idempotency_key_do.ts).
+ * conversation_pointer_do.ts, idempotency_key_do.ts). Each deployment exports its own subclass,
+ * made by `defineBaton` (define_baton.ts), which hands it the deployment (tools, prompts).
  */
 export class SessionDO extends DurableObject<Env> {
+  readonly #deployment: Deployment;
   readonly #config: BatonConfig;
   #built: SessionSentinel | null = null;
   /** The erasure running now (`erase`): every other entry is refused until it ends. */
@@ -60,9 +67,11 @@ export class SessionDO extends DurableObject<Env> {
   /** The responses deleted through the API (`deleteResponse`), kept in this object's storage. */
   readonly #deletions: ResponseDeletions;
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
-    this.#config = readConfig(env);
+  constructor(ctx: DurableObjectState, env: Env, deployment: Deployment) {
+    // The env as every part of the object reads it: the code's setting defaults under it.
+    super(ctx, deployment.env(env));
+    this.#deployment = deployment;
+    this.#config = readConfig(this.env);
     this.#deletions = new ResponseDeletions(ctx.storage.kv);
     setLogLevel(this.#config.logLevel);
   }
@@ -97,8 +106,14 @@ export class SessionDO extends DurableObject<Env> {
     const { mcp } = this.#config;
     for (const problem of mcp.problems) log.warn("MCP_SERVERS entry ignored", { problem });
     const remote = mcp.servers.length ? new McpToolbox(mcp) : undefined;
-    const executor = createTurnExecutor(this.#config, tools, remote);
+    const { tools, turn, hooks = {} } = this.#deployment;
+    // The deployment's hooks (defineBaton's `hooks`), each within HOOK_TIMEOUT_MS.
+    const hooking = { hooks, hookTimeoutMs: this.#config.hookTimeoutMs };
+    const executor = createTurnExecutor(this.#config, tools, remote, turn, hooking);
+    const { eventsWebhook } = this.#config;
     return new SessionSentinel(ctx.storage, executor, {
+      ...hooking,
+      ...(eventsWebhook ? { events: eventsWebhookSink(eventsWebhook) } : {}),
       historyWindow: this.#config.historyWindow,
       turnTimeoutMs: this.#config.turnTimeoutMs,
       leaseMs: this.#config.turnLeaseMs,
@@ -108,6 +123,7 @@ export class SessionDO extends DurableObject<Env> {
       maxQueued: this.#config.maxQueued,
       busyNotice: this.#config.busyAck,
       groupStop: this.#config.groupStop,
+      models: { allowed: this.#config.models, default: this.#config.llmModel },
       channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
       maxJobs: this.#config.maxJobsPerSession,

@@ -1,9 +1,9 @@
-// The deployment's own agent tools, added to the built-ins (session_info); Workers.
-import type { Tool } from "../lib/agent/mod.ts";
+// The reference deployment's own agent tools, added to the built-ins (session_info); Workers.
+import type { Tool } from "./mod.ts";
 
 /**
- * Add your tools here. Each is `defineTool({ name, description, parameters, run })` from
- * lib/agent/tools.ts; `run(args, { signal, context })` gets the turn's context in its options (the same
- * as `currentContext()` from lib/runtime/session_context.ts reads). See README, "Adding tools".
+ * This repo's Worker's tools (none): handed to `defineBaton` in functions/index.ts. A deployment of
+ * its own depends on baton as a package and passes its tools there instead (see README, "Using
+ * baton as a library", and examples/my-agent/).
  */
 export const tools: Tool[] = [];

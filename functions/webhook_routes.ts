@@ -14,6 +14,7 @@ import { publicUrl } from "../lib/platforms/_kit.ts";
 import { type App, failureStatus, jsonError, RequestError, webhookAnswer } from "./_http.ts";
 import { answerClick, runMessage, submitMessage } from "./session_client.ts";
 import { gateMessage } from "./_access_gate.ts";
+import { DROPPED_MESSAGE, messageDropped } from "./_message_hook.ts";
 
 /** Routes under /webhooks. */
 export const webhookRoutes = new Hono<App>();
@@ -56,7 +57,10 @@ for (const adapter of PLATFORM_ADAPTERS) {
       }
       // The event as parsed and the gate's verdict, carried: nothing added, nothing decided again.
       // A command's answer or a busy notice goes out through the session's outbox, like replies.
-      await submitMessage(c.env, message.sessionKey, chatInbound(message, verdict), false);
+      const inbound = chatInbound(message, verdict);
+      // Dropped by the deployment's hook: acknowledged like any delivery, nothing stored or run.
+      if (await messageDropped(c, inbound, adapter.name)) continue;
+      await submitMessage(c.env, message.sessionKey, inbound, false);
     }
     return webhookAnswer(c, ingress.ack ?? adapter.acknowledgement ?? _OK);
   });
@@ -125,7 +129,11 @@ async function _run(
   const { message, echo } = ingress;
   const verdict = await gateMessage(c, adapter, message);
   if (verdict instanceof Response) return verdict;
-  const run = await runMessage(c.env, message.sessionKey, chatInbound(message, verdict));
+  const inbound = chatInbound(message, verdict);
+  if (await messageDropped(c, inbound, adapter.name)) {
+    return jsonError(c, 422, DROPPED_MESSAGE, "message_dropped");
+  }
+  const run = await runMessage(c.env, message.sessionKey, inbound);
   if (run === "history_mismatch") throw new Error("a webhook message never continues a seed");
   const { outcome } = run;
   if (outcome.status === "failed") {

@@ -11,6 +11,7 @@ import {
   judgeRss,
   LABELS,
   newPlatformChat,
+  noFaults,
   planChaos,
   planFlood,
   REPLAY_LABELS,
@@ -33,15 +34,6 @@ function observed(
   const sessions = planChaos({ ...plan, duplicateRate: 0, badRate: 0 }, seededRandom(3));
   const messages = sessions[0].messages;
   for (const m of messages) m.accepted = true;
-  const none = {
-    sends: 0,
-    lookups: 0,
-    r429: 0,
-    r5xxPosted: 0,
-    r5xxNotPosted: 0,
-    held: 0,
-    heldPosted: 0,
-  };
   return {
     seed: 3,
     ways: [way],
@@ -50,7 +42,7 @@ function observed(
     modelAnswered: [],
     injectedModel: { r429: 0, r500: 0, stall: 0 },
     shown: posts(messages).map((p, i) => ({ ...p, at: i })),
-    faults: { [way]: none } as ChaosObservation["faults"],
+    faults: { [way]: noFaults() } as ChaosObservation["faults"],
     lookups: { [way]: 0 } as ChaosObservation["lookups"],
     fakeEvents: {},
     transcripts: new Map(),

@@ -4,11 +4,11 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { freePort, startWranglerDev, type WranglerDev } from "../scripts/_wrangler_dev.ts";
 import type { Json } from "./_support/clients.ts";
 import {
-  type FakeLlm,
-  type FakeRequest,
-  type FakeStep,
-  startFakeLlm,
-} from "./_support/fake_llm.ts";
+  type FakeModel,
+  type FakeModelRequest,
+  type FakeModelStep,
+  startFakeModel,
+} from "../lib/testing/fake_model.ts";
 import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
 import { tempPersistDir } from "./_support/worker.ts";
 
@@ -31,7 +31,7 @@ function _hasChromium(): boolean {
  * The fake model's script, by the user's text: replies caught mid-stream (a piece, then held until
  * `release()`), a turn held whole, and a tool call that asks for approval (`APPROVAL_TOOLS`).
  */
-function script(req: FakeRequest): FakeStep {
+function script(req: FakeModelRequest): FakeModelStep {
   const last = req.body.messages.at(-1);
   // After the tool ran: a piece of the answer, then the rest once released.
   if (last?.role === "tool") return { kind: "text", text: `done: ${last.content}`, holdAfter: 1 };
@@ -54,7 +54,7 @@ function script(req: FakeRequest): FakeStep {
 /** Everything one run of the console tests shares: baton under wrangler dev, the fakes, Chromium. */
 interface _Rig {
   url: string;
-  fake: FakeLlm;
+  fake: FakeModel;
   telegram: FakePlatform;
   browser: Browser;
   /** An API call with the console's key. */
@@ -117,7 +117,7 @@ async function assertNoOverflow(page: Page, where: string): Promise<void> {
   assert(scroll <= width, `${where}: ${scroll} px wide in a ${width} px viewport`);
 }
 
-function _requestsFor(fake: FakeLlm, text: string): number {
+function _requestsFor(fake: FakeModel, text: string): number {
   return fake.requests.filter((r) =>
     r.lastUserText === text && r.body.messages.at(-1)?.role === "user"
   )
@@ -132,7 +132,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
 }, async (t) => {
-  const fake = await startFakeLlm();
+  const fake = await startFakeModel();
   fake.script(script);
   const telegram = await startFakePlatform();
   const state = await tempPersistDir();

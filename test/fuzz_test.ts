@@ -1,7 +1,7 @@
 // Fuzzed ingress: every route answers 2xx/4xx JSON and rejected requests start no turn; Deno + Miniflare + fast-check.
 import fc from "fast-check";
 import { assert } from "@std/assert";
-import type { FakeLlm } from "./_support/fake_llm.ts";
+import type { FakeModel } from "../lib/testing/fake_model.ts";
 import { type FakePlatform, startFakePlatform } from "./_support/fake_platform.ts";
 import { withPlatform } from "./_support/platform_rig.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -232,7 +232,7 @@ async function fuzzRoute<C>(worker: TestWorker, route: RouteFuzz<C>, seed: numbe
 }
 
 /** Waits until no model call is in flight and none has started for a while. */
-async function quiet(fake: FakeLlm, platform: FakePlatform): Promise<void> {
+async function quiet(fake: FakeModel, platform: FakePlatform): Promise<void> {
   const deadline = Date.now() + 30_000;
   let last = -1;
   let stableSince = Date.now();

@@ -2,7 +2,7 @@
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { json, sessionState, settled } from "./_support/clients.ts";
 import { githubDriver as driver } from "./_support/drivers/github.ts";
-import type { FakeLlm } from "./_support/fake_llm.ts";
+import type { FakeModel } from "../lib/testing/fake_model.ts";
 import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
 import { expectOk, pause } from "./_support/platform_rig.ts";
@@ -77,7 +77,7 @@ const baton = sharedBaton({ vars: VARS });
  */
 function githubTest(
   name: string,
-  fn: (worker: TestWorker, fake: FakeLlm, github: FakePlatform) => Promise<void>,
+  fn: (worker: TestWorker, fake: FakeModel, github: FakePlatform) => Promise<void>,
 ): void {
   baton.test(name, (worker, fake, github) => {
     github.respond(() => ({ status: 201, body: { id: 1 } }));
@@ -88,7 +88,7 @@ function githubTest(
 /** Asserts no turn ran: none in `session`, none asked of the model, nothing posted to GitHub. */
 async function assertNoTurn(
   worker: TestWorker,
-  fake: FakeLlm,
+  fake: FakeModel,
   github: FakePlatform,
   session: string,
 ) {

@@ -1,5 +1,6 @@
 // GET /v1/sessions/{key}/inspect in workerd: the console inspector's read of a session, tenant-scoped; Deno + Miniflare.
 import { assertEquals, assertStrictEquals } from "@std/assert";
+import { ONE_TOOL_TURN_EVENTS } from "../lib/session/_sentinel_fixtures.ts";
 import { API_KEY, type Json, json, settled, until } from "./_support/clients.ts";
 import { echoSessionInfo } from "./_support/fake_llm_scripts.ts";
 import { expectOk } from "./_support/platform_rig.ts";
@@ -129,15 +130,7 @@ baton.test(
     }, "a run's final event");
     assertEquals(body.runs.map((r: Json) => r.seq), [body.inbox[0].seq]);
     const events: Json[] = body.runs[0].events;
-    assertEquals(events.map((e) => e.type), [
-      "run.started",
-      "model.completed",
-      "tool.started",
-      "tool.completed",
-      "model.completed",
-      "reply.sent",
-      "run.completed",
-    ]);
+    assertEquals(events.map((e) => e.type), ONE_TOOL_TURN_EVENTS);
     assertEquals(events[1].data.step, 1);
     assertEquals(events[2].data.tool, "session_info");
     assertEquals(events[5].data.part, "1/1");

@@ -1,7 +1,7 @@
 // MAX_JOBS_PER_TENANT in workerd: an API tenant's jobs counted across its sessions (the jobs API and the model's schedule_task), freed by a deleted job, a done one-off and an erased session; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { chat, chatReply, type Json, json, until } from "./_support/clients.ts";
-import type { FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import type { FakeModelRequest, FakeModelStep } from "../lib/testing/fake_model.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -95,7 +95,7 @@ baton.test(
  * "plan <text>" schedules <text> an hour from now with the tool; after the tool's result the
  * model says what the tool answered.
  */
-function planner(req: FakeRequest): FakeStep {
+function planner(req: FakeModelRequest): FakeModelStep {
   const last = req.body.messages.at(-1);
   if (last.role === "tool") return { kind: "text", text: `tool said: ${last.content}` };
   const plan = /^plan (.*)$/.exec(req.lastUserText);

@@ -1,7 +1,7 @@
 // Scheduled turns end to end in workerd: the jobs API, a job the model schedules in Telegram, restarts around a fire; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { API_KEY, type Json, json, until, withBaton } from "./_support/clients.ts";
-import type { FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import type { FakeModelRequest, FakeModelStep } from "../lib/testing/fake_model.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
@@ -192,7 +192,7 @@ async function tgSay(
  * "remind <text>" schedules <text> in a second with the tool; a job's prompt ("job …") calls
  * session_info and answers with what it returned (the context its turn was bound to).
  */
-function scheduler(req: FakeRequest): FakeStep {
+function scheduler(req: FakeModelRequest): FakeModelStep {
   const last = req.body.messages.at(-1);
   const text = req.lastUserText;
   if (last.role === "tool") {
@@ -367,7 +367,7 @@ Deno.test("SessionDO removes a job whose creator's pairing was revoked before it
  * "every <text>" schedules <text> every 60 s with the tool, "once <text>" in an hour; after a
  * tool result the model says "scheduled".
  */
-function recurring(req: FakeRequest): FakeStep {
+function recurring(req: FakeModelRequest): FakeModelStep {
   if (req.body.messages.at(-1).role === "tool") return { kind: "text", text: "scheduled" };
   const [, how, prompt] = /^(every|once) (.*)$/.exec(req.lastUserText) ?? [];
   if (how === "every") {

@@ -1,6 +1,6 @@
 // Depth limits on request JSON: deep nesting is refused at parse time and the session it named keeps working, across a restart; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { API_KEY, chatReply, json, sendWebhook, withBaton } from "./_support/clients.ts";
+import { API_KEY, chatReply, json, postJson, sendWebhook, withBaton } from "./_support/clients.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import { tempPersistDir, type TestWorker } from "./_support/worker.ts";
 
@@ -19,23 +19,8 @@ function nested(levels: number): Record<string, unknown> {
  * POST `path` with the API key and `body`, given up after 15 s: before the fix a broken session
  * never answers, and the test must fail on that, not hang.
  */
-function post(
-  worker: TestWorker,
-  path: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return worker.fetch(path, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${API_KEY}`,
-      "content-type": "application/json",
-      ...headers,
-    },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(15_000),
-  });
-}
+const post = (worker: TestWorker, path: string, body: unknown, headers?: Record<string, string>) =>
+  postJson(worker, path, body, headers, 15_000);
 
 /** A one-message Chat Completions body, with `extra` fields. */
 function chatBody(text: string, extra: Record<string, unknown> = {}) {

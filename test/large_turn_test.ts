@@ -1,7 +1,7 @@
 // Large turns: a request near the 1 MiB body cap runs to its end (no SQLITE_TOOBIG), and its session keeps working; Deno + Miniflare.
 import { HISTORY_MAX_CHARS } from "../lib/session/transcript.ts";
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { API_KEY, chatReply, json } from "./_support/clients.ts";
+import { API_KEY, chatReply, json, postJson } from "./_support/clients.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -18,19 +18,8 @@ function large(tag: string): string {
 }
 
 /** POST `path` with the API key, given up after 60 s: before the fix the turn was retried three times. */
-function post(
-  worker: TestWorker,
-  path: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return worker.fetch(path, {
-    method: "POST",
-    headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json", ...headers },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
-  });
-}
+const post = (worker: TestWorker, path: string, body: unknown, headers?: Record<string, string>) =>
+  postJson(worker, path, body, headers, 60_000);
 
 /** GET `path` with the API key; asserts a 200 and returns the body. */
 async function get(worker: TestWorker, path: string): Promise<unknown> {

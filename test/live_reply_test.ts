@@ -3,7 +3,7 @@ import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { discordDriver, discordInteractionToken } from "./_support/drivers/discord.ts";
 import { deliver } from "./_support/drivers/mod.ts";
 import { telegramDriver } from "./_support/drivers/telegram.ts";
-import type { FakeStep } from "./_support/fake_llm.ts";
+import type { FakeModelStep } from "../lib/testing/fake_model.ts";
 import type { PlatformCall } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
@@ -25,7 +25,7 @@ const baton = sharedBaton({ vars: { ...TG, ...discordDriver.vars(), STREAM_REPLI
 /** A reply in 24 pieces, written one every 150 ms (about 3.6 s in all). */
 const REPLY = "The quick brown fox jumps over the lazy dog, again and again and again.";
 const PIECES = 24;
-const slow: FakeStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
+const slow: FakeModelStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
 
 /**
  * `text` from `from` as Telegram delivers it (telegramDriver's shape and secret): in their private

@@ -1,7 +1,7 @@
 // MCP_SERVERS in workerd: a real SDK server's tools offered to the model, called, failing, stopped, cached — each test with a Worker and an MCP server of its own (shared ones lost listings under a loaded full run, not understood yet); Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { API_KEY, chat, chatReply, type Json, json, until, withBaton } from "./_support/clients.ts";
-import type { FakeLlm, FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import type { FakeModel, FakeModelRequest, FakeModelStep } from "../lib/testing/fake_model.ts";
 import { startMcpServer, type TestMcpServer } from "./_support/mcp_server.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -10,7 +10,7 @@ const MCP_TOKEN = "mcp-bearer-secret-value";
 
 /** Runs `fn` against baton configured with the test server as `t` (its header naming a secret). */
 async function withMcp(
-  fn: (worker: TestWorker, fake: FakeLlm, server: TestMcpServer) => Promise<void>,
+  fn: (worker: TestWorker, fake: FakeModel, server: TestMcpServer) => Promise<void>,
   opts: { vars?: Record<string, string>; entry?: Record<string, unknown>; server?: TestMcpServer } =
     {},
 ): Promise<void> {
@@ -38,7 +38,7 @@ async function withMcp(
 
 /** First call: the tool; then a reply quoting the tool result. */
 const toolThenText =
-  (tool: string, args: Record<string, unknown>) => (req: FakeRequest): FakeStep => {
+  (tool: string, args: Record<string, unknown>) => (req: FakeModelRequest): FakeModelStep => {
     const last = req.body.messages.at(-1);
     return last.role === "tool"
       ? { kind: "text", text: `result: ${last.content}` }

@@ -9,7 +9,7 @@ import {
   replies,
   replyCalls,
 } from "./_support/drivers/mod.ts";
-import { type FakeLlm, startFakeLlm } from "./_support/fake_llm.ts";
+import { type FakeModel, startFakeModel } from "../lib/testing/fake_model.ts";
 import { echoSessionInfo, type FakeScript } from "./_support/fake_llm_scripts.ts";
 import {
   type FakePlatform,
@@ -25,7 +25,7 @@ const QUEUED = "Queued — I'll answer after the current reply.";
 
 /** The fake model, the fake platform API and the deployments they serve, shared by every test. */
 interface Rig {
-  fake: FakeLlm;
+  fake: FakeModel;
   platform: FakePlatform;
   worker: TestWorker;
   /** The fake model's script per last user text (an echo for any other). */
@@ -39,7 +39,7 @@ interface Rig {
 const _key = (driver: Driver, chat: string) => `${driver.name}\u0000${chat}`;
 
 /** Every driver's settings, pointed at `platform`, without the names in `drop`. */
-function _vars(fake: FakeLlm, platform: FakePlatform, drop: Set<string> = new Set()) {
+function _vars(fake: FakeModel, platform: FakePlatform, drop: Set<string> = new Set()) {
   const all: Record<string, string> = {
     LLM_BASE_URL: fake.url,
     LLM_API_KEY: "sk-test",
@@ -71,7 +71,7 @@ let _rig: Promise<Rig> | undefined;
 /** The shared rig, started by the first test that needs it: one workerd for every platform. */
 function rig(): Promise<Rig> {
   return _rig ??= (async () => {
-    const fake = await startFakeLlm();
+    const fake = await startFakeModel();
     const platform = await startFakePlatform();
     const scripts = new Map<string, FakeScript>();
     fake.script((req) =>
@@ -130,12 +130,12 @@ async function answered(chat: string, res: Response): Promise<string> {
 }
 
 /** How many model calls ran for a turn whose user text is `text`. */
-function modelCalls(fake: FakeLlm, text: string): number {
+function modelCalls(fake: FakeModel, text: string): number {
   return fake.requests.filter((r) => r.lastUserText === text).length;
 }
 
 /** Waits until the model has been asked about `text`. */
-function untilAsked(fake: FakeLlm, text: string): Promise<void> {
+function untilAsked(fake: FakeModel, text: string): Promise<void> {
   return until(() => modelCalls(fake, text) > 0, `the model asked about ${text}`);
 }
 

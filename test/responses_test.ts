@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "@std/assert";
 import { API_KEY, json, until } from "./_support/clients.ts";
 import { holdOn } from "./_support/fake_llm_scripts.ts";
-import type { FakeLlm } from "./_support/fake_llm.ts";
+import type { FakeModel } from "../lib/testing/fake_model.ts";
 import { responseId } from "../lib/openai/mod.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -17,7 +17,7 @@ function client(worker: TestWorker): OpenAI {
 }
 
 /** The messages (role:text) the fake model received in call `i`, system prompt left out. */
-function seen(fake: FakeLlm, i: number): string[] {
+function seen(fake: FakeModel, i: number): string[] {
   return fake.requests[i].body.messages
     .filter((m: { role: string }) => m.role !== "system")
     .map((m: { role: string; content: string }) => `${m.role}:${m.content}`);

@@ -1,7 +1,7 @@
 // The runs API in workerd: durable events, live and late subscribers, stop, queued runs, delegate_task inline; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { API_KEY, chat, type Json, json, sessionState, until } from "./_support/clients.ts";
-import type { FakeRequest, FakeStep } from "./_support/fake_llm.ts";
+import type { FakeModelRequest, FakeModelStep } from "../lib/testing/fake_model.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 
@@ -51,7 +51,7 @@ async function readEvents(
 
 /** First call: the tool; then a reply quoting the tool result. */
 const toolThenText =
-  (tool: string, args: Record<string, unknown>) => (req: FakeRequest): FakeStep => {
+  (tool: string, args: Record<string, unknown>) => (req: FakeModelRequest): FakeModelStep => {
     const messages: { role: string; content: string }[] = req.body.messages;
     const last = messages.at(-1)!;
     return last.role === "tool"

@@ -5,7 +5,7 @@ import { PREVIEW_STOPPED } from "../lib/session/live_reply.ts";
 import { until } from "./_support/clients.ts";
 import { deliver as deliverTo, type Post } from "./_support/drivers/mod.ts";
 import { SLACK_TEAM as TEAM, slackDriver } from "./_support/drivers/slack.ts";
-import type { FakeStep } from "./_support/fake_llm.ts";
+import type { FakeModelStep } from "../lib/testing/fake_model.ts";
 import { type PlatformCall, startFakePlatform } from "./_support/fake_platform.ts";
 import { expectOk, pause, withPlatform } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
@@ -20,7 +20,7 @@ const baton = sharedBaton({ vars: { ...SLACK, APPROVAL_TOOLS: "session_info" } }
 /** A reply in 24 pieces, written one every 150 ms (about 3.6 s in all). */
 const REPLY = "The quick brown fox jumps over the lazy dog, again and again and again.";
 const PIECES = 24;
-const slow: FakeStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
+const slow: FakeModelStep = { kind: "text", text: REPLY, pieces: PIECES, pieceDelayMs: 150 };
 let _ts = 0;
 
 /** Delivers `post` as Slack does: slackDriver's event callback, signed by it. */

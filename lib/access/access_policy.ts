@@ -1,4 +1,5 @@
 // Who may talk to the bot on the chat platforms: the settings, the sender a platform names, and the decision that costs no I/O; runtime-neutral.
+import type { Sender } from "../chat/mod.ts";
 
 /** `ACCESS_POLICY`: pairing codes for unknown direct senders (default), a closed list, or anyone. */
 export type AccessMode = "pairing" | "allowlist" | "open";
@@ -21,20 +22,6 @@ export interface AccessConfig {
    * 50): a stranger beyond them gets no code until some are approved or expire.
    */
   maxPendingPairings: number;
-}
-
-/** Who sent a platform message, as the adapter saw it. */
-export interface Sender {
-  /** The adapter's name (`telegram`, `slack`, …) or `generic` for the signed webhook. */
-  platform: string;
-  /** The platform's user id: `123456`, `T0123/U0456`, a Discord snowflake, a GitHub login. */
-  user: string;
-  /** A display name, for the pairing list; never used to decide. */
-  name: string;
-  /** A private channel between the sender and the bot (pairing codes are only ever sent there). */
-  direct: boolean;
-  /** GitHub's `author_association` of the comment (OWNER, MEMBER, COLLABORATOR, …). */
-  association?: string;
 }
 
 /** What the settings alone say about a sender, before any lookup. */

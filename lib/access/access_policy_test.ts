@@ -1,12 +1,7 @@
 // Unit tests of the access settings and the decision that costs no I/O; Deno.
 import { assertEquals } from "@std/assert";
-import {
-  accessVerdict,
-  readAccessConfig,
-  refusalFor,
-  type Sender,
-  senderEntry,
-} from "./access_policy.ts";
+import type { Sender } from "../chat/mod.ts";
+import { accessVerdict, readAccessConfig, refusalFor, senderEntry } from "./access_policy.ts";
 
 const dm = (platform: string, user: string, extra: Partial<Sender> = {}): Sender => ({
   platform,

@@ -1,7 +1,8 @@
 // Whose access and quota a scheduled job's occurrence answers to (its API tenant, or the chat user who made it), and what a skipped occurrence says; runtime-neutral.
 import { tenantOfSessionKey } from "../api/mod.ts";
 import type { JobSkip } from "../session/job_scheduler.ts";
-import { type AccessConfig, accessVerdict, type Sender } from "./access_policy.ts";
+import type { Sender } from "../chat/mod.ts";
+import { type AccessConfig, accessVerdict } from "./access_policy.ts";
 import type { AdmitRequest, AdmitResult } from "./sender_record.ts";
 
 const _MINUTE_MS = 60_000;

@@ -1,6 +1,6 @@
 // An access object's outbox: the notices the webhook gate answers with (pairing codes, "private", over quota, /pair answers), stored and then sent once by the session's outbox sender; runtime-neutral.
 import type { ReplyChannel, ReplyTarget } from "../chat/mod.ts";
-import { OutboxStore } from "../session/outbox.ts";
+import { OutboxStore, outboxTable } from "../session/outbox.ts";
 import { OutboxSender } from "../session/outbox_sender.ts";
 import { num, SessionDb, type SessionStorage } from "../session/session_db.ts";
 import { errorText, log } from "../runtime/mod.ts";
@@ -34,35 +34,32 @@ export interface NoticeOutboxOptions {
 }
 
 /**
- * The session's `outbox` table as it stands (lib/session/schema.ts: its columns after every
- * migration), plus `undo`, the throttles a notice counted. Created with the first notice: most
- * access objects never send one.
+ * Creates the session's `outbox` table as it stands (lib/session/schema.ts: the table schema 2
+ * made, with the columns later migrations added), plus `undo`, the throttles a notice counted, and
+ * the index unsent notices are read by. Created with the first notice: most access objects never
+ * send one. The statements run together, with no await between: one implicit transaction.
  */
-const _TABLES = [
-  `CREATE TABLE IF NOT EXISTS outbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    seq INTEGER,
-    kind TEXT NOT NULL DEFAULT 'notice',
-    part INTEGER NOT NULL,
-    count INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    target TEXT,
-    created_at INTEGER NOT NULL DEFAULT 0,
-    attempted_at INTEGER,
-    sent_at INTEGER,
-    error TEXT,
-    choices TEXT,
-    replaces TEXT,
-    undo TEXT
-  )`,
-  `CREATE INDEX IF NOT EXISTS outbox_unsent ON outbox (kind, sent_at, error, id)`,
-];
+function _createOutbox(sql: SessionStorage["sql"]): void {
+  if (_hasOutbox(sql)) return;
+  for (
+    const statement of [
+      outboxTable("outbox"),
+      `ALTER TABLE outbox ADD COLUMN choices TEXT`,
+      `ALTER TABLE outbox ADD COLUMN replaces TEXT`,
+      `ALTER TABLE outbox ADD COLUMN undo TEXT`,
+      `CREATE INDEX outbox_unsent ON outbox (kind, sent_at, error, id)`,
+    ]
+  ) sql.exec(statement);
+}
+
+function _hasOutbox(sql: SessionStorage["sql"]): boolean {
+  return sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'`)
+    .toArray().length > 0;
+}
 
 /** Whether an object's SQLite holds any notice (an erasure's answer), without creating the table. */
 export function holdsNotices(sql: SessionStorage["sql"]): boolean {
-  const table = sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'`);
-  return table.toArray().length > 0 &&
-    sql.exec(`SELECT 1 FROM outbox LIMIT 1`).toArray().length > 0;
+  return _hasOutbox(sql) && sql.exec(`SELECT 1 FROM outbox LIMIT 1`).toArray().length > 0;
 }
 
 /** Settled notices are kept this long (the inspector's and a support request's view), then pruned. */
@@ -84,7 +81,7 @@ export class NoticeOutbox {
   #flushing: Promise<void> | null = null;
 
   constructor(storage: SessionStorage, options: NoticeOutboxOptions) {
-    for (const statement of _TABLES) storage.sql.exec(statement);
+    _createOutbox(storage.sql);
     this.#db = new SessionDb(storage);
     this.#outbox = new OutboxStore(this.#db);
     this.#sender = new OutboxSender(this.#db, this.#outbox, {

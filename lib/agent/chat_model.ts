@@ -56,6 +56,27 @@ export interface ModelRequest {
   signal?: AbortSignal;
   /** When given, the reply is streamed and each text delta is passed here as it arrives. */
   onDelta?: (delta: string) => void;
+  /**
+   * The model name for this call (the turn's chosen model, lib/agent/turn_model.ts); absent: the
+   * provider's configured one. A fallback chain sends it to its first model only.
+   */
+  model?: string;
+  /** Told when a fallback chain gives up on one model and asks the next (model_fallbacks.ts). */
+  onFallback?: (attempt: FallbackAttempt) => void;
+}
+
+/** One model of a fallback chain that failed, and the next one asked instead; never a key or URL. */
+export interface FallbackAttempt {
+  /** The model that failed (after its own retries). */
+  from: string;
+  /** The model asked next. */
+  to: string;
+  /** The provider's HTTP status; absent for a timeout or an unreachable provider. */
+  status?: number;
+  /** What failed, as `ModelError` says it. */
+  error: string;
+  /** How long the failed model took, its own retries included. */
+  duration_ms: number;
 }
 
 /** The model's answer to one request. */
@@ -73,10 +94,19 @@ export interface ChatModel {
   complete(request: ModelRequest): Promise<ModelReply>;
 }
 
-/** A model call that failed after the provider's retries; the message never contains secrets. */
+/**
+ * A model call that failed after the provider's retries; the message never contains secrets.
+ * `transient`: the provider was overloaded or unreachable (408, 429, 5xx, a timeout, no
+ * connection), so another model may answer; a client error (400, 401, 404, …) is not.
+ */
 export class ModelError extends Error {
   override name = "ModelError";
-  constructor(message: string, readonly status: number | undefined) {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly transient: boolean = status !== undefined &&
+      (status === 408 || status === 429 || status >= 500),
+  ) {
     super(message);
   }
 }
@@ -119,10 +149,10 @@ export function openAIChatModel(options: OpenAIModelOptions): ChatModel {
   });
   return {
     name: options.model,
-    async complete({ messages, tools, params: callerParams, signal, onDelta }) {
+    async complete({ messages, tools, params: callerParams, signal, onDelta, model }) {
       const params = {
         ...callerParams,
-        model: options.model,
+        model: model || options.model,
         messages,
         ...(tools.length ? { tools } : {}),
       };
@@ -174,10 +204,10 @@ function _toModelError(error: unknown): Error {
   if (error instanceof ModelError) return error;
   if (error instanceof OpenAI.APIUserAbortError) return error;
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new ModelError("the model provider timed out", undefined);
+    return new ModelError("the model provider timed out", undefined, true);
   }
   if (error instanceof OpenAI.APIConnectionError) {
-    return new ModelError("could not reach the model provider", undefined);
+    return new ModelError("could not reach the model provider", undefined, true);
   }
   if (error instanceof OpenAI.APIError) {
     return new ModelError(`the model provider answered ${error.status}`, error.status);

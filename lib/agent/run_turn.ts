@@ -1,11 +1,24 @@
 // The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime with node:async_hooks (its frame: log fields, its tools' context).
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
-import type { ChatMessage, ChatModel, ModelParams, ToolCall } from "./chat_model.ts";
+import type {
+  ChatMessage,
+  ChatModel,
+  FallbackAttempt,
+  ModelParams,
+  ToolCall,
+} from "./chat_model.ts";
 import type { Tool, ToolRegistry, ToolRunOptions } from "./tools.ts";
-import { currentContext, errorText, type SessionContext, withLogFields } from "../runtime/mod.ts";
+import {
+  currentContext,
+  errorText,
+  frameLogFields,
+  type SessionContext,
+  withLogFields,
+} from "../runtime/mod.ts";
+import { callHook, hookContext, type HookOptions } from "./turn_hooks.ts";
 
-/** What one turn needs. */
-export interface TurnRequest {
+/** What one turn needs; `hooks.toolCall` is asked before each baton tool call runs (`HookOptions`). */
+export interface TurnRequest extends HookOptions {
   model: ChatModel;
   tools: ToolRegistry;
   /** System messages sent first, in order (deployment prompt, then the caller's). */
@@ -27,8 +40,10 @@ export interface TurnRequest {
   progress?: { step: number; messages: ChatMessage[] };
   /** Told when each tool call starts and ends (exactly once each, same call id). */
   onTool?: (event: ToolEvent) => void;
-  /** Told when each model call ends, answered or failed. */
+  /** Told when each model call ends, answered or failed, and when a fallback model is asked. */
   onModel?: (event: ModelEvent) => void;
+  /** The model name every call of this turn asks for (lib/agent/turn_model.ts); absent: the model's own. */
+  modelName?: string;
   /** Whether a call of a baton tool must wait for the user's approval; absent: none does. */
   asks?: (tool: Tool, args: Record<string, unknown>) => boolean;
   /**
@@ -84,7 +99,9 @@ export type ModelEvent =
     completion_tokens: number;
     tool_calls: number;
   }
-  | { type: "model.failed"; step: number; duration_ms: number; error: string };
+  | { type: "model.failed"; step: number; duration_ms: number; error: string }
+  /** A fallback chain's move (model_fallbacks.ts): `from` failed, `to` is asked next in the same step. */
+  | { type: "model.fallback"; step: number } & FallbackAttempt;
 
 /** What one turn produced. */
 export interface TurnResult {
@@ -187,6 +204,10 @@ async function _complete(
       ...(request.params ? { params: request.params } : {}),
       signal,
       onDelta: request.onDelta,
+      ...(request.modelName ? { model: request.modelName } : {}),
+      ...(onModel
+        ? { onFallback: (attempt) => onModel({ type: "model.fallback", step, ...attempt }) }
+        : {}),
     });
     onModel?.({
       type: "model.completed",
@@ -234,6 +255,14 @@ async function _runCalls(
       continue;
     }
     const name = call.type === "function" ? call.function.name : call.type;
+    const refusal = await _toolCallRefusal(request, call, context);
+    if (refusal !== null) {
+      const content = JSON.stringify({ error: refusal });
+      // A resumed turn that dies after this does not ask the hook again for the same call.
+      resumed?.record?.(call.id, content);
+      added.push({ role: "tool", tool_call_id: call.id, content });
+      continue;
+    }
     resumed?.record?.(call.id, null);
     request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
     const started = Date.now();
@@ -249,6 +278,33 @@ async function _runCalls(
     added.push({ role: "tool", tool_call_id: call.id, content: result.content });
   }
   return calls.filter((call) => clientNames.has(_callName(call)));
+}
+
+/** What the model is told for a call the deployment's `toolCall` hook denied, before its reason. */
+export const HOOK_DENIED = "refused by the deployment: ";
+
+/**
+ * Asks the `toolCall` hook about a call of a known baton tool with valid arguments (one that
+ * cannot run fails as it would anyway): its denial as the model is told it, or null to run it.
+ */
+async function _toolCallRefusal(
+  request: TurnRequest,
+  call: ToolCall,
+  context: SessionContext,
+): Promise<string | null> {
+  if (!request.hooks?.toolCall || call.type !== "function") return null;
+  const tool = request.tools.get(call.function.name);
+  const args = tool ? _parseArgs(call.function.arguments) : null;
+  if (!tool || !args) return null;
+  const seq = Number(frameLogFields().seq ?? 0);
+  const verdict = await callHook(request, "toolCall", {
+    ...hookContext(context, Number.isSafeInteger(seq) ? seq : 0),
+    tool: tool.name,
+    call_id: call.id,
+    arguments: args,
+  });
+  const deny = verdict && typeof verdict === "object" ? verdict.deny : undefined;
+  return typeof deny === "string" ? HOOK_DENIED + deny : null;
 }
 
 /** The calls of a step that must wait for approval (a call that cannot run never asks: it fails). */

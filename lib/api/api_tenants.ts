@@ -1,5 +1,5 @@
 // API tenants: which key names which tenant, and the session keys each tenant owns; runtime-neutral (Web Crypto).
-import { constantTimeEquals } from "../platforms/_kit.ts";
+import { constantTimeEquals } from "../runtime/mod.ts";
 
 /** The tenant of `GATEWAY_API_KEY`, whose sessions keep the `api:` prefix of single-key deployments. */
 export const DEFAULT_TENANT = "default";

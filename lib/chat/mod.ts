@@ -47,4 +47,7 @@ export {
   unknownCommandText,
 } from "./session_commands.ts";
 export type { ApprovalAnswer, ClickAnswer, ParsedCommand } from "./session_commands.ts";
+export type { Sender } from "./sender.ts";
+export { modelStatusText, modelText } from "./model_command.ts";
+export type { ModelAnswer } from "./model_command.ts";
 export { splitMessage } from "./split_message.ts";

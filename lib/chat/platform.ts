@@ -1,7 +1,7 @@
 // The shape every chat-platform adapter fills (verify, parse, send, presence); runtime-neutral.
 import type { z } from "zod";
-import type { Sender } from "../access/access_policy.ts";
 import type { ContextFields } from "../runtime/mod.ts";
+import type { Sender } from "./sender.ts";
 import type { ClickAnswer } from "./session_commands.ts";
 
 /** The deployment's settings as adapters read them (vars and secrets). */

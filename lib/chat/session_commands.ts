@@ -11,6 +11,7 @@ export type SessionCommand =
   | "deny"
   | "forget"
   | "jobs"
+  | "model"
   | "unknown";
 
 /** A parsed command: which, the word as typed (lower case), and the rest of the line. */
@@ -30,6 +31,7 @@ const _KNOWN = [
   "deny",
   "forget",
   "jobs",
+  "model",
 ] as const;
 
 /** The command in `text`, or null when the text is an ordinary message. */
@@ -60,6 +62,7 @@ export const HELP_TEXT = [
   "/approve [session|always], /deny — answer the pending approval question",
   "/forget approvals — ask again for every tool approved for the session or always",
   "/jobs — the tasks scheduled in this chat (ask me to set a reminder)",
+  "/model [name] — the model answering here, and which you may switch to",
   "/help — this list",
 ].join("\n");
 

@@ -4,6 +4,7 @@ import {
   createDelegateTaskTool,
   echoModel,
   type ModelEvent,
+  modelFallbacks,
   openAIChatModel,
   runTurn,
   sessionInfoTool,
@@ -11,21 +12,31 @@ import {
   toolAsks,
   type ToolEvent,
   ToolRegistry,
+  turnModelName,
 } from "../agent/mod.ts";
+import type { HookOptions } from "../agent/turn_hooks.ts";
 import type { BatonConfig } from "./config.ts";
 import { SCHEDULE_TOOL_NAMES, scheduleTools } from "./schedule_tools.ts";
 import type { TurnExecutor } from "../session/mod.ts";
+import { currentContext, type SessionContext } from "../runtime/mod.ts";
 
-/** The configured model: the OpenAI-compatible provider, or echo when LLM_BASE_URL is unset. */
+/**
+ * The configured model: the OpenAI-compatible provider, followed by `MODEL_FALLBACKS` (each with
+ * `LLM_MAX_RETRIES` and `LLM_TIMEOUT_MS` of its own; lib/agent/model_fallbacks.ts), or echo when
+ * LLM_BASE_URL is unset.
+ */
 export function modelFromConfig(config: BatonConfig): ChatModel {
   if (!config.llmBaseUrl) return echoModel();
-  return openAIChatModel({
-    baseURL: config.llmBaseUrl,
-    apiKey: config.llmApiKey,
-    model: config.llmModel,
-    maxRetries: config.llmMaxRetries,
-    timeoutMs: config.llmTimeoutMs,
-  });
+  const limits = { maxRetries: config.llmMaxRetries, timeoutMs: config.llmTimeoutMs };
+  return modelFallbacks([
+    openAIChatModel({
+      baseURL: config.llmBaseUrl,
+      apiKey: config.llmApiKey,
+      model: config.llmModel,
+      ...limits,
+    }),
+    ...config.modelFallbacks.map((fallback) => openAIChatModel({ ...fallback, ...limits })),
+  ]);
 }
 
 /** The names of the tools baton runs itself (built-ins and the deployment's): a client's may not clash. */
@@ -45,15 +56,28 @@ export interface TurnTools {
 }
 
 /**
+ * A turn's own system prompt and the tools it adds, from its bound context and the configured
+ * `SYSTEM_PROMPT` (lib/deployment/deployment.ts `Deployment.turn`).
+ */
+export type TurnSetupOf = (
+  context: SessionContext,
+  systemPrompt: string,
+) => Promise<{ system: string; tools: Tool[] }>;
+
+/**
  * The executor for a session's turns: runs the agent loop with the built-in and deployment tools,
- * and those `remote` offers for the turn. The turn's context is bound already, once, by the
+ * those `turnSetup` adds for the turn's platform and channel (with its system prompt, else
+ * `SYSTEM_PROMPT`), and those `remote` offers for the turn. The turn's context is bound already, once, by the
  * session that runs it (lib/session/turn_trace.ts `traced`), with this bundle's async delivery
- * unsupported; its tools read it in their `run` options.
+ * unsupported; its tools read it in their `run` options. `hooks.toolCall` is asked before each
+ * baton tool call runs (`HOOK_TIMEOUT_MS`: `hooks.hookTimeoutMs`).
  */
 export function createTurnExecutor(
   config: BatonConfig,
   extraTools: Tool[],
   remote?: TurnTools,
+  turnSetup?: TurnSetupOf,
+  hooks: HookOptions = {},
 ): TurnExecutor {
   const model = modelFromConfig(config);
   const childTools = [sessionInfoTool, ...extraTools];
@@ -68,14 +92,25 @@ export function createTurnExecutor(
       asks: (tool, args) => toolAsks(tool, args, config.approvalTools),
     }),
   ]);
-  return async (message, history, signal, progress, approvals) =>
-    await runTurn({
+  return async (message, history, signal, progress, approvals) => {
+    // Evaluated here, in the session under the turn's frame: a prompt function sees its context.
+    const setup: { system: string; tools: Tool[]; model?: string } = turnSetup
+      ? await turnSetup(currentContext(), config.systemPrompt)
+      : { system: config.systemPrompt, tools: [] };
+    const extra = [...setup.tools, ...remote ? await remote.tools(signal) : []];
+    return await runTurn({
       asks: (tool, args) =>
         !approvals?.granted.has(tool.name) && toolAsks(tool, args, config.approvalTools),
       ...(approvals?.resume ? { resume: approvals.resume } : {}),
       model,
-      tools: remote ? tools.with(await remote.tools(signal)) : tools,
-      system: [config.systemPrompt, message.system ?? ""],
+      // The session's `/model` or the request's `model` when MODELS allows it, else the channel's
+      // or platform's model the deployment names (turn_model.ts).
+      modelName: turnModelName({ chosen: message.model, channel: setup.model }, {
+        allowed: config.models,
+        default: config.llmModel,
+      }),
+      tools: extra.length ? tools.with(extra) : tools,
+      system: [setup.system, message.system ?? ""],
       history,
       ...(message.toolResults?.length
         ? { toolResults: message.toolResults }
@@ -85,6 +120,8 @@ export function createTurnExecutor(
       maxSteps: config.maxTurnSteps,
       signal,
       progress,
+      // The deployment's toolCall hook, asked before each baton tool call (turn_hooks.ts).
+      ...hooks,
       // The model streams only where the text is wanted as it grows (events, a chat's preview).
       ...(progress.deltas || progress.preview
         ? {
@@ -101,4 +138,5 @@ export function createTurnExecutor(
         }
         : {}),
     });
+  };
 }

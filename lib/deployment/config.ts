@@ -1,15 +1,20 @@
 // Deployment settings read from the Worker's env (vars and secrets); runtime-neutral.
 import { type AccessConfig, readAccessConfig } from "../access/access_policy.ts";
+import { type ContextDefaults, contextDefaultsFromEnv, type LogLevel } from "../runtime/mod.ts";
 import {
-  type ContextDefaults,
-  contextDefaultsFromEnv,
-  LOG_LEVELS,
-  type LogLevel,
-} from "../runtime/mod.ts";
+  countSetting,
+  enumSetting,
+  intSetting,
+  listSetting,
+  switchSetting,
+  textSetting,
+} from "./setting_values.ts";
+import { SETTINGS } from "./settings.ts";
 import { parseTenantKeys, type TenantKey } from "../api/mod.ts";
 import { type McpConfig, parseMcpServers } from "../mcp/mcp_servers.ts";
 import type { BusyMode } from "../session/mod.ts";
-import { GROUP_STOP_MODES, type GroupStop } from "../session/group_stop.ts";
+import type { GroupStop } from "../session/group_stop.ts";
+import { type FallbackModel, parseModelFallbacks } from "./model_config.ts";
 
 /** Everything baton reads from its environment. */
 export interface BatonConfig {
@@ -19,6 +24,10 @@ export interface BatonConfig {
   llmModel: string;
   llmMaxRetries: number;
   llmTimeoutMs: number;
+  /** The models a user (`/model`) or API caller (`model`) may choose (`MODELS`); empty: choice is off. */
+  models: readonly string[];
+  /** Asked in order when the model before fails with 429, 5xx or a timeout (`MODEL_FALLBACKS`). */
+  modelFallbacks: readonly FallbackModel[];
   systemPrompt: string;
   maxTurnSteps: number;
   historyWindow: number;
@@ -86,86 +95,73 @@ export interface BatonConfig {
   mcp: McpConfig;
   /** The lowest level logged (`LOG_LEVEL`: debug, info, warn or error); default info. */
   logLevel: LogLevel;
+  /** How long a deployment's hook may run before the turn goes on without it (`HOOK_TIMEOUT_MS`); default 5 s. */
+  hookTimeoutMs: number;
+  /**
+   * Where turn and job events are posted (`EVENTS_WEBHOOK_URL`, signed with
+   * `EVENTS_WEBHOOK_SECRET`); null: none are written. Both must be set.
+   */
+  eventsWebhook: { url: string; secret: string } | null;
 }
 
-/** Reads the config from the Worker's env (vars and secrets); a malformed number falls back to its default. */
+/**
+ * Reads the config from the Worker's env (vars and secrets) through the settings table
+ * (`settings.ts`): its ranges, values and defaults; a malformed value falls back to its default.
+ */
 export function readConfig(vars: object): BatonConfig {
   const env = vars as Record<string, unknown>;
-  const llmBaseUrl = _string(env.LLM_BASE_URL);
+  const llmBaseUrl = textSetting(env, "LLM_BASE_URL");
   return {
     llmBaseUrl,
-    llmApiKey: _string(env.LLM_API_KEY),
-    llmModel: _string(env.LLM_MODEL) || (llmBaseUrl ? "gpt-4o-mini" : "echo"),
-    llmMaxRetries: _int(env.LLM_MAX_RETRIES, 3, 0, 10),
-    llmTimeoutMs: _int(env.LLM_TIMEOUT_MS, 120_000, 1_000, 600_000),
-    systemPrompt: _string(env.SYSTEM_PROMPT),
-    maxTurnSteps: _int(env.MAX_TURN_STEPS, 8, 1, 64),
-    historyWindow: _int(env.HISTORY_WINDOW, 40, 2, 1_000),
-    turnTimeoutMs: _int(env.TURN_TIMEOUT_MS, 600_000, 1_000, 840_000),
-    turnLeaseMs: _int(env.TURN_LEASE_MS, 30_000, 100, 600_000),
-    busyMode: (["queue", "interrupt", "merge"] as const).find((m) => m === env.BUSY_INPUT_MODE) ??
-      "queue",
-    maxQueued: _int(env.MAX_QUEUED, 32, 1, 1_000),
-    busyAck: _string(env.BUSY_ACK).toLowerCase() !== "off",
-    groupStop: GROUP_STOP_MODES.find((m) => m === _string(env.GROUP_STOP).toLowerCase()) ??
-      "sender",
-    apiKeys: parseTenantKeys(_string(env.GATEWAY_API_KEY), _string(env.GATEWAY_API_KEYS)),
-    adminTenants: _list(env.ADMIN_API_KEYS, ["default"]),
-    apiTurnsPerMinute: _limit(env.API_TURNS_PER_MINUTE),
-    corsOrigins: _list(env.CORS_ORIGINS, []).map((o) => o.replace(/\/+$/, "")),
+    llmApiKey: textSetting(env, "LLM_API_KEY"),
+    llmModel: textSetting(env, "LLM_MODEL") || (llmBaseUrl ? SETTINGS.LLM_MODEL.default : "echo"),
+    llmMaxRetries: countSetting(env, "LLM_MAX_RETRIES"),
+    llmTimeoutMs: countSetting(env, "LLM_TIMEOUT_MS"),
+    models: listSetting(env, "MODELS"),
+    modelFallbacks: parseModelFallbacks(env),
+    systemPrompt: textSetting(env, "SYSTEM_PROMPT"),
+    maxTurnSteps: countSetting(env, "MAX_TURN_STEPS"),
+    historyWindow: countSetting(env, "HISTORY_WINDOW"),
+    turnTimeoutMs: countSetting(env, "TURN_TIMEOUT_MS"),
+    turnLeaseMs: countSetting(env, "TURN_LEASE_MS"),
+    busyMode: enumSetting(env, "BUSY_INPUT_MODE"),
+    maxQueued: countSetting(env, "MAX_QUEUED"),
+    busyAck: switchSetting(env, "BUSY_ACK"),
+    groupStop: enumSetting(env, "GROUP_STOP"),
+    apiKeys: parseTenantKeys(
+      textSetting(env, "GATEWAY_API_KEY"),
+      textSetting(env, "GATEWAY_API_KEYS"),
+    ),
+    adminTenants: listSetting(env, "ADMIN_API_KEYS"),
+    apiTurnsPerMinute: intSetting(env, "API_TURNS_PER_MINUTE"),
+    corsOrigins: listSetting(env, "CORS_ORIGINS").map((o) => o.replace(/\/+$/, "")),
     access: readAccessConfig(env),
-    approvalTools: new Set(_list(env.APPROVAL_TOOLS, [])),
-    approveRecurringJobs: _string(env.APPROVE_RECURRING_JOBS).toLowerCase() !== "off",
+    approvalTools: new Set(listSetting(env, "APPROVAL_TOOLS")),
+    approveRecurringJobs: switchSetting(env, "APPROVE_RECURRING_JOBS"),
     approvalTimeoutMs: {
-      chat: _int(env.APPROVAL_TIMEOUT_MS, _DAY_MS, 100, 7 * _DAY_MS),
-      api: _int(env.APPROVAL_TIMEOUT_MS, 10 * 60_000, 100, 7 * _DAY_MS),
+      chat: countSetting(env, "APPROVAL_TIMEOUT_MS", "chat"),
+      api: countSetting(env, "APPROVAL_TIMEOUT_MS", "api"),
     },
-    keepAliveMs: _int(env.KEEPALIVE_MS, 15_000, 100, 60_000),
-    maxJobsPerSession: _int(env.MAX_JOBS_PER_SESSION, 20, 1, 1_000),
-    streamReplies: _string(env.STREAM_REPLIES).toLowerCase() !== "off",
-    maxSessionsPerTenant: _limit(env.MAX_SESSIONS_PER_TENANT),
-    maxJobsPerTenant: _cap(env.MAX_JOBS_PER_TENANT, 200),
-    maxStreamsPerTenant: _limit(env.MAX_STREAMS_PER_TENANT),
+    keepAliveMs: countSetting(env, "KEEPALIVE_MS"),
+    maxJobsPerSession: countSetting(env, "MAX_JOBS_PER_SESSION"),
+    streamReplies: switchSetting(env, "STREAM_REPLIES"),
+    maxSessionsPerTenant: intSetting(env, "MAX_SESSIONS_PER_TENANT"),
+    maxJobsPerTenant: intSetting(env, "MAX_JOBS_PER_TENANT"),
+    maxStreamsPerTenant: intSetting(env, "MAX_STREAMS_PER_TENANT"),
     contextDefaults: contextDefaultsFromEnv(env),
     mcp: {
       ...parseMcpServers(env.MCP_SERVERS, env),
-      timeoutMs: _int(env.MCP_TIMEOUT_MS, 30_000, 100, 600_000),
-      toolsTtlMs: _int(env.MCP_TOOLS_TTL_MS, 300_000, 100, _DAY_MS),
+      timeoutMs: countSetting(env, "MCP_TIMEOUT_MS"),
+      toolsTtlMs: countSetting(env, "MCP_TOOLS_TTL_MS"),
     },
-    logLevel: LOG_LEVELS.find((l) => l === _string(env.LOG_LEVEL).toLowerCase()) ?? "info",
+    logLevel: enumSetting(env, "LOG_LEVEL"),
+    hookTimeoutMs: countSetting(env, "HOOK_TIMEOUT_MS"),
+    eventsWebhook:
+      textSetting(env, "EVENTS_WEBHOOK_URL") && textSetting(env, "EVENTS_WEBHOOK_SECRET")
+        ? {
+          url: textSetting(env, "EVENTS_WEBHOOK_URL"),
+          secret: textSetting(env, "EVENTS_WEBHOOK_SECRET"),
+        }
+        : null,
   };
-}
-
-const _DAY_MS = 24 * 60 * 60 * 1000;
-
-function _string(value: unknown): string {
-  return typeof value === "string" ? value : "";
-}
-
-/** A comma-separated list, trimmed, empty entries dropped; `fallback` when unset. */
-function _list(value: unknown, fallback: string[]): string[] {
-  if (typeof value !== "string" || !value.trim()) return fallback;
-  return value.split(",").map((v) => v.trim()).filter(Boolean);
-}
-
-/** A positive whole-number limit (≤ 1,000,000), or null for unset or invalid: unlimited. */
-function _limit(value: unknown): number | null {
-  const n = _int(value, 0, 1, 1_000_000);
-  return n === 0 ? null : n;
-}
-
-/** A cap: `off` (or 0) for none, a whole number 1-1,000,000, else `fallback`. */
-function _cap(value: unknown, fallback: number): number | null {
-  const text = _string(value).trim().toLowerCase();
-  if (text === "off" || text === "0") return null;
-  return _int(text, fallback, 1, 1_000_000);
-}
-
-function _int(value: unknown, fallback: number, min: number, max: number): number {
-  const n = typeof value === "number"
-    ? value
-    : typeof value === "string" && value
-    ? Number(value)
-    : NaN;
-  return Number.isInteger(n) && n >= min && n <= max ? n : fallback;
 }

@@ -1,4 +1,4 @@
-// The jobs every chat-platform adapter shares: bytes, signatures, time windows, answers and sending; runtime-neutral (fetch, Web Crypto).
+// The jobs every chat-platform adapter shares: time windows, answers and sending (bytes and HMAC live in lib/runtime); runtime-neutral (fetch).
 import {
   fetchOut,
   HTTP_OUT_TIMEOUT_MS,
@@ -16,107 +16,11 @@ import type {
   SendResult,
 } from "../chat/mod.ts";
 
-const _encoder = new TextEncoder();
-const _HEX = /^(?:[0-9a-fA-F]{2})+$/;
 const _DIGITS = /^[0-9]+$/;
-const _BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /** How deep an error body is read; platform errors are shallow, and deeper data is dropped, not walked. */
 const _MAX_DEPTH = 16;
 
-// ── bytes ───────────────────────────────────────────────────────────────────────────────────────
-
-/** Lower-case hex of `bytes`. */
-export function encodeHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/** The bytes of non-empty hex (either case), or null; with `length`, also null unless that many bytes. */
-export function decodeHex(text: string, length?: number): Uint8Array<ArrayBuffer> | null {
-  if (!_HEX.test(text) || (length !== undefined && text.length !== length * 2)) return null;
-  const bytes = new Uint8Array(text.length / 2);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(text.slice(i * 2, i * 2 + 2), 16);
-  return bytes;
-}
-
-/** Standard base64 (with padding) of `bytes`. */
-export function encodeBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary);
-}
-
-/** The bytes of standard, padded base64, or null when `text` is not that (or not `length` bytes). */
-export function decodeBase64(text: string, length?: number): Uint8Array<ArrayBuffer> | null {
-  if (!_BASE64.test(text) || text.length % 4 !== 0) return null;
-  let binary: string;
-  try {
-    binary = atob(text);
-  } catch {
-    return null;
-  }
-  if (length !== undefined && binary.length !== length) return null;
-  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-}
-
-/** `prefix` (UTF-8) followed by `body`: the signed content of Slack and Discord requests. */
-export function withPrefix(prefix: string, body: Uint8Array): Uint8Array<ArrayBuffer> {
-  const head = _encoder.encode(prefix);
-  const data = new Uint8Array(head.length + body.length);
-  data.set(head, 0);
-  data.set(body, head.length);
-  return data;
-}
-
-// ── signatures ──────────────────────────────────────────────────────────────────────────────────
-
-/** The hash under an HMAC: SHA-256 everywhere but Twilio, whose signatures are HMAC-SHA1. */
-export type HmacHash = "SHA-256" | "SHA-1";
-
-// A text secret is its UTF-8 bytes; a byte secret (Standard Webhooks' decoded key) is taken as is.
-function _hmacKey(
-  secret: string | Uint8Array,
-  usage: "sign" | "verify",
-  hash: HmacHash,
-): Promise<CryptoKey> {
-  const raw = typeof secret === "string" ? _encoder.encode(secret) : new Uint8Array(secret);
-  return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash }, false, [usage]);
-}
-
-/** HMAC-SHA256 (or `hash`) of `data` (text as UTF-8) under `secret` (text as UTF-8, or key bytes). */
-export async function hmacSign(
-  secret: string | Uint8Array,
-  data: string | Uint8Array,
-  hash: HmacHash = "SHA-256",
-): Promise<Uint8Array> {
-  // A copy: Web Crypto takes only ArrayBuffer-backed views, and a caller's view may not be one.
-  const bytes = typeof data === "string" ? _encoder.encode(data) : new Uint8Array(data);
-  const key = await _hmacKey(secret, "sign", hash);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", key, bytes));
-}
-
-/** Whether `signature` is the HMAC-SHA256 (or `hash`) of `data` under `secret` (as in `hmacSign`); Web Crypto compares in constant time. */
-export async function hmacVerify(
-  secret: string | Uint8Array,
-  signature: Uint8Array<ArrayBuffer>,
-  data: Uint8Array,
-  hash: HmacHash = "SHA-256",
-): Promise<boolean> {
-  const key = await _hmacKey(secret, "verify", hash);
-  return crypto.subtle.verify("HMAC", key, signature, new Uint8Array(data));
-}
-
-/**
- * Whether two secrets are equal, in time that depends on neither: both are hashed to equal-length
- * SHA-256 digests and every byte pair is compared (no early exit, no length leak).
- */
-export async function constantTimeEquals(a: string, b: string): Promise<boolean> {
-  const digest = async (text: string) =>
-    new Uint8Array(await crypto.subtle.digest("SHA-256", _encoder.encode(text)));
-  const [x, y] = await Promise.all([digest(a), digest(b)]);
-  let diff = 0;
-  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
-  return diff === 0;
-}
+// ── time windows ────────────────────────────────────────────────────────────────────────────────
 
 /** How far a signed timestamp may be from now, either way (Slack's and Discord's rule). */
 export const TIMESTAMP_TOLERANCE_SECONDS = 300;

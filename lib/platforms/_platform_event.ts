@@ -1,6 +1,5 @@
 // Completes a parsed event where it is made: the platform and the session key bound in its context and sender; runtime-neutral.
-import type { Sender } from "../access/access_policy.ts";
-import type { EventContext } from "../chat/mod.ts";
+import type { EventContext, Sender } from "../chat/mod.ts";
 
 /**
  * An event as an adapter parsed it, made complete where it is made: `platform` named in its

@@ -15,16 +15,14 @@ import {
 import {
   apiRoot,
   bodyRetryAfter,
-  decodeHex,
   respond,
   retryAfterHeader,
   sendRequest,
   TIMESTAMP_TOLERANCE_SECONDS,
   timestampProblem,
-  withPrefix,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
-import { log } from "../runtime/mod.ts";
+import { decodeHex, log, withPrefix } from "../runtime/mod.ts";
 
 const _API_ROOT = "https://discord.com/api/v10";
 const _USER_AGENT = "DiscordBot (baton, 0.1.0)";

@@ -12,12 +12,8 @@ import {
 import {
   type Answer,
   apiRoot,
-  decodeHex,
   detail,
-  encodeHex,
   formField,
-  hmacSign,
-  hmacVerify,
   ignore,
   isFormBody,
   jsonField,
@@ -27,6 +23,7 @@ import {
   sendRequest,
   type WaitSource,
 } from "./_kit.ts";
+import { decodeHex, encodeHex, hmacSign, hmacVerify } from "../runtime/mod.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { keyMemoryFor, olderThanHorizon } from "./_replay_horizon.ts";
 

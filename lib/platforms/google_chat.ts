@@ -2,7 +2,8 @@
 import { importPKCS8, SignJWT } from "jose";
 import { z } from "zod";
 import type { PartSend, PlatformAdapter, PlatformEnv, SendResult } from "../chat/mod.ts";
-import { apiRoot, detail, encodeHex, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
+import { apiRoot, detail, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
+import { encodeHex } from "../runtime/mod.ts";
 import { accessToken } from "./_jwt.ts";
 import { googleChatAddOnAgentOf, verifyGoogleChatRequest } from "./google_chat_auth.ts";
 import {

@@ -18,12 +18,7 @@ import {
   apiRoot,
   batchIngress,
   clickNoticeDue,
-  decodeBase64,
   detail,
-  encodeBase64,
-  encodeHex,
-  hmacSign,
-  hmacVerify,
   ignore,
   jsonField,
   retryAfterHeader,
@@ -31,7 +26,14 @@ import {
   sendRequest,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
-import { log } from "../runtime/mod.ts";
+import {
+  decodeBase64,
+  encodeBase64,
+  encodeHex,
+  hmacSign,
+  hmacVerify,
+  log,
+} from "../runtime/mod.ts";
 import { olderThanHorizon, REPLAY_HORIZON_MS } from "./_replay_horizon.ts";
 
 const _HEADER = "x-line-signature";

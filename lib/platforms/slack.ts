@@ -13,24 +13,19 @@ import {
   type RawRequest,
 } from "../chat/mod.ts";
 import {
-  decodeHex,
-  encodeHex,
   formField,
-  hmacSign,
-  hmacVerify,
   ignore,
   isFormBody,
   respond,
   TIMESTAMP_TOLERANCE_SECONDS,
   timestampProblem,
-  withPrefix,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { findSlackPart, PART_EVENT_TYPE } from "./slack_find_part.ts";
 import { slackCall } from "./slack_call.ts";
 import { slackId, type SlackTarget, slackTarget, slackTs } from "./slack_target.ts";
 import { endSlackPreview, previewSlackReply, replacePreview } from "./slack_preview.ts";
-import { log } from "../runtime/mod.ts";
+import { decodeHex, encodeHex, hmacSign, hmacVerify, log, withPrefix } from "../runtime/mod.ts";
 
 const _LEADING_MENTION = /^\s*<@([A-Z0-9]+)(?:\|[^>]*)?>\s*/i;
 

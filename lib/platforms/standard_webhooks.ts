@@ -1,13 +1,6 @@
-// Standard Webhooks signature verification (webhook-id/-timestamp/-signature) over the adapter kit's bytes, HMAC and time window; any runtime with Web Crypto.
-import {
-  decodeBase64,
-  encodeBase64,
-  hmacSign,
-  hmacVerify,
-  TIMESTAMP_TOLERANCE_SECONDS,
-  timestampProblem,
-  withPrefix,
-} from "./_kit.ts";
+// Standard Webhooks signature verification (webhook-id/-timestamp/-signature) over the runtime's bytes and HMAC and the adapter kit's time window; any runtime with Web Crypto.
+import { TIMESTAMP_TOLERANCE_SECONDS, timestampProblem } from "./_kit.ts";
+import { decodeBase64, encodeBase64, hmacSign, hmacVerify, withPrefix } from "../runtime/mod.ts";
 
 /** Why a Standard Webhooks request was refused. */
 export type WebhookRefusal = "missing_headers" | "bad_secret" | "stale_timestamp" | "bad_signature";

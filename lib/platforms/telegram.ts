@@ -17,7 +17,6 @@ import {
 } from "../chat/mod.ts";
 import {
   apiRoot,
-  constantTimeEquals,
   detail,
   ignore,
   jsonField,
@@ -26,7 +25,7 @@ import {
   sendRequest,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
-import { log } from "../runtime/mod.ts";
+import { constantTimeEquals, log } from "../runtime/mod.ts";
 
 const _HEADER = "X-Telegram-Bot-Api-Secret-Token";
 const _DEFAULT_API_ROOT = "https://api.telegram.org";

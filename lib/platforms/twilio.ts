@@ -9,18 +9,8 @@ import {
   type SendResult,
   type WebhookAnswer,
 } from "../chat/mod.ts";
-import {
-  apiRoot,
-  decodeBase64,
-  detail,
-  encodeBase64,
-  hmacSign,
-  hmacVerify,
-  isFormBody,
-  jsonField,
-  retryAfterHeader,
-  sendRequest,
-} from "./_kit.ts";
+import { apiRoot, detail, isFormBody, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
+import { decodeBase64, encodeBase64, hmacSign, hmacVerify } from "../runtime/mod.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { UNDATED_KEY_MEMORY_MS } from "./_replay_horizon.ts";
 

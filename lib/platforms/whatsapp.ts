@@ -19,12 +19,7 @@ import {
   apiRoot,
   batchIngress,
   clickNoticeDue,
-  constantTimeEquals,
-  decodeHex,
   detail,
-  encodeHex,
-  hmacSign,
-  hmacVerify,
   ignore,
   jsonField,
   retryAfterHeader,
@@ -34,7 +29,14 @@ import {
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { whatsappInteractive, whatsappTapData } from "./whatsapp_choices.ts";
-import { log } from "../runtime/mod.ts";
+import {
+  constantTimeEquals,
+  decodeHex,
+  encodeHex,
+  hmacSign,
+  hmacVerify,
+  log,
+} from "../runtime/mod.ts";
 import { keyMemoryFor, olderThanHorizon } from "./_replay_horizon.ts";
 
 const _SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;

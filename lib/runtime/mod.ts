@@ -1,4 +1,7 @@
-// The ground every part of lib/ stands on: the per-entry frame, the logger, HTTP out, JSON in, event transports; any runtime with node:async_hooks.
+// The ground every part of lib/ stands on: the per-entry frame, the logger, HTTP out, JSON in, bytes and HMAC, event transports; any runtime with node:async_hooks.
+export { decodeBase64, decodeHex, encodeBase64, encodeHex, withPrefix } from "./bytes.ts";
+export { constantTimeEquals, hmacSign, hmacVerify } from "./hmac.ts";
+export type { HmacHash } from "./hmac.ts";
 export {
   fetchOut,
   HTTP_OUT_TIMEOUT_MS,
@@ -17,6 +20,7 @@ export {
   contextDefaultsFromEnv,
   currentContext,
   frameJobs,
+  frameLogFields,
   withContextFields,
   withSessionContext,
   withTurnFrame,

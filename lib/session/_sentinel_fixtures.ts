@@ -3,6 +3,20 @@ import type { ChatMessage } from "../agent/mod.ts";
 import type { InDoubt, ReplyChannel } from "../chat/mod.ts";
 import type { InboundMessage, SentinelOptions, TurnExecutor } from "./mod.ts";
 
+/**
+ * The timeline of a chat turn that calls one tool and then answers in one part, as the inspector
+ * shows it (the sentinel's unit tests and the end-to-end inspect test expect the same).
+ */
+export const ONE_TOOL_TURN_EVENTS: readonly string[] = [
+  "run.started",
+  "model.completed",
+  "tool.started",
+  "tool.completed",
+  "model.completed",
+  "reply.sent",
+  "run.completed",
+];
+
 /** Sentinel options for unit tests: no channel, generous timeouts. */
 export const options: SentinelOptions = {
   historyWindow: 40,

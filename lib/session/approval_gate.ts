@@ -33,6 +33,8 @@ export interface ApprovalGateOptions {
    * stored resumes even if the object dies before its drain starts (not only at the deadline).
    */
   onAnswered?: () => void;
+  /** Told of each question as it is asked, inside the asking transaction (the session's events). */
+  onAsked?: (tx: Tx, seq: number, message: InboundMessage, question: ApprovalRow) => void;
   now: () => number;
 }
 
@@ -254,6 +256,7 @@ export class ApprovalGate {
   #ask(tx: Tx, seq: number, message: InboundMessage, now: number): void {
     const question = this.#stores.approvals.pending(seq);
     if (!question) return;
+    this.#options.onAsked?.(tx, seq, message, question);
     if (message.events) {
       this.#stores.events.emit(tx, seq, "approval.request", {
         call_id: question.callId,

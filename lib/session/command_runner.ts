@@ -5,6 +5,8 @@ import {
   grantsText,
   HELP_TEXT,
   jobsText,
+  modelStatusText,
+  modelText,
   newConversationText,
   notYourTurnText,
   type ParsedCommand,
@@ -13,6 +15,7 @@ import {
   stopText,
   unknownCommandText,
 } from "../chat/mod.ts";
+import { allowedModel, modelChoiceOn, type ModelMenu, turnModelName } from "../agent/mod.ts";
 import type { ApprovalGate } from "./approval_gate.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { type GroupStop, mayStopTurn } from "./group_stop.ts";
@@ -28,6 +31,7 @@ export class CommandRunner {
   readonly #gate: ApprovalGate;
   readonly #now: () => number;
   readonly #groupStop: GroupStop;
+  readonly #models: ModelMenu | undefined;
 
   constructor(
     stores: SessionStores,
@@ -35,12 +39,14 @@ export class CommandRunner {
     gate: ApprovalGate,
     now: () => number,
     groupStop: GroupStop = "sender",
+    models?: ModelMenu,
   ) {
     this.#stores = stores;
     this.#runner = runner;
     this.#gate = gate;
     this.#now = now;
     this.#groupStop = groupStop;
+    this.#models = models;
   }
 
   /** A command's answer; /stop, /new, /approve, /deny and /forget change state. */
@@ -59,7 +65,11 @@ export class CommandRunner {
         });
         const member = message.context.user_id ?? "";
         const grants = grantsText(this.#stores.approvals.grants(claim.conversation, member));
-        return grants ? `${state}\n${grants}` : state;
+        const menu = this.#models;
+        const model = menu && modelChoiceOn(menu)
+          ? modelStatusText(turnModelName({ chosen: this.#stores.model.get() }, menu))
+          : "";
+        return [state, grants, model].filter(Boolean).join("\n");
       }
       case "approve":
       case "deny": {
@@ -89,6 +99,8 @@ export class CommandRunner {
         return this.#stop(tx, command === "new");
       case "jobs":
         return jobsText(this.#stores.jobs.list());
+      case "model":
+        return this.#model(tx, argument);
       case "help":
         return HELP_TEXT;
       case "start":
@@ -96,6 +108,29 @@ export class CommandRunner {
       case "unknown":
         return unknownCommandText(word);
     }
+  }
+
+  /**
+   * /model's answer: the list (no argument), a switch to an allowed name (remembered for the
+   * session's later turns), `default` back to the deployment's, or a refusal; off without MODELS.
+   */
+  #model(tx: Tx, argument: string): string {
+    const menu = this.#models;
+    if (!menu || !modelChoiceOn(menu)) {
+      return modelText({ kind: "off", current: menu?.default || "the deployment's model" });
+    }
+    if (!argument) {
+      const current = turnModelName({ chosen: this.#stores.model.get() }, menu);
+      return modelText({ kind: "list", allowed: menu.allowed, current });
+    }
+    const model = allowedModel(menu, argument);
+    if (!model && argument === "default") {
+      this.#stores.model.set(tx, null);
+      return modelText({ kind: "switched", model: menu.default, byDefault: true });
+    }
+    if (!model) return modelText({ kind: "refused", name: argument, allowed: menu.allowed });
+    this.#stores.model.set(tx, model);
+    return modelText({ kind: "switched", model });
   }
 
   /** /stop's or /new's answer, once allowed. */

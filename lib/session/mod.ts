@@ -2,6 +2,8 @@
 export { SessionSentinel } from "./session_sentinel.ts";
 export type { SentinelOptions } from "./sentinel_options.ts";
 export type { SessionStorage } from "./session_db.ts";
+export type { EventSink } from "./event_sender.ts";
+export type { OutboundEventType, StoredEvent } from "./event_outbox.ts";
 export type { TenantJobCount } from "./tenant_job_sync.ts";
 export { FINAL_RUN_EVENTS } from "./run_events.ts";
 export * from "./types.ts";

@@ -2,6 +2,27 @@
 import type { Choice, ReplyTarget } from "../chat/mod.ts";
 import { json, num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
 
+/**
+ * The statement that creates the outbox under `name` as schema 2 made it: reply parts and notices,
+ * each with its target and send record. Later columns (`choices`, `replaces`) come by ALTER in
+ * schema.ts's migrations, so this text is part of migration 1 → 2 and must never change.
+ */
+export function outboxTable(name: string): string {
+  return `CREATE TABLE ${name} (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER,
+    kind TEXT NOT NULL DEFAULT 'reply',
+    part INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    target TEXT,
+    created_at INTEGER NOT NULL DEFAULT 0,
+    attempted_at INTEGER,
+    sent_at INTEGER,
+    error TEXT
+  )`;
+}
+
 /** One text to send: a part of a turn's reply, or a notice (a command's answer, queued, queue full). */
 export interface OutboxPart {
   id: number;

@@ -18,6 +18,7 @@ export const FINAL_RUN_EVENTS: ReadonlySet<string> = new Set([
 export const TIMELINE_ONLY_EVENTS: ReadonlySet<string> = new Set([
   "model.completed",
   "model.failed",
+  "model.fallback",
   "reply.sent",
   "reply.failed",
 ]);

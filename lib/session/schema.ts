@@ -1,4 +1,6 @@
 // Every table of a session object and the migrations between releases, versioned in one row; runtime-neutral.
+import { outboxTable } from "./outbox.ts";
+import { EVENT_OUTBOX_SCHEMA } from "./event_outbox.ts";
 import { num, type SessionDb, type Tx } from "./session_db.ts";
 
 /** One step between schema versions: statements, or a function when the step depends on the data. */
@@ -61,23 +63,6 @@ const _OUTBOX_V1 = [
       PRIMARY KEY (seq, part)
     )`,
 ];
-
-/** The outbox now, under `name`: reply parts and notices, each with its target and send record. */
-function _outbox(name: string): string {
-  return `CREATE TABLE ${name} (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    seq INTEGER,
-    kind TEXT NOT NULL DEFAULT 'reply',
-    part INTEGER NOT NULL,
-    count INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    target TEXT,
-    created_at INTEGER NOT NULL DEFAULT 0,
-    attempted_at INTEGER,
-    sent_at INTEGER,
-    error TEXT
-  )`;
-}
 
 const _OUTBOX_INDEXES = [
   `CREATE UNIQUE INDEX outbox_reply ON outbox (seq, part) WHERE kind = 'reply'`,
@@ -234,6 +219,9 @@ const _SPILL = [
     )`,
 ];
 
+/** The model a chat session's user chose with `/model` (lib/session/model_choice.ts); null: the default. */
+const _RUN_MODEL = [`ALTER TABLE run ADD COLUMN model TEXT`];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -256,7 +244,7 @@ const _MIGRATIONS: readonly _Migration[] = [
     }
     for (
       const statement of [
-        _outbox("outbox_v2"),
+        outboxTable("outbox_v2"),
         `INSERT INTO outbox_v2 (seq, kind, part, count, text, attempted_at, sent_at, error)
          SELECT seq, 'reply', part, count, text, attempted_at, sent_at, error FROM outbox
          ORDER BY seq, part`,
@@ -290,6 +278,10 @@ const _MIGRATIONS: readonly _Migration[] = [
   SEEN_DELIVERIES_SCHEMA,
   // 12 → 13: long texts in parts (a turn near the body cap failed with SQLITE_TOOBIG).
   _SPILL,
+  // 13 → 14: outbound events (EVENTS_WEBHOOK_URL), written with what they report.
+  EVENT_OUTBOX_SCHEMA,
+  // 14 → 15: the session's chosen model (`/model NAME`, one of MODELS).
+  _RUN_MODEL,
 ];
 
 /**
@@ -298,7 +290,7 @@ const _MIGRATIONS: readonly _Migration[] = [
  */
 const _CURRENT = [
   ..._CORE,
-  _outbox("outbox"),
+  outboxTable("outbox"),
   ..._OUTBOX_INDEXES,
   ..._REQUEST_HASH,
   ..._APPROVAL_TURNS,
@@ -311,6 +303,8 @@ const _CURRENT = [
   ..._QUEUE_FULL_NOTICE,
   ...SEEN_DELIVERIES_SCHEMA,
   ..._SPILL,
+  ...EVENT_OUTBOX_SCHEMA,
+  ..._RUN_MODEL,
   ..._VERSION_TABLE,
 ];
 

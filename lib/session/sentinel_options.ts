@@ -1,5 +1,8 @@
 // A session sentinel's tunables and the host's hooks (reply channel, drain starter, job check, directory); runtime-neutral.
+import type { TurnHooks } from "../agent/turn_hooks.ts";
 import type { ReplyChannel } from "../chat/mod.ts";
+import type { ModelMenu } from "../agent/mod.ts";
+import type { EventSink } from "./event_sender.ts";
 import type { DirectoryWriter } from "./directory_entry.ts";
 import type { JobCheck } from "./due_job_verdicts.ts";
 import type { GroupStop } from "./group_stop.ts";
@@ -28,6 +31,8 @@ export interface SentinelOptions {
   busyNotice?: boolean;
   /** Who may /stop or /new a turn in a group chat (`GROUP_STOP`); default `sender`. */
   groupStop?: GroupStop;
+  /** The models `/model` may choose (`MODELS`) and the default (`LLM_MODEL`); none: choice is off. */
+  models?: ModelMenu;
   /** Longest wait for one part's send, Retry-After included, before giving up on it. */
   maxSendWaitMs?: number;
   /** Whether chat turns preview their reply as it grows (`STREAM_REPLIES`); default true. */
@@ -54,6 +59,18 @@ export interface SentinelOptions {
    * starts on submit and the alarm is only the watchdog; without it the alarm starts the drain.
    */
   startDrain?: () => void;
+  /**
+   * The deployment's hooks (`turnStart` as a turn starts, `turnEnd` once its end is stored,
+   * `toolCall` is the executor's), each within `hookTimeoutMs` (`HOOK_TIMEOUT_MS`, default 5 s).
+   */
+  hooks?: TurnHooks;
+  hookTimeoutMs?: number;
+  /**
+   * Where the session's events go (`EVENTS_WEBHOOK_URL`): turn.completed, turn.failed,
+   * approval.requested and job.failed, each stored with what it reports and posted from there.
+   * None: no event is written.
+   */
+  events?: EventSink;
   /** Where the session's directory row goes (see `DirectorySync`); none: no directory. */
   directory?: DirectoryWriter;
   now?: () => number;

@@ -12,6 +12,9 @@ import type { SentinelOptions } from "./sentinel_options.ts";
 import { JobScheduler, type JobSpec } from "./job_scheduler.ts";
 import { TenantJobSync } from "./tenant_job_sync.ts";
 import { OutboxSender } from "./outbox_sender.ts";
+import { EventOutboxStore } from "./event_outbox.ts";
+import { EventSender } from "./event_sender.ts";
+import { TurnEvents } from "./turn_events.ts";
 import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
 import { runStateOf, SessionStores } from "./session_stores.ts";
 import { type ClaimedMessage, TurnRunner } from "./turn_runner.ts";
@@ -50,6 +53,8 @@ export class SessionSentinel {
   #closing = false;
   /** Whether this instance has looked for notices an earlier instance left unsent. */
   #noticesChecked = false;
+  /** Its events (`options.events`) and turnEnd hook, told where messages settle. */
+  readonly #turnEvents: TurnEvents;
   /** The session's directory row, kept current (`options.directory`). */
   readonly #directory: DirectorySync | null;
 
@@ -67,7 +72,25 @@ export class SessionSentinel {
         now: this.#now,
       })
       : null;
+    // Events and the turnEnd hook, told where a message settles and a question is asked.
+    const events = options.events ? new EventOutboxStore(db) : null;
+    this.#turnEvents = new TurnEvents(this.#stores, {
+      outlet: events && options.events
+        ? {
+          store: events,
+          sender: new EventSender(db, events, options.events, {
+            maxWaitMs: options.maxSendWaitMs ?? 120_000,
+            now: this.#now,
+          }),
+        }
+        : null,
+      hooks: options.hooks,
+      hookTimeoutMs: options.hookTimeoutMs,
+      now: this.#now,
+    });
+    this.#stores.onSettle = (tx, seq, outcome) => this.#turnEvents.settled(tx, seq, outcome);
     this.#gate = new ApprovalGate(this.#stores, {
+      onAsked: (tx, seq, message, question) => this.#turnEvents.asked(tx, seq, message, question),
       sender: this.#sender,
       timeoutMs: options.approvalTimeoutMs ?? { chat: 24 * 60 * 60_000, api: 10 * 60_000 },
       onAnswered: () => this.#armWatchdog(),
@@ -84,6 +107,8 @@ export class SessionSentinel {
       turnTimeoutMs: options.turnTimeoutMs,
       maxAttempts: options.maxAttempts,
       sender: this.#sender,
+      hooks: options.hooks,
+      hookTimeoutMs: options.hookTimeoutMs,
       now: this.#now,
     });
     this.#commands = new CommandRunner(
@@ -92,6 +117,7 @@ export class SessionSentinel {
       this.#gate,
       this.#now,
       options.groupStop,
+      options.models,
     );
     this.#admission = new MessageAdmission({
       stores: this.#stores,
@@ -297,6 +323,7 @@ export class SessionSentinel {
       if (!this.#noticesChecked) {
         this.#noticesChecked = true;
         this.#flushNotices(); // notices a dead instance left unsent; later ones go out on submit
+        this.#turnEvents.flush(); // and events: later ones go out as each is written
       }
       this.#stores.db.transaction((tx) => this.#gate.expire(tx, this.#now()));
       const resumed = this.#runner.recoverOrphaned();

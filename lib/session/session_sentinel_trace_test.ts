@@ -13,7 +13,7 @@ import {
 } from "../runtime/mod.ts";
 import { parseCommand, type ReplyChannel } from "../chat/mod.ts";
 import { type InboundMessage, type RunEvent, SessionSentinel, type TurnExecutor } from "./mod.ts";
-import { options, recordingChannel } from "./_sentinel_fixtures.ts";
+import { ONE_TOOL_TURN_EVENTS, options, recordingChannel } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 import { inspectSession } from "./session_inspector.ts";
 import { currentTurnJobs } from "./turn_jobs.ts";
@@ -172,15 +172,7 @@ Deno.test("SessionSentinel records a chat turn's timeline (model calls, tool cal
   const runs = inspectSession(storage)!.runs;
   assertEquals(runs.map((r) => r.seq), [receipt.seq]);
   const events = runs[0].events;
-  assertEquals(events.map((e) => e.type), [
-    "run.started",
-    "model.completed",
-    "tool.started",
-    "tool.completed",
-    "model.completed",
-    "reply.sent",
-    "run.completed",
-  ]);
+  assertEquals(events.map((e) => e.type), ONE_TOOL_TURN_EVENTS);
   assertEquals(events[5].data.part, "1/1");
   assertEquals(typeof events[5].duration_ms, "number");
   assertEquals(events[1].duration_ms, 5, "a model call's own duration");

@@ -4,6 +4,7 @@ import { ApprovalStore } from "./approvals.ts";
 import { ClaimStore } from "./claim.ts";
 import { DEDUP_MS, InboxStore } from "./inbox.ts";
 import { JobStore } from "./jobs.ts";
+import { ModelChoiceStore } from "./model_choice.ts";
 import { OutboxStore } from "./outbox.ts";
 import { OutcomeWaiters } from "./outcome_waiters.ts";
 import { RunEventStore } from "./run_events.ts";
@@ -26,9 +27,16 @@ export class SessionStores {
   readonly events: RunEventStore;
   readonly approvals: ApprovalStore;
   readonly jobs: JobStore;
+  /** The model the session's user chose (`/model`). */
+  readonly model: ModelChoiceStore;
   /** Delivery keys remembered past the inbox's day (`InboundMessage.keyMemoryMs`). */
   readonly seen: SeenDeliveryStore;
   readonly waiters = new OutcomeWaiters();
+  /**
+   * Told of every settle, inside its transaction (the sentinel's turn events: an event row in the
+   * same write, the turnEnd hook after its commit).
+   */
+  onSettle: ((tx: Tx, seq: number, outcome: TurnOutcome) => void) | null = null;
   readonly #now: () => number;
   /** When this instance last pruned: housekeeping, so once a minute is enough. */
   #prunedAt = -Infinity;
@@ -43,6 +51,7 @@ export class SessionStores {
     this.events = new RunEventStore(this.db, now);
     this.approvals = new ApprovalStore(this.db);
     this.jobs = new JobStore(this.db);
+    this.model = new ModelChoiceStore(this.db);
     this.seen = new SeenDeliveryStore(this.db);
     this.#now = now;
   }
@@ -52,6 +61,7 @@ export class SessionStores {
     const message = this.inbox.finish(tx, seq, outcome, this.#now());
     this.approvals.end(tx, seq);
     this.waiters.settled(tx, seq, outcome);
+    this.onSettle?.(tx, seq, outcome);
     // A run that asked for events ends its stream; any other that started ends its timeline, in a
     // small row (its reply is in the outbox and the transcript already).
     const full = message?.events === true;

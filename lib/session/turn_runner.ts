@@ -1,5 +1,6 @@
 // Claims, runs, delivers and ends a session's turns, and recovers a dead executor's claim; runtime-neutral.
 import type { TurnResume } from "../agent/mod.ts";
+import { callHook, hookContext, type HookOptions } from "../agent/turn_hooks.ts";
 import type { ApprovalGate, ResumedTurn } from "./approval_gate.ts";
 import type { Claim } from "./claim.ts";
 import type { JobScheduler } from "./job_scheduler.ts";
@@ -34,8 +35,8 @@ function _interrupted(attempts: number): Extract<TurnOutcome, { status: "failed"
   };
 }
 
-/** What the runner needs from its sentinel. */
-export interface TurnRunnerOptions {
+/** What the runner needs from its sentinel; `hooks.turnStart` is awaited (time-boxed) as a turn starts. */
+export interface TurnRunnerOptions extends HookOptions {
   execute: TurnExecutor;
   historyWindow: number;
   turnTimeoutMs: number;
@@ -226,12 +227,19 @@ export class TurnRunner {
       progress.preview = (delta) => live.delta(delta);
       live.start();
     }
+    if (!resume) {
+      // Each attempt of a turn, not its resumption after an approval; a failing hook is ignored.
+      const context = hookContext(message.context, claim.seq);
+      await callHook(this.#options, "turnStart", { ...context, text: message.text });
+    }
     // This turn's sender's grants (and those for everyone), never another group member's.
     const grants = approvals.grants(claim.conversation, message.context.user_id ?? "");
     const granted = new Set(grants.map((grant) => grant.tool));
+    // The session's `/model` choice, read as the turn starts; a request's own `model` wins.
+    const model = message.model ?? this.#stores.model.get();
     const result = await runClaimedTurn(
       this.#options.execute,
-      message,
+      model ? { ...message, model } : message,
       history,
       progress,
       running.controller,

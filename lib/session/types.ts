@@ -23,6 +23,11 @@ export interface InboundMessage {
   seed?: ChatMessage[];
   /** The caller's model parameters for this turn (API callers). */
   params?: ModelParams;
+  /**
+   * The model this turn asks for: an API request's `model` (checked against `MODELS` where it
+   * arrived), else the session's `/model` choice, filled in as the turn starts. Unset: the default.
+   */
+  model?: string;
   /** The caller's own function tools: a call to one ends the turn with `toolCalls` (API callers). */
   clientTools?: ChatCompletionTool[];
   /** The client's answers to the tool calls that ended its previous turn: this turn's input. */

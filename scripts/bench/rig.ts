@@ -1,5 +1,5 @@
 // Bench rig: the fake model, fake Telegram and every Worker a phase measures, with timed calls to them; Deno.
-import { type FakeLlm, startFakeLlm } from "../../test/_support/fake_llm.ts";
+import { type FakeModel, startFakeModel } from "../../lib/testing/fake_model.ts";
 import type { BaselineBuild } from "./baseline.ts";
 import { postChat, postChatStream, type Sample, type StreamSample } from "./client.ts";
 import { miniflareTmpDir } from "./proc.ts";
@@ -53,7 +53,7 @@ const _BATON_OBJECTS = {
   IDEMPOTENCY_KEYS: "IdempotencyKeyDO",
 };
 
-function _batonVars(fake: FakeLlm, telegram: TelegramObserver): Record<string, string> {
+function _batonVars(fake: FakeModel, telegram: TelegramObserver): Record<string, string> {
   return {
     LLM_BASE_URL: fake.url,
     LLM_API_KEY: "x",
@@ -79,7 +79,7 @@ export class Rig {
   readonly #closers: (() => Promise<void>)[];
 
   private constructor(
-    readonly fake: FakeLlm,
+    readonly fake: FakeModel,
     readonly telegram: TelegramObserver,
     /** The working tree's baton, then the baseline's when there is one. */
     readonly batons: Baton[],
@@ -96,7 +96,7 @@ export class Rig {
   static async start(report: Report, baseline?: BaselineBuild): Promise<Rig> {
     const closers: (() => Promise<void>)[] = [];
     try {
-      const fake = await startFakeLlm();
+      const fake = await startFakeModel();
       closers.push(() => fake.close());
       const telegram = startTelegramObserver();
       closers.push(() => telegram.close());

@@ -1,5 +1,5 @@
 // The chaos run's approvals: the fake model's asking step, the fake user who answers (at once, twice, late or never), and their checks; Deno.
-import type { FakeRequest, FakeStep } from "../../test/_support/fake_llm.ts";
+import type { FakeModelRequest, FakeModelStep } from "../../lib/testing/fake_model.ts";
 import { type ChaosLink, sendUntil } from "./api.ts";
 import { type ChaosMessage, type ChaosSession, questionToken } from "./plan.ts";
 import type { Tally } from "./tally.ts";
@@ -27,10 +27,10 @@ const _PATIENCE_MS = 90_000;
  * denial (the usual echo follows, carrying the marker).
  */
 export function askingStep(
-  req: FakeRequest,
+  req: FakeModelRequest,
   session: ChaosSession | undefined,
   k: number,
-): FakeStep | null {
+): FakeModelStep | null {
   const message = session?.messages[k];
   if (!message?.approval || req.body?.messages?.at(-1)?.role !== "user") return null;
   return { kind: "tool_call", name: "session_info", args: { about: questionToken(message) } };

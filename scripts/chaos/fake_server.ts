@@ -49,6 +49,19 @@ export interface FaultCounts {
   heldPosted: number;
 }
 
+/** Counts of a fake that has injected nothing yet: where each run's counting starts. */
+export function noFaults(): FaultCounts {
+  return {
+    sends: 0,
+    lookups: 0,
+    r429: 0,
+    r5xxPosted: 0,
+    r5xxNotPosted: 0,
+    held: 0,
+    heldPosted: 0,
+  };
+}
+
 /** A held send: where it was held and whether the platform stored it first. */
 export interface HeldSend {
   path: string;
@@ -115,15 +128,7 @@ export async function startChaosServer(options: {
   rates: FaultRates;
   random: () => number;
 }): Promise<ChaosServer> {
-  const faults: FaultCounts = {
-    sends: 0,
-    lookups: 0,
-    r429: 0,
-    r5xxPosted: 0,
-    r5xxNotPosted: 0,
-    held: 0,
-    heldPosted: 0,
-  };
+  const faults = noFaults();
   let armed: { posted: boolean; resolve: (held: HeldSend) => void } | null = null;
   const events: FakeEvent[] = [];
   const releases = new Set<() => void>();

@@ -1,5 +1,5 @@
 // The chaos run's floods: an API tenant of its own fires `POST /v1/jobs/{id}/run` and chat calls far past API_TURNS_PER_MINUTE while kills land; then no minute may hold more of its turns than the quota; Deno.
-import type { FakeRequest, FakeStep } from "../../test/_support/fake_llm.ts";
+import type { FakeModelRequest, FakeModelStep } from "../../lib/testing/fake_model.ts";
 import type { ChaosLink } from "./api.ts";
 import { sessionState } from "./collect.ts";
 import type { ChaosSession } from "./plan.ts";
@@ -72,7 +72,7 @@ export function floodVars(flood: ChaosFlood): Record<string, string> {
  * a retry and on a rerun after a kill, new for the next turn — so each is counted once, when the
  * model first sees it.
  */
-export function floodStep(flood: ChaosFlood, req: FakeRequest): FakeStep | null {
+export function floodStep(flood: ChaosFlood, req: FakeModelRequest): FakeModelStep | null {
   const tag = _FLOOD_TAG.exec(req.sessionTag);
   if (!tag) return null;
   // deno-lint-ignore no-explicit-any

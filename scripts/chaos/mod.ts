@@ -1,5 +1,6 @@
 // The chaos run's public face: the run and the soak for scripts/chaos.ts, and what the chaos tests check; Deno.
 export { APPROVAL_LABELS } from "./approvals.ts";
+export { noFaults } from "./fake_server.ts";
 export { FLOOD_LABELS, floodStep, planFlood } from "./floods.ts";
 export { JOB_LABELS } from "./jobs.ts";
 export { newPlatformChat, replyLinkOf } from "./new_platforms.ts";

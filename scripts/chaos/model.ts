@@ -1,5 +1,5 @@
 // The chaos run's fake model: echoes each marked message, with seeded 429s, 500s and stalls, slow and piecewise replies, approval questions and the flood's answers; Deno.
-import type { FakeRequest, FakeStep } from "../../test/_support/fake_llm.ts";
+import type { FakeModelRequest, FakeModelStep } from "../../lib/testing/fake_model.ts";
 import { askingStep } from "./approvals.ts";
 import { floodStep } from "./floods.ts";
 import type { ChaosFlood } from "./observation.ts";
@@ -7,7 +7,7 @@ import { CHAOS_MARKER, type ChaosSession, isPlatformWay, modelReply } from "./pl
 
 /** The fake model's script for one run, and what it did: whether each call was answered, and the faults injected. */
 export interface ChaosModel {
-  step: (req: FakeRequest) => FakeStep;
+  step: (req: FakeModelRequest) => FakeModelStep;
   answered: boolean[];
   injected: { r429: number; r500: number; stall: number };
 }
@@ -25,7 +25,7 @@ export function chaosModel(run: {
   const { flood, sessions, faults, modelFailRate } = run;
   const answered: boolean[] = [];
   const injected = { r429: 0, r500: 0, stall: 0 };
-  const step = (req: FakeRequest): FakeStep => {
+  const step = (req: FakeModelRequest): FakeModelStep => {
     const floodAnswer = flood ? floodStep(flood, req) : null;
     if (floodAnswer) {
       answered.push(true);

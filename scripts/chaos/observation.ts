@@ -1,5 +1,5 @@
 // What a chaos run observed, the verifier's input: its sessions' posts, model calls, transcripts, jobs, flood and replays; Deno.
-import type { FakeRequest } from "../../test/_support/fake_llm.ts";
+import type { FakeModelRequest } from "../../lib/testing/fake_model.ts";
 import type { FakeEvent, FaultCounts } from "./fake_server.ts";
 import type { ChaosMessage, ChaosSession, ChaosWay, PlatformWay } from "./plan.ts";
 import type { KillRecord } from "./runtime.ts";
@@ -25,7 +25,7 @@ export interface ChaosObservation {
   ways: ChaosWay[];
   sessions: ChaosSession[];
   /** The fake model's calls, and per call whether it answered (else 429, 500 or a stall). */
-  modelRequests: FakeRequest[];
+  modelRequests: FakeModelRequest[];
   modelAnswered: boolean[];
   injectedModel: { r429: number; r500: number; stall: number };
   shown: ShownPost[];

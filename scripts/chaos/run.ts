@@ -1,5 +1,5 @@
 // The chaos run: baton under `wrangler dev` fed over every way in at once, faulty fakes, SIGKILLs at seeded moments; Deno.
-import { startFakeLlm } from "../../test/_support/fake_llm.ts";
+import { startFakeModel } from "../../lib/testing/fake_model.ts";
 import { type ChaosLink, isTurnFailure, sendChat, sendUntil, startRun } from "./api.ts";
 import { answerRunApprovals, APPROVAL_TIMEOUT_MS, clickApprovals } from "./approvals.ts";
 import { collectAfterRun, dumpObservation } from "./collect.ts";
@@ -76,7 +76,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
   // How long each start stays up at least before a drawn kill may land.
   const uptimes = killTimes.map(() => 2_500 + Math.floor(random() * 2_000));
 
-  const model = await startFakeLlm();
+  const model = await startFakeModel();
   const modelFaults = chaosModel({ flood, sessions, faults, modelFailRate: o.modelFailRate });
   model.script(modelFaults.step);
   const platforms = await startChaosPlatforms(

@@ -1,7 +1,7 @@
 // The fuzzer's replay dimension: a signed delivery sent again — the same bytes, re-signed under a fresh delivery id, or as the platform redelivers it — runs one turn; Deno.
 import fc from "fast-check";
 import { deliver, type Delivery, type Driver, DRIVERS } from "./drivers/mod.ts";
-import type { FakeLlm } from "./fake_llm.ts";
+import type { FakeModel } from "../../lib/testing/fake_model.ts";
 import type { FakePlatform } from "./fake_platform.ts";
 import type { TestWorker } from "./worker.ts";
 
@@ -97,7 +97,7 @@ export async function fuzzReplays(
 export function replayVerdicts(
   driver: Driver,
   markers: string[],
-  fake: FakeLlm,
+  fake: FakeModel,
   platform: FakePlatform,
 ): string[] {
   const turns = new Map<string, number>();

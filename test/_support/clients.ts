@@ -1,6 +1,6 @@
 // Test clients for baton's HTTP surface: API calls and signed generic webhooks; Deno.
 import { GENERIC_SECRET, genericDriver } from "./drivers/generic.ts";
-import { type FakeLlm, startFakeLlm } from "./fake_llm.ts";
+import { type FakeModel, startFakeModel } from "../../lib/testing/fake_model.ts";
 import { type DirectoryMode, startWorker, type TestWorker } from "./worker.ts";
 
 /** The API key every integration test configures. */
@@ -42,6 +42,25 @@ export async function chatReply(res: Response): Promise<string> {
     throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(body)}`);
   }
   return body.choices[0].message.content;
+}
+
+/**
+ * POST `path` with the API key and `body` as JSON (plus `headers`), given up after `timeoutMs`: a
+ * test whose bug leaves a session unanswering must fail on that, not hang.
+ */
+export function postJson(
+  worker: TestWorker,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<Response> {
+  return worker.fetch(path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
 }
 
 /** GET /v1/sessions/{key}. */
@@ -108,7 +127,7 @@ export async function untilQueued(worker: TestWorker, key: string, n: number): P
  * The settings every workerd test starts from: `fake` as the model (two retries), the test API key
  * and webhook secret, and an open access policy.
  */
-export function testVars(fake: FakeLlm): Record<string, string> {
+export function testVars(fake: FakeModel): Record<string, string> {
   return {
     LLM_BASE_URL: fake.url,
     LLM_API_KEY: "sk-test",
@@ -122,10 +141,10 @@ export function testVars(fake: FakeLlm): Record<string, string> {
 
 /** Runs `fn` against baton in workerd wired to a fresh fake model; everything is disposed after. */
 export async function withBaton(
-  fn: (worker: TestWorker, fake: FakeLlm) => Promise<void>,
+  fn: (worker: TestWorker, fake: FakeModel) => Promise<void>,
   opts: { vars?: Record<string, string>; persistDir?: string; directory?: DirectoryMode } = {},
 ): Promise<void> {
-  const fake = await startFakeLlm();
+  const fake = await startFakeModel();
   try {
     const worker = await startWorker({
       vars: { ...testVars(fake), ...opts.vars },

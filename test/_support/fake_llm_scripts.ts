@@ -1,8 +1,8 @@
 // Echo scripts for the fake model (fake_llm.ts) that several integration tests share; Deno.
-import type { FakeLlm, FakeRequest, FakeStep } from "./fake_llm.ts";
+import type { FakeModel, FakeModelRequest, FakeModelStep } from "../../lib/testing/fake_model.ts";
 
 /** A fake model script: the step that answers each request. */
-export type FakeScript = (req: FakeRequest) => FakeStep;
+export type FakeScript = (req: FakeModelRequest) => FakeModelStep;
 
 /**
  * Holds the call whose last user message is `text` (until `release()`), and answers every other
@@ -49,7 +49,7 @@ export const askThenEcho: FakeScript = (req) => {
  * How many calls of session_info really ran, as the model saw them: distinct calls whose tool
  * result carries the context (a denied call's result is an error instead).
  */
-export function toolRuns(fake: FakeLlm): number {
+export function toolRuns(fake: FakeModel): number {
   const ran = new Set<string>();
   for (const req of fake.requests) {
     for (const m of req.body.messages) {

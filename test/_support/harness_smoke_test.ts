@@ -1,12 +1,12 @@
 // Smoke test of the test harness (fake_llm.ts + worker.ts) with a throwaway Worker; Deno + workerd.
 import { assertEquals, assertMatch, assertRejects } from "@std/assert";
-import { startFakeLlm } from "./fake_llm.ts";
+import { startFakeModel } from "../../lib/testing/fake_model.ts";
 import { secretValues, startWorker, tempPersistDir } from "./worker.ts";
 
 const entry = "test/_support/harness_smoke_worker.ts";
 
 Deno.test("workerd reaches the fake LLM on loopback through a DO", async () => {
-  const fake = await startFakeLlm();
+  const fake = await startFakeModel();
   const w = await startWorker({ entry, vars: { LLM_BASE_URL: fake.url } });
   try {
     const res = await w.fetch("/llm", { method: "POST", body: "hello [tag:s1]" });
@@ -43,7 +43,7 @@ Deno.test("DO SQLite storage survives a restart on the same persistDir", async (
 });
 
 Deno.test("a held LLM request is dropped quietly when workerd goes away", async () => {
-  const fake = await startFakeLlm();
+  const fake = await startFakeModel();
   const w = await startWorker({ entry, vars: { LLM_BASE_URL: fake.url } });
   try {
     fake.script(() => ({ kind: "hold" }));

@@ -1,7 +1,7 @@
 // One rig for chat-platform tests: baton in workerd, a fake model and a fake platform API on loopback; Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { json, withBaton } from "./clients.ts";
-import type { FakeLlm } from "./fake_llm.ts";
+import type { FakeModel } from "../../lib/testing/fake_model.ts";
 import { type FakePlatform, startFakePlatform } from "./fake_platform.ts";
 import type { TestWorker } from "./worker.ts";
 
@@ -39,7 +39,7 @@ export function apiRoots(platform: FakePlatform): Record<string, string> {
  */
 export async function withPlatform(
   vars: Record<string, string | undefined>,
-  fn: (worker: TestWorker, fake: FakeLlm, platform: FakePlatform) => Promise<void>,
+  fn: (worker: TestWorker, fake: FakeModel, platform: FakePlatform) => Promise<void>,
   opts: { persistDir?: string; platform?: FakePlatform } = {},
 ): Promise<void> {
   const platform = opts.platform ?? await startFakePlatform();

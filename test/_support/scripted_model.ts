@@ -9,7 +9,7 @@ export type ScriptStep = Partial<ModelReply> | ((request: ModelRequest) => Parti
 
 /** A ChatModel answering from a script, with every request it received. */
 export interface ScriptedModel extends ChatModel {
-  /** Deep copies of the requests in call order, without `signal` and `onDelta`. */
+  /** Deep copies of the requests in call order, without `signal`, `onDelta` and `onFallback`. */
   readonly requests: ModelRequest[];
 }
 
@@ -25,7 +25,8 @@ export function scriptedModel(steps: readonly ScriptStep[]): ScriptedModel {
     name: "scripted",
     requests,
     complete(request) {
-      requests.push(structuredClone({ ...request, signal: undefined, onDelta: undefined }));
+      const { signal: _s, onDelta: _d, onFallback: _f, ...data } = request;
+      requests.push(structuredClone(data));
       const step = script.shift() ?? { content: "done" };
       try {
         const next = typeof step === "function" ? step(request) : step;

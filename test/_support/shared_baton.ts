@@ -1,6 +1,6 @@
 // One workerd per test file: the tests of a file that need no restart share one Worker and one fake model, each in sessions of its own; Deno.
 import { testVars } from "./clients.ts";
-import { type FakeLlm, startFakeLlm } from "./fake_llm.ts";
+import { type FakeModel, startFakeModel } from "../../lib/testing/fake_model.ts";
 import { type FakePlatform, startFakePlatform } from "./fake_platform.ts";
 import { apiRoots } from "./platform_rig.ts";
 import { type DirectoryMode, startWorker, type TestWorker } from "./worker.ts";
@@ -8,7 +8,7 @@ import { type DirectoryMode, startWorker, type TestWorker } from "./worker.ts";
 /** A test body on the shared Worker: the fake model and the fake platform API are reset for it. */
 export type SharedTestFn = (
   worker: TestWorker,
-  fake: FakeLlm,
+  fake: FakeModel,
   platform: FakePlatform,
 ) => Promise<void>;
 
@@ -41,14 +41,16 @@ export function sharedBaton(
     directory?: DirectoryMode;
     /** Names this Worker in its stop test, where a file has more than one. */
     label?: string;
+    /** The Worker's entry, relative to the project root (default functions/index.ts). */
+    entry?: string;
   } = {},
 ): SharedBaton {
   let started:
-    | Promise<{ worker: TestWorker; fake: FakeLlm; platform: FakePlatform }>
+    | Promise<{ worker: TestWorker; fake: FakeModel; platform: FakePlatform }>
     | undefined;
   const start = () =>
     started ??= (async () => {
-      const fake = await startFakeLlm();
+      const fake = await startFakeModel();
       const platform = await startFakePlatform();
       try {
         const all: Record<string, string | undefined> = {
@@ -59,7 +61,7 @@ export function sharedBaton(
         const vars = Object.fromEntries(
           Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined),
         );
-        const worker = await startWorker({ vars, directory: opts.directory });
+        const worker = await startWorker({ vars, directory: opts.directory, entry: opts.entry });
         return { worker, fake, platform };
       } catch (e) {
         await fake.close();

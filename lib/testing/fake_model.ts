@@ -1,10 +1,10 @@
-// Fake OpenAI-compatible Chat Completions server on loopback for tests; Deno (node:http).
+// Fake OpenAI-compatible Chat Completions server on loopback, for baton's tests and a deployment's own (`baton/testing`); Deno or Node (node:http), never in a Worker.
 import { Buffer } from "node:buffer";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 /** One scripted reply of the fake model. */
-export type FakeStep =
+export type FakeModelStep =
   | {
     kind: "text";
     text: string;
@@ -37,7 +37,7 @@ export type FakeStep =
   | { kind: "hold" };
 
 /** One received POST /v1/chat/completions. */
-export interface FakeRequest {
+export interface FakeModelRequest {
   // deno-lint-ignore no-explicit-any
   body: any;
   headers: Headers;
@@ -48,17 +48,17 @@ export interface FakeRequest {
 }
 
 /** Handle on a running fake model server. */
-export interface FakeLlm {
+export interface FakeModel {
   /** Base URL for LLM_BASE_URL, e.g. "http://127.0.0.1:PORT/v1". */
   url: string;
   /** Every received POST /v1/chat/completions, in arrival order. */
-  requests: FakeRequest[];
+  requests: FakeModelRequest[];
   /** Requests currently being answered. */
   inFlight: number;
   /** Peak concurrent requests per session tag. */
   maxInFlightBySession: Map<string, number>;
   /** Replaces the responder; the default echoes the last user message's text. */
-  script(fn: (req: FakeRequest) => FakeStep | Promise<FakeStep>): void;
+  script(fn: (req: FakeModelRequest) => FakeModelStep | Promise<FakeModelStep>): void;
   /** Releases every "hold" waiting now. */
   release(): void;
   /** Resolves once `requests.length >= n`; rejects after `timeoutMs` (default 10 s). */
@@ -72,7 +72,7 @@ export interface FakeLlm {
   close(): Promise<void>;
 }
 
-type _Responder = (req: FakeRequest) => FakeStep | Promise<FakeStep>;
+type _Responder = (req: FakeModelRequest) => FakeModelStep | Promise<FakeModelStep>;
 
 const _echo: _Responder = (req) => ({ kind: "text", text: req.lastUserText });
 
@@ -111,9 +111,9 @@ const _json = (status: number, body: unknown, headers: Record<string, string> = 
 
 // node:http, not Deno.serve: Deno.serve (2.9.5) misses about half of workerd's disconnects
 // (socket left in CLOSE-WAIT, request.signal never aborts); node:http's "close" sees all of them.
-class _FakeLlmServer implements FakeLlm {
+class _FakeModelServer implements FakeModel {
   url = "";
-  requests: FakeRequest[] = [];
+  requests: FakeModelRequest[] = [];
   inFlight = 0;
   maxInFlightBySession = new Map<string, number>();
   #active = new Set<Promise<void>>();
@@ -255,7 +255,7 @@ class _FakeLlmServer implements FakeLlm {
       : [];
     const lastUser = messages.findLast((m) => m?.role === "user");
     const tag = /\[tag:([^\]]+)\]/.exec(messages.map((m) => _textOf(m?.content)).join("\n"));
-    const fr: FakeRequest = {
+    const fr: FakeModelRequest = {
       body,
       headers,
       lastUserText: _textOf(lastUser?.content),
@@ -325,7 +325,7 @@ class _FakeLlmServer implements FakeLlm {
   }
 
   // deno-lint-ignore no-explicit-any
-  #reply(body: any, step: Exclude<FakeStep, { kind: "hold" }>): _Reply {
+  #reply(body: any, step: Exclude<FakeModelStep, { kind: "hold" }>): _Reply {
     if (step.kind === "status") {
       const headers: Record<string, string> = {};
       if (step.retryAfter !== undefined) headers["retry-after"] = step.retryAfter;
@@ -411,8 +411,8 @@ class _FakeLlmServer implements FakeLlm {
 }
 
 /** Starts a fake OpenAI-compatible model server on 127.0.0.1 (random port). */
-export async function startFakeLlm(): Promise<FakeLlm> {
-  const fake = new _FakeLlmServer();
+export async function startFakeModel(): Promise<FakeModel> {
+  const fake = new _FakeModelServer();
   await fake.start();
   return fake;
 }
