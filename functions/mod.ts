@@ -10,6 +10,7 @@ export type {
   ModelOptions,
   PlatformName,
   PlatformOptions,
+  BatonSettings,
   SettingValue,
   SystemPrompt,
 } from "../lib/deployment/mod.ts";

@@ -31,6 +31,7 @@ const baton = sharedBaton({
     ...driver.vars(),
     HOOK_TIMEOUT_MS: String(HOOK_TIMEOUT_MS),
     LLM_MODEL: DEFAULT_MODEL,
+    LIBRARY_TAG: "a tag from the deployment's env",
   },
 });
 
@@ -218,7 +219,30 @@ baton.test(
     const c = requestFor(fake, api);
     assertStrictEquals(c.body.model, DEFAULT_MODEL);
     assert(systemOf(c).includes(`${DEPLOYMENT_PROMPT} on api.`), systemOf(c));
+    // A prompt function reads the deployment's env through `cloudflare:workers`.
+    assert(systemOf(c).includes("(a tag from the deployment's env)"), systemOf(c));
     assert(!toolsOf(c).includes(CHANNEL_TOOL), toolsOf(c).join());
+  },
+);
+
+baton.test(
+  "defineBaton platforms: a channel's delegate_task sub-agent works as its turn does — the channel's model, prompt and tools",
+  async (worker, fake, telegram) => {
+    const goal = "lib delegate: the sub-agent's goal";
+    fake.script((req) => {
+      if (req.lastUserText === goal) return { kind: "text", text: "the sub-agent is done" };
+      const result = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
+      return result
+        ? { kind: "text", text: "delegated and done" }
+        : { kind: "tool_call", name: "delegate_task", args: { goal } };
+    });
+    await telegramSays(worker, CHANNEL_CHAT, "lib delegate: please hand this off");
+    await replyReaches(telegram, CHANNEL_CHAT, "delegated and done");
+    const child = requestFor(fake, goal);
+    assertStrictEquals(child.body.model, CHANNEL_MODEL);
+    assert(systemOf(child).includes(CHANNEL_PROMPT), systemOf(child));
+    assert(toolsOf(child).includes(CHANNEL_TOOL), toolsOf(child).join());
+    assert(!toolsOf(child).includes("delegate_task"), toolsOf(child).join());
   },
 );
 

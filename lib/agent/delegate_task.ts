@@ -43,10 +43,12 @@ export function createDelegateTaskTool(options: {
   /** The child's tools: must not contain delegate_task. */
   tools: ToolRegistry;
   system: string;
+  /** The model name the child asks for (the parent turn's); unset: the model's own default. */
+  modelName?: string;
   maxSteps: number;
   now?: () => number;
 }): Tool {
-  const { model, tools, system, maxSteps } = options;
+  const { model, tools, system, maxSteps, modelName } = options;
   const now = options.now ?? Date.now;
   if (tools.get(_NAME)) {
     throw new TypeError(`${_NAME}: the child's tools must not contain ${_NAME}`);
@@ -100,6 +102,7 @@ export function createDelegateTaskTool(options: {
     try {
       const turn = await runTurn({
         model,
+        ...(modelName ? { modelName } : {}),
         tools,
         system: [system],
         history: [],

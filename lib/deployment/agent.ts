@@ -80,36 +80,45 @@ export function createTurnExecutor(
   hooks: HookOptions = {},
 ): TurnExecutor {
   const model = modelFromConfig(config);
-  const childTools = [sessionInfoTool, ...extraTools];
-  const tools = new ToolRegistry([
-    ...childTools,
-    ...scheduleTools({ approveRecurring: config.approveRecurringJobs }),
-    createDelegateTaskTool({
+  const schedule = scheduleTools({ approveRecurring: config.approveRecurringJobs });
+  const asks = (tool: Tool, args: Record<string, unknown>) =>
+    toolAsks(tool, args, config.approvalTools);
+  /**
+   * The turn's baton tools: the built-ins, the deployment's and its platform's or channel's, and a
+   * `delegate_task` whose sub-agent works as this turn does — the same prompt, tools (but
+   * delegation and scheduling) and model.
+   */
+  const turnTools = (setup: { system: string; tools: Tool[] }, modelName: string) => {
+    const childTools = [sessionInfoTool, ...extraTools, ...setup.tools];
+    const delegate = createDelegateTaskTool({
       model,
       tools: new ToolRegistry(childTools),
-      system: config.systemPrompt,
+      system: setup.system,
+      modelName,
       maxSteps: config.maxTurnSteps,
-      asks: (tool, args) => toolAsks(tool, args, config.approvalTools),
-    }),
-  ]);
+      asks,
+    });
+    return new ToolRegistry([...childTools, ...schedule, delegate]);
+  };
   return async (message, history, signal, progress, approvals) => {
     // Evaluated here, in the session under the turn's frame: a prompt function sees its context.
     const setup: { system: string; tools: Tool[]; model?: string } = turnSetup
       ? await turnSetup(currentContext(), config.systemPrompt)
       : { system: config.systemPrompt, tools: [] };
-    const extra = [...setup.tools, ...remote ? await remote.tools(signal) : []];
+    // The session's `/model` or the request's `model` when MODELS allows it, else the channel's
+    // or platform's model the deployment names (turn_model.ts).
+    const modelName = turnModelName({ chosen: message.model, channel: setup.model }, {
+      allowed: config.models,
+      default: config.llmModel,
+    });
+    const tools = turnTools(setup, modelName);
+    const remoteTools = remote ? await remote.tools(signal) : [];
     return await runTurn({
-      asks: (tool, args) =>
-        !approvals?.granted.has(tool.name) && toolAsks(tool, args, config.approvalTools),
+      asks: (tool, args) => !approvals?.granted.has(tool.name) && asks(tool, args),
       ...(approvals?.resume ? { resume: approvals.resume } : {}),
       model,
-      // The session's `/model` or the request's `model` when MODELS allows it, else the channel's
-      // or platform's model the deployment names (turn_model.ts).
-      modelName: turnModelName({ chosen: message.model, channel: setup.model }, {
-        allowed: config.models,
-        default: config.llmModel,
-      }),
-      tools: extra.length ? tools.with(extra) : tools,
+      modelName,
+      tools: remoteTools.length ? tools.with(remoteTools) : tools,
       system: [setup.system, message.system ?? ""],
       history,
       ...(message.toolResults?.length

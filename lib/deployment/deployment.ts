@@ -1,6 +1,7 @@
 // One deployment as its code defines it (tools, prompts, per-platform and per-channel sets, setting defaults), resolved per turn; runtime-neutral.
 import type { Tool, TurnHooks } from "../agent/mod.ts";
 import type { SessionContext } from "../runtime/mod.ts";
+import type { SettingsEnv } from "./settings.ts";
 import { batonToolNames } from "./agent.ts";
 
 /** The platforms a deployment may configure (a turn's `platform` context field). */
@@ -65,6 +66,9 @@ export interface PlatformOptions {
 /** A setting value given in code; stored as the env var's text (`true` → "true"). */
 export type SettingValue = string | number | boolean;
 
+/** Setting defaults in code, by their names in the settings table (lib/deployment/settings.ts). */
+export type BatonSettings = { readonly [Name in keyof SettingsEnv]?: SettingValue };
+
 /** What a deployment's code defines: the options of `defineBaton` (functions/define_baton.ts) but the hooks. */
 export interface DeploymentOptions {
   /** The deployment's own tools (`defineTool`), added to baton's built-ins on every platform. */
@@ -75,10 +79,11 @@ export interface DeploymentOptions {
   platforms?: { readonly [P in PlatformName]?: PlatformOptions };
   /**
    * Defaults for the settings baton reads from env vars (names as in the README's settings table,
-   * e.g. `{ MAX_TURN_STEPS: 12, STREAM_REPLIES: false }`). An env var or secret that is set wins:
-   * code sets the defaults, each environment overrides them.
+   * e.g. `{ MAX_TURN_STEPS: 12, STREAM_REPLIES: false }`), typed by the settings table: a name it
+   * does not hold is a type error. An env var or secret that is set wins: code sets the defaults,
+   * each environment overrides them.
    */
-  settings?: Readonly<Partial<Record<string, SettingValue>>>;
+  settings?: BatonSettings;
   /**
    * The model: defaults for `LLM_MODEL` (`name`), `MODEL_FALLBACKS` (`fallbacks`) and `MODELS`
    * (`choices`), merged like `settings` (an env var that is set wins; `settings` wins over these).

@@ -2,7 +2,7 @@
 import { assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
 import { defineTool, type Tool } from "../agent/mod.ts";
 import { currentContext, type SessionContext, withSessionContext } from "../runtime/mod.ts";
-import { deploymentOf } from "./deployment.ts";
+import { type BatonSettings, deploymentOf } from "./deployment.ts";
 
 function tool(name: string): Tool {
   return defineTool({ name, description: name, parameters: { type: "object" }, run: () => name });
@@ -100,4 +100,12 @@ Deno.test("deploymentOf() env(): settings and model names are defaults under the
   assertStrictEquals(env.SESSIONS, binding);
   const plain = { A: "1" };
   assertStrictEquals(deploymentOf({}).env(plain), plain);
+});
+
+Deno.test("DeploymentOptions.settings: typed by the settings table (a misspelt name does not type-check)", () => {
+  const settings: BatonSettings = { MAX_TURN_STEPS: 6, LLM_API_KEY_2: "k", STREAM_REPLIES: false };
+  // @ts-expect-error MAX_TURN_STEP is no setting: `deno test` type-checks this file and fails here.
+  const misspelt: BatonSettings = { MAX_TURN_STEP: 6 };
+  const d = deploymentOf({ settings: { ...settings, ...misspelt } });
+  assertStrictEquals((d.env({}) as Record<string, unknown>).MAX_TURN_STEPS, "6");
 });

@@ -2,6 +2,7 @@
 export { batonToolNames, createTurnExecutor } from "./agent.ts";
 export { deploymentOf } from "./deployment.ts";
 export type {
+  BatonSettings,
   ChannelOptions,
   Deployment,
   DeploymentOptions,

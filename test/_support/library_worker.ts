@@ -1,4 +1,5 @@
 // test/library_test.ts's own Worker: baton defined through the public API only (defineBaton, defineTool), with every turn hook and per-platform / per-channel options; Workers (cloudflare:workers).
+import { env } from "cloudflare:workers";
 import { defineBaton, defineTool } from "../../functions/mod.ts";
 import {
   CHANNEL_CHAT,
@@ -34,7 +35,9 @@ const channelLookup = defineTool<Record<string, never>>({
 });
 
 const baton = defineBaton({
-  systemPrompt: (ctx) => `${DEPLOYMENT_PROMPT} on ${ctx.platform}.`,
+  // A deployment's own var, read the way a user's tool or prompt reads its bindings and secrets.
+  systemPrompt: (ctx) =>
+    `${DEPLOYMENT_PROMPT} on ${ctx.platform}. (${(env as { LIBRARY_TAG?: string }).LIBRARY_TAG})`,
   tools: [deleteEverything],
   platforms: {
     telegram: {
