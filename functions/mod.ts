@@ -6,11 +6,11 @@ export type { Tool, ToolApproval, ToolRunOptions } from "../lib/public/tools.ts"
 export { currentContext } from "../lib/public/context.ts";
 export type { ContextFields, PromptContext, SessionContext } from "../lib/public/context.ts";
 export type {
+  BatonSettings,
   ChannelOptions,
   ModelOptions,
   PlatformName,
   PlatformOptions,
-  BatonSettings,
   SettingValue,
   SystemPrompt,
 } from "../lib/deployment/mod.ts";
