@@ -42,33 +42,35 @@ export type Refusal =
   /** Nothing: acknowledged, nothing sent. */
   | "silence";
 
-const _DEFAULT_ASSOCIATIONS = ["OWNER", "MEMBER", "COLLABORATOR"];
+/** The access settings as read (lib/deployment/config.ts reads them through the settings table). */
+export interface AccessSettings {
+  mode: AccessMode;
+  /** `ALLOWED_USERS`: `platform:user` entries (and `platform:*`); malformed ones are dropped. */
+  allowed: readonly string[];
+  /** `ADMIN_USERS`: `platform:user` entries. */
+  admins: readonly string[];
+  /** `GITHUB_ALLOWED_ASSOCIATIONS`, in any case. */
+  githubAssociations: readonly string[];
+  /** `GITHUB_REFUSAL`. */
+  githubRefusal: "silence" | "comment";
+  userTurnsPerHour: number | null;
+  maxPendingPairings: number;
+}
 
-/** Reads the access settings from the Worker's env; an unknown `ACCESS_POLICY` is `pairing`, the safe default. */
-export function readAccessConfig(env: Record<string, unknown>): AccessConfig {
-  const text = (name: string) => typeof env[name] === "string" ? (env[name] as string) : "";
-  const mode =
-    (["pairing", "allowlist", "open"] as const).find((m) =>
-      m === text("ACCESS_POLICY").trim().toLowerCase()
-    ) ?? "pairing";
-  const admins = _entries(text("ADMIN_USERS"));
-  const associations = text("GITHUB_ALLOWED_ASSOCIATIONS").trim();
-  const quota = Number(text("USER_TURNS_PER_HOUR") || NaN);
-  const pending = Number(text("MAX_PENDING_PAIRINGS") || NaN);
+/**
+ * The access config of the settings: entries normalised as senders are named (`senderEntry`:
+ * platform lower-cased, GitHub logins without case), admins allowed too.
+ */
+export function accessConfig(settings: AccessSettings): AccessConfig {
+  const admins = _entries(settings.admins);
   return {
-    mode,
-    allowed: new Set([..._entries(text("ALLOWED_USERS")), ...admins]),
+    mode: settings.mode,
+    allowed: new Set([..._entries(settings.allowed), ...admins]),
     admins: new Set(admins),
-    githubAssociations: new Set(
-      associations
-        ? associations.split(",").map((a) => a.trim().toUpperCase()).filter(Boolean)
-        : _DEFAULT_ASSOCIATIONS,
-    ),
-    githubRefusalComment: text("GITHUB_REFUSAL").trim().toLowerCase() === "comment",
-    userTurnsPerHour: Number.isInteger(quota) && quota >= 1 && quota <= 1_000_000 ? quota : null,
-    maxPendingPairings: Number.isInteger(pending) && pending >= 1 && pending <= 10_000
-      ? pending
-      : 50,
+    githubAssociations: new Set(settings.githubAssociations.map((a) => a.toUpperCase())),
+    githubRefusalComment: settings.githubRefusal === "comment",
+    userTurnsPerHour: settings.userTurnsPerHour,
+    maxPendingPairings: settings.maxPendingPairings,
   };
 }
 
@@ -118,9 +120,9 @@ function _entry(platform: string, user: string): string {
   return `${p}:${p === "github" ? u.toLowerCase() : u}`;
 }
 
-function _entries(list: string): string[] {
+function _entries(list: readonly string[]): string[] {
   const out: string[] = [];
-  for (const raw of list.split(",")) {
+  for (const raw of list) {
     const colon = raw.indexOf(":");
     if (colon <= 0 || colon === raw.length - 1) continue;
     out.push(_entry(raw.slice(0, colon), raw.slice(colon + 1)));

@@ -1,11 +1,20 @@
 // Unit tests of whose access record and quota a scheduled job's occurrence answers to (lib/access/job_creator.ts); Deno.
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { readAccessConfig } from "./access_policy.ts";
+import { accessConfig, type AccessMode } from "./access_policy.ts";
 import { jobCreator, jobCreatorCheck, jobOccurrenceVerdict } from "./job_creator.ts";
 import { admitToRecord, type RecordStorage } from "./sender_record.ts";
 
+/** The limits of access settings written as env texts (only those these tests set). */
 const limits = (env: Record<string, string>, apiTurnsPerMinute: number | null = null) => ({
-  access: readAccessConfig(env),
+  access: accessConfig({
+    mode: (env.ACCESS_POLICY ?? "pairing") as AccessMode,
+    allowed: env.ALLOWED_USERS?.split(",") ?? [],
+    admins: env.ADMIN_USERS?.split(",") ?? [],
+    githubAssociations: ["OWNER", "MEMBER", "COLLABORATOR"],
+    githubRefusal: "silence",
+    userTurnsPerHour: env.USER_TURNS_PER_HOUR ? Number(env.USER_TURNS_PER_HOUR) : null,
+    maxPendingPairings: 50,
+  }),
   apiTurnsPerMinute,
 });
 

@@ -1,5 +1,5 @@
 // Deployment settings read from the Worker's env (vars and secrets); runtime-neutral.
-import { type AccessConfig, readAccessConfig } from "../access/access_policy.ts";
+import { type AccessConfig, accessConfig } from "../access/access_policy.ts";
 import { type ContextDefaults, contextDefaultsFromEnv, type LogLevel } from "../runtime/mod.ts";
 import {
   countSetting,
@@ -135,7 +135,15 @@ export function readConfig(vars: object): BatonConfig {
     adminTenants: listSetting(env, "ADMIN_API_KEYS"),
     apiTurnsPerMinute: intSetting(env, "API_TURNS_PER_MINUTE"),
     corsOrigins: listSetting(env, "CORS_ORIGINS").map((o) => o.replace(/\/+$/, "")),
-    access: readAccessConfig(env),
+    access: accessConfig({
+      mode: enumSetting(env, "ACCESS_POLICY"),
+      allowed: listSetting(env, "ALLOWED_USERS"),
+      admins: listSetting(env, "ADMIN_USERS"),
+      githubAssociations: listSetting(env, "GITHUB_ALLOWED_ASSOCIATIONS"),
+      githubRefusal: enumSetting(env, "GITHUB_REFUSAL"),
+      userTurnsPerHour: intSetting(env, "USER_TURNS_PER_HOUR"),
+      maxPendingPairings: countSetting(env, "MAX_PENDING_PAIRINGS"),
+    }),
     approvalTools: new Set(listSetting(env, "APPROVAL_TOOLS")),
     approveRecurringJobs: switchSetting(env, "APPROVE_RECURRING_JOBS"),
     approvalTimeoutMs: {

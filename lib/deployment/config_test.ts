@@ -146,3 +146,24 @@ Deno.test("readConfig() keeps a cap of 0 off and an unknown switch value on", ()
   assertEquals(readConfig({ MAX_JOBS_PER_TENANT: "x" }).maxJobsPerTenant, 200);
   assertEquals(readConfig({ LLM_MODEL: "m1" }).llmModel, "m1");
 });
+
+Deno.test("readConfig() access: pairing, GitHub members and collaborators, no quota by default; a bad policy is pairing", () => {
+  const access = readConfig({}).access;
+  assertEquals(access.mode, "pairing");
+  assertEquals([...access.githubAssociations], ["OWNER", "MEMBER", "COLLABORATOR"]);
+  assertEquals(access.userTurnsPerHour, null);
+  assertEquals(access.githubRefusalComment, false);
+  assertEquals(access.maxPendingPairings, 50);
+  assertEquals(readConfig({ ACCESS_POLICY: "bogus" }).access.mode, "pairing");
+  assertEquals(readConfig({ ACCESS_POLICY: " Open " }).access.mode, "open");
+  assertEquals(readConfig({ USER_TURNS_PER_HOUR: "0" }).access.userTurnsPerHour, null);
+  assertEquals(readConfig({ USER_TURNS_PER_HOUR: "12" }).access.userTurnsPerHour, 12);
+  assertEquals(readConfig({ GITHUB_REFUSAL: "Comment" }).access.githubRefusalComment, true);
+  const lists = readConfig({
+    ALLOWED_USERS: " telegram:1, github:OctoCat ,bad",
+    ADMIN_USERS: "discord:9",
+    GITHUB_ALLOWED_ASSOCIATIONS: "owner",
+  }).access;
+  assertEquals([...lists.allowed].sort(), ["discord:9", "github:octocat", "telegram:1"]);
+  assertEquals([...lists.githubAssociations], ["OWNER"]);
+});

@@ -1,6 +1,5 @@
 // Unit tests of the settings table: it, the Env type, readConfig, the code's reads and the README agree; runs under Deno.
 import { assert, assertEquals } from "@std/assert";
-import { readAccessConfig } from "../access/access_policy.ts";
 import { LOG_LEVELS } from "../runtime/mod.ts";
 import { GROUP_STOP_MODES } from "../session/group_stop.ts";
 import { generatedReadme } from "../../scripts/settings_doc.ts";
@@ -38,7 +37,7 @@ async function _envFields(): Promise<{ fields: string[]; text: string }> {
   return { fields, text };
 }
 
-/** The env names the code reads: `env.X`, `env[\`X_${…}\`]`, the table's readers, adapters' `requiredEnv`, `apiRoot`, readAccessConfig's `text("X")`. */
+/** The env names the code reads: `env.X`, `env[\`X_${…}\`]`, the table's readers, adapters' `requiredEnv`, `apiRoot`. */
 function _reads(files: Map<string, string>): Map<string, string> {
   const reads = new Map<string, string>();
   const patterns = [
@@ -126,22 +125,22 @@ Deno.test("readConfig() follows the table: a changed default, range or value cha
   assertEquals(readConfig({}).maxQueued, 32);
 });
 
-Deno.test("readAccessConfig() agrees with the table's defaults and ranges", () => {
+Deno.test("readConfig().access agrees with the table's defaults and ranges", () => {
   const spec = (name: string) => _TABLE[name] as IntSetting;
-  const access = readAccessConfig({});
+  const access = readConfig({}).access;
   assertEquals(access.mode, SETTINGS.ACCESS_POLICY.default);
   assertEquals([...access.githubAssociations], [...SETTINGS.GITHUB_ALLOWED_ASSOCIATIONS.default]);
   assertEquals(access.githubRefusalComment, _TABLE.GITHUB_REFUSAL.default === "comment");
   assertEquals(access.userTurnsPerHour, SETTINGS.USER_TURNS_PER_HOUR.default);
   assertEquals(access.maxPendingPairings, SETTINGS.MAX_PENDING_PAIRINGS.default);
   const pend = spec("MAX_PENDING_PAIRINGS");
-  const pending = (v: number) => readAccessConfig({ MAX_PENDING_PAIRINGS: String(v) });
+  const pending = (v: number) => readConfig({ MAX_PENDING_PAIRINGS: String(v) }).access;
   assertEquals(
     [pend.min - 1, pend.min, pend.max, pend.max + 1].map((v) => pending(v).maxPendingPairings),
     [pend.default, pend.min, pend.max, pend.default],
   );
   const quota = spec("USER_TURNS_PER_HOUR");
-  const turns = (v: number) => readAccessConfig({ USER_TURNS_PER_HOUR: String(v) });
+  const turns = (v: number) => readConfig({ USER_TURNS_PER_HOUR: String(v) }).access;
   assertEquals(
     [quota.min - 1, quota.min, quota.max, quota.max + 1].map((v) => turns(v).userTurnsPerHour),
     [null, quota.min, quota.max, null],
