@@ -246,4 +246,31 @@ baton.test(
   },
 );
 
+baton.test(
+  "defineBaton hooks.toolCall: a delegate_task sub-agent's call is asked too, and denied",
+  async (worker, fake) => {
+    const goal = "lib delegate deny: the sub-agent deletes";
+    fake.script((req) => {
+      const result = req.body.messages.findLast((m: { role: string }) => m.role === "tool");
+      if (req.lastUserText === goal) {
+        return result
+          ? { kind: "text", text: `sub-agent saw: ${result.content}` }
+          : { kind: "tool_call", name: DENIED_TOOL, args: {} };
+      }
+      return result
+        ? { kind: "text", text: `parent saw: ${result.content}` }
+        : { kind: "tool_call", name: "delegate_task", args: { goal } };
+    });
+    const reply = await chatReply(
+      await chat(worker, "lib delegate deny: hand off the deleting", { user: "lib-deny-child" }),
+    );
+    const child = fake.requests.filter((req) => req.lastUserText === goal);
+    assertStrictEquals(child.length, 2);
+    const result = child[1].body.messages.findLast((m: { role: string }) => m.role === "tool");
+    assert(String(result.content).includes(DENY_REASON), result.content);
+    assert(!String(result.content).includes(DENIED_TOOL_RESULT), result.content);
+    assert(reply.includes("sub-agent saw:"), reply);
+  },
+);
+
 baton.done();

@@ -1,6 +1,7 @@
 // Built-in tool delegate_task: runs a sub-agent inline, never promising background delivery; runtime-neutral.
 import type { ChatModel } from "./chat_model.ts";
 import { runTurn } from "./run_turn.ts";
+import type { HookOptions } from "./turn_hooks.ts";
 import { defineTool, type Tool, type ToolRegistry } from "./tools.ts";
 
 const _NAME = "delegate_task";
@@ -45,10 +46,12 @@ export function createDelegateTaskTool(options: {
   system: string;
   /** The model name the child asks for (the parent turn's); unset: the model's own default. */
   modelName?: string;
+  /** The deployment's hooks: the child's tool calls are asked of `toolCall` as the parent's are. */
+  hooks?: HookOptions;
   maxSteps: number;
   now?: () => number;
 }): Tool {
-  const { model, tools, system, maxSteps, modelName } = options;
+  const { model, tools, system, maxSteps, modelName, hooks } = options;
   const now = options.now ?? Date.now;
   if (tools.get(_NAME)) {
     throw new TypeError(`${_NAME}: the child's tools must not contain ${_NAME}`);
@@ -103,6 +106,7 @@ export function createDelegateTaskTool(options: {
       const turn = await runTurn({
         model,
         ...(modelName ? { modelName } : {}),
+        ...hooks,
         tools,
         system: [system],
         history: [],

@@ -95,6 +95,7 @@ export function createTurnExecutor(
       tools: new ToolRegistry(childTools),
       system: setup.system,
       modelName,
+      hooks,
       maxSteps: config.maxTurnSteps,
       asks,
     });
