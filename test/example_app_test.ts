@@ -4,7 +4,7 @@ import { API_KEY, chat, chatReply, json, WEBHOOK_SECRET } from "./_support/clien
 import { telegramDriver as driver } from "./_support/drivers/telegram.ts";
 import { startFakePlatform } from "./_support/fake_platform.ts";
 import { apiRoots, expectOk } from "./_support/platform_rig.ts";
-import { startMiniflare } from "./_support/worker.ts";
+import { startMiniflare, wranglerBundle } from "./_support/worker.ts";
 import { type FakeModel, type FakeModelRequest, startFakeModel } from "../lib/testing/mod.ts";
 
 const _root = new URL("../", import.meta.url);
@@ -25,23 +25,7 @@ async function buildExample(): Promise<string> {
   } catch {
     await Deno.symlink("../../..", link, { type: "dir" });
   }
-  const wrangler = new URL("node_modules/.bin/wrangler", _root).pathname;
-  const run = await new Deno.Command(wrangler, {
-    args: ["deploy", "--dry-run", "--outdir", _out.pathname],
-    cwd: _app.pathname,
-    env: {
-      WRANGLER_SEND_METRICS: "false",
-      WRANGLER_HIDE_BANNER: "true",
-      CLOUDFLARE_CF_FETCH_ENABLED: "false",
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!run.success) {
-    const text = new TextDecoder();
-    throw new Error(`wrangler failed: ${text.decode(run.stdout)}${text.decode(run.stderr)}`);
-  }
-  return new URL("index.js", _out).pathname;
+  return await wranglerBundle(_app.pathname, _out.pathname);
 }
 
 /** The model's script for a roll: call roll_dice with `sides`, then answer with the tool's result. */

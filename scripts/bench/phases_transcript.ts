@@ -3,7 +3,7 @@ import { okCount, pct, pool, type Sample } from "./client.ts";
 import { cpuMs } from "./proc.ts";
 import { r2, type Report, type TranscriptPoint } from "./report.ts";
 import type { Rig } from "./rig.ts";
-import { ROOT } from "./worker.ts";
+import { ROOT, wranglerBundle } from "./worker.ts";
 
 const p50 = (samples: { ms: number }[]) => pct(samples.map((s) => s.ms), 0.5);
 
@@ -84,22 +84,7 @@ export async function longTranscript(rig: Rig, report: Report): Promise<void> {
 
 /** Builds the deploy bundle with `wrangler deploy --dry-run` and measures it raw and gzipped. */
 export async function bundleSize(_rig: Rig, report: Report): Promise<void> {
-  const outdir = ".tmp/bench-dist";
-  const out = await new Deno.Command(`${ROOT}node_modules/.bin/wrangler`, {
-    args: ["deploy", "--dry-run", "--outdir", outdir],
-    cwd: ROOT,
-    env: {
-      WRANGLER_SEND_METRICS: "false",
-      WRANGLER_HIDE_BANNER: "true",
-      CLOUDFLARE_CF_FETCH_ENABLED: "false",
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(`wrangler deploy --dry-run failed:\n${new TextDecoder().decode(out.stderr)}`);
-  }
-  const bytes = await Deno.readFile(`${ROOT}${outdir}/index.js`);
+  const bytes = await Deno.readFile(await wranglerBundle(ROOT, `${ROOT}.tmp/bench-dist`));
   const gz = new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip"));
   const gzip = (await new Response(gz).arrayBuffer()).byteLength;
   report.figure("deploy bundle index.js raw (bytes)", "bundle_raw_bytes", bytes.length);

@@ -74,6 +74,32 @@ export async function bundleWorker(entry: string, outfile: string): Promise<stri
   return out;
 }
 
+/**
+ * Bundles the Worker of the wrangler project in `cwd` (its wrangler.toml) as `wrangler deploy
+ * --dry-run` does, with this repo's wrangler and no network, into `outdir`; returns the path of
+ * its `index.js`. Throws with wrangler's output when it fails.
+ */
+export async function wranglerBundle(cwd: string, outdir: string): Promise<string> {
+  const run = await new Deno.Command(new URL("node_modules/.bin/wrangler", _root).pathname, {
+    args: ["deploy", "--dry-run", "--outdir", outdir],
+    cwd,
+    env: {
+      WRANGLER_SEND_METRICS: "false",
+      WRANGLER_HIDE_BANNER: "true",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!run.success) {
+    const text = new TextDecoder();
+    throw new Error(
+      `wrangler deploy --dry-run failed: ${text.decode(run.stdout)}${text.decode(run.stderr)}`,
+    );
+  }
+  return `${outdir.replace(/\/+$/, "")}/index.js`;
+}
+
 /** How a Worker gets its session directory: D1 with the migrations applied, D1 without them (every query fails), or no binding. */
 export type DirectoryMode = "migrated" | "unmigrated" | "none";
 
