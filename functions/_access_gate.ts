@@ -10,6 +10,7 @@ import {
   quotaText,
 } from "../lib/access/access_notices.ts";
 import { type AdmitResult, normalizePairingCode } from "../lib/access/sender_record.ts";
+import { memoryCommandOf } from "../lib/access/user_memory.ts";
 import type { NoticeKind, NoticeUndo } from "../lib/access/notice_outbox.ts";
 import { parseCommand, type PlatformAdapter, type PlatformMessage } from "../lib/chat/mod.ts";
 import type { Admission, ChatEvent } from "../lib/platforms/chat_inbound.ts";
@@ -24,7 +25,7 @@ const _HOUR_MS = 60 * 60 * 1000;
  * start its turn as usual, the verdict (the sender's admin standing, the command parsed here)
  * carried with it (`chatInbound`). A response: answer the delivery with it — nothing was stored
  * but, for an unknown direct sender, their pairing request. Senders the settings list cost no I/O
- * (unless a quota counts them); anyone else costs one call to their own record's object.
+ * (unless a quota counts them, or it is `/memory` or `/forget`); anyone else costs one call to their own record's object.
  */
 export async function gateMessage(
   c: Context<App>,
@@ -45,8 +46,11 @@ export async function gateMessage(
   }
   const message: PlatformMessage = { ...event, reply: event.reply };
   const pair = command?.word === "pair" ? command : null;
+  // `/memory`, `/forget [all|N]` in a direct chat: answered here from the sender's own record
+  // (a session's commands are answered inside a transaction, which cannot ask another object).
+  const memory = c.var.config.memory.on && sender.direct ? memoryCommandOf(command) : null;
   const counts = !isAdmin && access.userTurnsPerHour !== null && !command;
-  if (verdict.kind === "allowed" && !pair && !counts) return admitted;
+  if (verdict.kind === "allowed" && !pair && !memory && !counts) return admitted;
 
   const notices = _notices(c, adapter, message);
   if (verdict.kind === "unlisted" && sender.platform === "github") {
@@ -106,6 +110,11 @@ export async function gateMessage(
     });
     if (!sent.delivered) await record.noticeFailed("quota");
     return sent.response;
+  }
+  if (memory) {
+    // Applied once per delivery: a redelivered `/forget 2` gets its first answer back.
+    const answer = await record.memoryCommand(memory, message.deliveryKey);
+    return (await notices.send(answer, true, "memory command", { to: record })).response;
   }
   if (!pair) return admitted;
   const answer = isAdmin ? await _pair(c, pair.argument, senderEntry(sender)) : PAIR_TEXTS.notAdmin;

@@ -4,6 +4,7 @@ import { tenantSessionKey } from "../lib/api/mod.ts";
 import type { ChatMessage, ModelParams } from "../lib/agent/mod.ts";
 import { RUN_ID_HEADER, runId } from "../lib/openai/mod.ts";
 import type { ContextFields, SseEvent } from "../lib/runtime/mod.ts";
+import type { MediaItem } from "../lib/media/mod.ts";
 import type { InboundMessage, RunEvent, TurnOutcome } from "../lib/session/mod.ts";
 import { type App, failureStatus, jsonError, RequestError } from "./_http.ts";
 import { heldReply } from "./_held_reply.ts";
@@ -19,6 +20,8 @@ export type ClientTools = NonNullable<InboundMessage["clientTools"]>;
 export interface ApiTurn {
   /** The last user message's text ("" when the turn continues on tool results). */
   input: string;
+  /** The last user message's images, stored (functions/_api_images.ts): references only. */
+  media?: MediaItem[];
   system: string;
   /** The client's answers to the tool calls that ended its previous turn: this turn's input. */
   toolResults: ChatMessage[];
@@ -241,6 +244,7 @@ function _message(
   const seed = typeof continues === "number" ? [] : placement.seed;
   return {
     text: turn.input,
+    ...(turn.media?.length ? { media: turn.media } : {}),
     context: {
       ...apiContext(tenant, placement.session),
       ...(turn.user !== undefined ? { user_id: turn.user } : {}),

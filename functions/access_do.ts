@@ -1,4 +1,5 @@
 // The access Durable Object: one per sender (pairing and quota record), per API tenant (quota), and the owner's pairing directory; Workers (cloudflare:workers).
+import { CHAT_ADAPTERS } from "./_chat_adapters.ts";
 import { DurableObject } from "cloudflare:workers";
 import {
   type ApprovalResult,
@@ -26,15 +27,23 @@ import {
   type SessionAdmission,
 } from "../lib/access/tenant_caps.ts";
 import { admitJob, forgetJobs, type JobAdmission, reportJobs } from "../lib/access/tenant_jobs.ts";
+import {
+  answerMemoryCommand,
+  type MemoryCommand,
+  readMemory,
+  rememberFact,
+  type RememberResult,
+  type UserMemory,
+} from "../lib/access/user_memory.ts";
 import { type BatonConfig, readConfig } from "../lib/deployment/mod.ts";
 import { type ContextDefaults, errorText, log, withSessionContext } from "../lib/runtime/mod.ts";
 import { type PlatformEnv, replyChannel, type ReplyTarget } from "../lib/chat/mod.ts";
-import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import type { Env } from "./env.ts";
 
 /**
  * Named `sender:<platform>:<user>` (one sender's record, consulted once per message from a sender
- * the settings do not list), `tenant:<name>` (an API tenant's turn quota, its sessions — asked by
+ * the settings do not list, and their memory across chats), `apiuser:<tenant>:<user>` (an API
+ * user's memory), `tenant:<name>` (an API tenant's turn quota, its sessions — asked by
  * a session's first message only —, its jobs per session — asked when a job is created or ends —
  * and its open streams' leases), `notice:<session key>`
  * (a per-chat notice throttle) or `directory` (the owner's list of codes and paired users, never
@@ -121,6 +130,24 @@ export class AccessDO extends DurableObject<Env> {
     this.#bound(() => releaseStream(this.ctx.storage.kv, id));
   }
 
+  /** A sender's (or `apiuser:` object's) memory across chats (lib/access/user_memory.ts). */
+  memory(): UserMemory {
+    return this.#bound(() => readMemory(this.ctx.storage.kv));
+  }
+
+  /** Stores one fact in this user's memory, under `MEMORY_MAX_CHARS` and `MEMORY_FACT_MAX_CHARS`. */
+  remember(fact: string): RememberResult {
+    const { maxChars, factMaxChars } = this.#config.memory;
+    return this.#bound(() =>
+      rememberFact(this.ctx.storage.kv, fact, { maxChars, factMaxChars }, Date.now())
+    );
+  }
+
+  /** `/memory`, `/forget`, `/forget N`: applied once per `deliveryKey`, answered with the text. */
+  memoryCommand(command: MemoryCommand, deliveryKey: string): string {
+    return this.#bound(() => answerMemoryCommand(this.ctx.storage.kv, command, deliveryKey));
+  }
+
   /** Pairs this sender (idempotent). */
   approve(by: string): void {
     this.#bound(() => approveRecord(this.ctx.storage.kv, by, Date.now()));
@@ -191,7 +218,7 @@ export class AccessDO extends DurableObject<Env> {
 
   get #notices(): NoticeOutbox {
     return this.#noticeOutbox ??= new NoticeOutbox(this.ctx.storage, {
-      channel: replyChannel(PLATFORM_ADAPTERS, this.env as unknown as PlatformEnv),
+      channel: replyChannel(CHAT_ADAPTERS, this.env as unknown as PlatformEnv),
       leaseMs: this.#config.turnLeaseMs,
       givenUp: (undo) => this.#takeBack(undo),
       now: Date.now,

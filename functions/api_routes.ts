@@ -32,6 +32,7 @@ import {
 } from "./_openai_pipeline.ts";
 import { type App, parseJson, RequestError, requireApiKey, sessionKeyParam } from "./_http.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
+import { apiImages, storeApiImages } from "./_api_images.ts";
 import { requestedModel } from "./_model_choice.ts";
 import { sessionStub } from "./session_client.ts";
 
@@ -149,14 +150,20 @@ apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
       "invalid_request_error",
     );
   }
+  // Images checked before anything is stored or claimed: a refused one is a 400, no turn.
+  const images = apiImages(c, input.seed, input.media);
   // The request as a client would retry it, and its Idempotency-Key (claimed, or a 422).
   const identity = await requestIdentity(c, "chat", body);
+  const placed = await placeChat(c, header, input);
+  // Stored under the session that runs the turn: the message holds references, never bytes.
+  const stored = await storeApiImages(c, images, placed.session);
+  const seed = stored.inMessages(input.seed);
   return await runApiTurn(c, {
-    turn,
+    turn: { ...turn, ...(stored.media.length ? { media: stored.media } : {}) },
     identity,
     delivery: request.stream ? "stream" : "plain",
-    placement: await placeChat(c, header, input),
-    fork: () => newChatPlacement(input.seed),
+    placement: { ...placed, seed },
+    fork: () => newChatPlacement(seed),
   }, _chatCodec(c, request, input, header));
 });
 

@@ -4,6 +4,7 @@ import { AccessDO } from "./access_do.ts";
 import { ConversationPointerDO } from "./conversation_pointer_do.ts";
 import type { Env } from "./env.ts";
 import { IdempotencyKeyDO } from "./idempotency_key_do.ts";
+import { type EmailHandler, emailHandler } from "./email_route.ts";
 import { batonApp } from "./routes.ts";
 import { SessionDO } from "./session_do.ts";
 
@@ -21,6 +22,11 @@ type _DurableObjectClass<T> = new (ctx: DurableObjectState, env: Env) => T;
 export interface Baton {
   /** The Worker's fetch handler. */
   fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response>;
+  /**
+   * The Worker's email handler: mail that Email Routing hands to the Worker (README, "Email"), one
+   * session per thread, answered by mail through the `EMAIL_OUT` binding.
+   */
+  email: EmailHandler;
   /**
    * The classes wrangler.toml binds (`SESSIONS` → `SessionDO`, `ACCESS` → `AccessDO`,
    * `CONVERSATIONS` → `ConversationPointerDO`, `IDEMPOTENCY_KEYS` → `IdempotencyKeyDO`): export
@@ -49,6 +55,7 @@ export interface Baton {
 export function defineBaton(options: BatonOptions = {}): Baton {
   const deployment = deploymentOf(options);
   const app = batonApp(deployment);
+  const email = emailHandler(deployment);
   // Every object reads the env with the code's setting defaults under it, as the routes do.
   const withDefaults = <T extends object>(base: new (ctx: DurableObjectState, env: Env) => T) =>
     // deno-lint-ignore no-explicit-any
@@ -59,6 +66,7 @@ export function defineBaton(options: BatonOptions = {}): Baton {
     } as _DurableObjectClass<T>;
   return {
     fetch: (request, env, ctx) => app.fetch(request, deployment.env(env), ctx),
+    email: (message, env, ctx) => email(message, deployment.env(env), ctx),
     durableObjects: {
       SessionDO: class extends SessionDO {
         constructor(ctx: DurableObjectState, env: Env) {

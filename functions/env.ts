@@ -21,4 +21,14 @@ export interface Env extends SettingsEnv {
   ASSETS?: Fetcher;
   /** The session directory (D1, `migrations/`); optional: without it `GET /v1/sessions` is a 503. */
   DIRECTORY?: D1Database;
+  /**
+   * Media bytes (R2, bucket `baton-media`; wrangler dev emulates it); optional: without it an
+   * image sent to the APIs is refused with a 400 (functions/r2_media_store.ts, lib/media/).
+   */
+  MEDIA?: R2Bucket;
+  /**
+   * Outgoing mail (`[[send_email]]`, name `EMAIL_OUT`): email replies and notices, sent from
+   * `EMAIL_FROM`; optional: without it mail is read but every answer fails (logged).
+   */
+  EMAIL_OUT?: SendEmail;
 }

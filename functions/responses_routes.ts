@@ -19,6 +19,7 @@ import type { MessageRecord } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { requestedModel } from "./_model_choice.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
+import { apiImages, storeApiImages } from "./_api_images.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import {
   type ApiCodec,
@@ -67,13 +68,28 @@ responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
       "invalid_request_error",
     );
   }
+  // Images checked before anything is stored or claimed: a refused one is a 400, no turn.
+  const images = apiImages(c, parsed.earlier, parsed.media);
   const identity = await requestIdentity(c, "responses", body);
   const newSession = () => newSessionId(identity, "r");
-  const { placement, fork } = await _place(c, parsed, newSession);
+  const placed = await _place(c, parsed, newSession);
+  // Stored under the session that runs the turn: the message holds references, never bytes.
+  const stored = await storeApiImages(c, images, placed.placement.session);
+  const placement = { ...placed.placement, seed: stored.inMessages(placed.placement.seed) };
+  const fork = async () => {
+    const forked = await placed.fork();
+    return { ...forked, seed: stored.inMessages(forked.seed) };
+  };
   const delivery = request.stream ? "stream" : request.background ? "background" : "plain";
   return await runApiTurn(
     c,
-    { turn, identity, delivery, placement, fork },
+    {
+      turn: { ...turn, ...(stored.media.length ? { media: stored.media } : {}) },
+      identity,
+      delivery,
+      placement,
+      fork,
+    },
     _responsesCodec(c.var.tenant.name, meta),
   );
 });

@@ -1,4 +1,5 @@
 // The session Durable Object: a thin Workers shell over lib/session/ (the sentinel); Workers (cloudflare:workers).
+import { CHAT_ADAPTERS } from "./_chat_adapters.ts";
 import { DurableObject } from "cloudflare:workers";
 import {
   type BatonConfig,
@@ -15,7 +16,6 @@ import {
   stopText,
 } from "../lib/chat/mod.ts";
 import { isResponseMeta } from "../lib/openai/mod.ts";
-import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
 import { eventsWebhookSink } from "../lib/platforms/events_webhook.ts";
 import {
   type ContextFields,
@@ -47,6 +47,8 @@ import {
   type TurnOutcome,
 } from "../lib/session/mod.ts";
 import { d1DirectoryWriter } from "./_directory.ts";
+import { r2MediaStore } from "./r2_media_store.ts";
+import { accessMemoryStore } from "./_memory_store.ts";
 import type { Env } from "./env.ts";
 import { admitJobOccurrence } from "./_job_creator.ts";
 import { admitTenantSession } from "./_tenant_caps.ts";
@@ -109,7 +111,9 @@ export class SessionDO extends DurableObject<Env> {
     const { tools, turn, hooks = {} } = this.#deployment;
     // The deployment's hooks (defineBaton's `hooks`), each within HOOK_TIMEOUT_MS.
     const hooking = { hooks, hookTimeoutMs: this.#config.hookTimeoutMs };
-    const executor = createTurnExecutor(this.#config, tools, remote, turn, hooking);
+    const media = env.MEDIA ? r2MediaStore(env.MEDIA) : undefined;
+    const memory = this.#config.memory.on ? accessMemoryStore(env) : undefined;
+    const executor = createTurnExecutor(this.#config, tools, remote, turn, hooking, media, memory);
     const { eventsWebhook } = this.#config;
     return new SessionSentinel(ctx.storage, executor, {
       ...hooking,
@@ -124,7 +128,7 @@ export class SessionDO extends DurableObject<Env> {
       busyNotice: this.#config.busyAck,
       groupStop: this.#config.groupStop,
       models: { allowed: this.#config.models, default: this.#config.llmModel },
-      channel: replyChannel(PLATFORM_ADAPTERS, env as unknown as PlatformEnv),
+      channel: replyChannel(CHAT_ADAPTERS, env as unknown as PlatformEnv),
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
       maxJobs: this.#config.maxJobsPerSession,
       streamReplies: this.#config.streamReplies,

@@ -9,6 +9,7 @@ import {
   liveReply,
   longTranscript,
   MAX_QUEUED,
+  memoryCost,
   modelCallsPerTurn,
   overhead,
   type Phase,
@@ -48,6 +49,7 @@ const PHASES: readonly Phase[] = [
   // No baton code: a new vs a warm empty object, and a durable write before a model call.
   { title: "runtime floor: what workerd itself costs", run: runtimeFloor },
   { title: "access check: one sender-record call per message vs none", run: accessCheck },
+  { title: "memory: MEMORY=on (one record read per turn) vs off", run: memoryCost },
 ];
 /** Run once every Worker has stopped, so that they do not disturb the timings. */
 const AFTER_WORKERS: readonly Phase[] = [

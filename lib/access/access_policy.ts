@@ -113,11 +113,11 @@ export function mayPair(config: AccessConfig, sender: Sender): boolean {
   return refusalFor(config, sender) === "pairing";
 }
 
-// `platform:user`, GitHub logins compared without case as GitHub does.
+// `platform:user`, GitHub logins and email addresses compared without case.
 function _entry(platform: string, user: string): string {
   const p = platform.trim().toLowerCase();
   const u = user.trim();
-  return `${p}:${p === "github" ? u.toLowerCase() : u}`;
+  return `${p}:${p === "github" || p === "email" ? u.toLowerCase() : u}`;
 }
 
 function _entries(list: readonly string[]): string[] {

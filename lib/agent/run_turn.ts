@@ -27,6 +27,16 @@ export interface TurnRequest extends HookOptions {
   history: ChatMessage[];
   /** The user's message; absent when the turn continues on `toolResults`. */
   input?: string;
+  /**
+   * The references kept with the user's message (its `media` field, lib/media/): stored with it in
+   * the turn's messages; `view` makes them what the model sees.
+   */
+  inputMedia?: readonly unknown[];
+  /**
+   * What the model is sent, made from the messages the turn keeps (lib/media/ `mediaModelView`:
+   * kept references become image parts or text); absent: the messages as they are.
+   */
+  view?: (messages: ChatMessage[]) => Promise<ChatMessage[]>;
   /** The client's answers to its tools' calls that ended the previous turn: this turn's input. */
   toolResults?: ChatMessage[];
   /** The client's own function tools: offered beside baton's; a call to one ends the turn. */
@@ -150,7 +160,9 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     added.push(...request.toolResults);
   } else {
     // Client calls left unanswered by a new question: their results are owed to the model.
-    added.push(..._unanswered(request.history), { role: "user", content: request.input ?? "" });
+    const media = request.inputMedia?.length ? { media: [...request.inputMedia] } : {};
+    const user = { role: "user", content: request.input ?? "", ...media } as ChatMessage;
+    added.push(..._unanswered(request.history), user);
   }
   const prefix: ChatMessage[] = [
     ...request.system.filter((s) => s).map((content): ChatMessage => ({ role: "system", content })),
@@ -198,8 +210,9 @@ async function _complete(
   const { model, tools, signal, onModel } = request;
   const started = Date.now();
   try {
+    const messages = [...prefix, ...added];
     const reply = await model.complete({
-      messages: [...prefix, ...added],
+      messages: request.view ? await request.view(messages) : messages,
       tools: [...tools.definitions(), ...(request.clientTools ?? [])],
       ...(request.params ? { params: request.params } : {}),
       signal,

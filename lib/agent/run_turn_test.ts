@@ -27,6 +27,41 @@ Deno.test("runTurn() answers with text and returns the user and assistant messag
   }]);
 });
 
+Deno.test("runTurn() keeps inputMedia with the user message and sends each model call through view", async () => {
+  const seen: unknown[][] = [];
+  const model: ChatModel = {
+    name: "seeing",
+    complete: ({ messages }) => {
+      seen.push(messages);
+      return Promise.resolve({
+        content: "seen",
+        toolCalls: [],
+        usage: { prompt_tokens: 0, completion_tokens: 0 },
+      });
+    },
+  };
+  const result = await runTurn({
+    ...base,
+    model,
+    tools: new ToolRegistry(),
+    input: "look",
+    inputMedia: [{ id: "k/1", type: "image/gif", size: 1 }],
+    view: (messages) =>
+      Promise.resolve(
+        messages.map((m) => m.role === "user" ? { role: "user", content: "viewed" } : m),
+      ),
+  });
+  assertEquals(
+    result.messages[0],
+    {
+      role: "user",
+      content: "look",
+      media: [{ id: "k/1", type: "image/gif", size: 1 }],
+    } as unknown as (typeof result.messages)[number],
+  );
+  assertEquals(seen[0].at(-1), { role: "user", content: "viewed" });
+});
+
 Deno.test("runTurn() runs tool calls and pairs every call with its result", async () => {
   const model = scriptedModel([
     { toolCalls: [toolCall("c1", "session_info", {}), toolCall("c2", "missing_tool", {})] },

@@ -36,6 +36,7 @@ export {
   jobCreatedText,
   jobsText,
   newConversationText,
+  noMemoryText,
   notYourTurnText,
   parseCommand,
   parseYesNo,

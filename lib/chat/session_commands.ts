@@ -1,4 +1,4 @@
-// Chat commands (/status, /stop, /new, /reset, /help, /start, /approve, /deny, /forget): parsing and the texts users see; runtime-neutral.
+// Chat commands (/status, /stop, /new, /reset, /help, /start, /approve, /deny, /forget, /memory): parsing and the texts users see; runtime-neutral.
 
 /** A command baton answers itself, at once, without the model. */
 export type SessionCommand =
@@ -12,6 +12,7 @@ export type SessionCommand =
   | "forget"
   | "jobs"
   | "model"
+  | "memory"
   | "unknown";
 
 /** A parsed command: which, the word as typed (lower case), and the rest of the line. */
@@ -32,6 +33,7 @@ const _KNOWN = [
   "forget",
   "jobs",
   "model",
+  "memory",
 ] as const;
 
 /** The command in `text`, or null when the text is an ordinary message. */
@@ -61,6 +63,7 @@ export const HELP_TEXT = [
   "/new (or /reset) — stop, then start a fresh conversation",
   "/approve [session|always], /deny — answer the pending approval question",
   "/forget approvals — ask again for every tool approved for the session or always",
+  "/memory — what I remember about you across chats; /forget N or /forget all forgets it",
   "/jobs — the tasks scheduled in this chat (ask me to set a reminder)",
   "/model [name] — the model answering here, and which you may switch to",
   "/help — this list",
@@ -240,9 +243,21 @@ export function grantsText(grants: { tool: string; scope: "session" | "always" }
   return `Approved without asking: ${list.join(", ")}.`;
 }
 
+/**
+ * The session's answer to `/memory` and to a `/forget` of memory: the Worker answers them at the
+ * gate where the chat has a memory (MEMORY on, a direct chat); one that reaches the session has none.
+ */
+export function noMemoryText(group: boolean): string {
+  return group
+    ? "Memory is kept in direct chats only: send /memory to me directly."
+    : "Memory is not available here.";
+}
+
 /** The answer to /forget. */
 export function forgetText(argument: string, forgotten: number): string {
-  if (argument !== "approvals") return "Usage: /forget approvals";
+  if (argument !== "approvals") {
+    return "Usage: /forget all, /forget N (see /memory), /forget approvals";
+  }
   return forgotten
     ? `Forgot ${forgotten} approval${forgotten === 1 ? "" : "s"}: those tools ask again.`
     : "No approvals to forget.";

@@ -19,6 +19,8 @@ import type { BatonConfig } from "./config.ts";
 import { SCHEDULE_TOOL_NAMES, scheduleTools } from "./schedule_tools.ts";
 import type { TurnExecutor } from "../session/mod.ts";
 import { currentContext, type SessionContext } from "../runtime/mod.ts";
+import { mediaModelView, type MediaStore } from "../media/mod.ts";
+import { type MemoryStore, turnMemory } from "./memory_tools.ts";
 
 /**
  * The configured model: the OpenAI-compatible provider, followed by `MODEL_FALLBACKS` (each with
@@ -70,7 +72,11 @@ export type TurnSetupOf = (
  * `SYSTEM_PROMPT`), and those `remote` offers for the turn. The turn's context is bound already, once, by the
  * session that runs it (lib/session/turn_trace.ts `traced`), with this bundle's async delivery
  * unsupported; its tools read it in their `run` options. `hooks.toolCall` is asked before each
- * baton tool call runs (`HOOK_TIMEOUT_MS`: `hooks.hookTimeoutMs`).
+ * baton tool call runs (`HOOK_TIMEOUT_MS`: `hooks.hookTimeoutMs`). `media` is the `MEDIA` store:
+ * a message's images are kept with it as references and read from there inside the turn, the
+ * newest `MEDIA_IMAGES_IN_CONTEXT` sent as image parts (lib/media/ `mediaModelView`).
+ * `memory` is where users' memories live: with `MEMORY=on` a turn reads its user's (one read of
+ * their record) into a system section and gets `remember` and `recall` (./memory_tools.ts).
  */
 export function createTurnExecutor(
   config: BatonConfig,
@@ -78,6 +84,8 @@ export function createTurnExecutor(
   remote?: TurnTools,
   turnSetup?: TurnSetupOf,
   hooks: HookOptions = {},
+  media?: MediaStore,
+  memory?: MemoryStore,
 ): TurnExecutor {
   const model = modelFromConfig(config);
   const schedule = scheduleTools({ approveRecurring: config.approveRecurringJobs });
@@ -102,6 +110,10 @@ export function createTurnExecutor(
     return new ToolRegistry([...childTools, ...schedule, delegate]);
   };
   return async (message, history, signal, progress, approvals) => {
+    // The user's memory (MEMORY=on): its read starts first, so it runs while the turn is set up.
+    const memo = memory && config.memory.on
+      ? turnMemory(memory, currentContext(), message.group === true)
+      : null;
     // Evaluated here, in the session under the turn's frame: a prompt function sees its context.
     const setup: { system: string; tools: Tool[]; model?: string } = turnSetup
       ? await turnSetup(currentContext(), config.systemPrompt)
@@ -113,18 +125,21 @@ export function createTurnExecutor(
       default: config.llmModel,
     });
     const tools = turnTools(setup, modelName);
-    const remoteTools = remote ? await remote.tools(signal) : [];
+    const remoteTools = [...memo?.tools ?? [], ...remote ? await remote.tools(signal) : []];
+    const remembered = memo ? await memo.section : "";
     return await runTurn({
       asks: (tool, args) => !approvals?.granted.has(tool.name) && asks(tool, args),
       ...(approvals?.resume ? { resume: approvals.resume } : {}),
       model,
       modelName,
       tools: remoteTools.length ? tools.with(remoteTools) : tools,
-      system: [setup.system, message.system ?? ""],
+      system: [setup.system, remembered, message.system ?? ""],
       history,
       ...(message.toolResults?.length
         ? { toolResults: message.toolResults }
-        : { input: message.text }),
+        : { input: message.text, ...(message.media?.length ? { inputMedia: message.media } : {}) }),
+      // One view per turn: its model calls share the image reads.
+      view: mediaModelView({ settings: config.media, signal, ...(media ? { store: media } : {}) }),
       ...(message.clientTools?.length ? { clientTools: message.clientTools } : {}),
       ...(message.params ? { params: message.params } : {}),
       maxSteps: config.maxTurnSteps,

@@ -15,6 +15,7 @@ import { type McpConfig, parseMcpServers } from "../mcp/mcp_servers.ts";
 import type { BusyMode } from "../session/mod.ts";
 import type { GroupStop } from "../session/group_stop.ts";
 import { type FallbackModel, parseModelFallbacks } from "./model_config.ts";
+import type { MediaSettings } from "../media/mod.ts";
 
 /** Everything baton reads from its environment. */
 export interface BatonConfig {
@@ -102,6 +103,13 @@ export interface BatonConfig {
    * `EVENTS_WEBHOOK_SECRET`); null: none are written. Both must be set.
    */
   eventsWebhook: { url: string; secret: string } | null;
+  /** Images over the APIs (`MEDIA_MAX_BYTES`, `MEDIA_IMAGES_IN_CONTEXT`, `VISION`); the bytes need the `MEDIA` binding. */
+  media: MediaSettings;
+  /**
+   * Memory across chats (`MEMORY`, default off; `MEMORY_MAX_CHARS` 4,000 per user,
+   * `MEMORY_FACT_MAX_CHARS` 500 per fact): lib/access/user_memory.ts.
+   */
+  memory: { on: boolean; maxChars: number; factMaxChars: number };
 }
 
 /**
@@ -171,5 +179,15 @@ export function readConfig(vars: object): BatonConfig {
           secret: textSetting(env, "EVENTS_WEBHOOK_SECRET"),
         }
         : null,
+    media: {
+      maxBytes: countSetting(env, "MEDIA_MAX_BYTES"),
+      imagesInContext: countSetting(env, "MEDIA_IMAGES_IN_CONTEXT"),
+      vision: enumSetting(env, "VISION"),
+    },
+    memory: {
+      on: switchSetting(env, "MEMORY"),
+      maxChars: countSetting(env, "MEMORY_MAX_CHARS"),
+      factMaxChars: countSetting(env, "MEMORY_FACT_MAX_CHARS"),
+    },
   };
 }

@@ -10,6 +10,8 @@ export const SETTING_GROUPS = {
   context: "Tool context",
   deployment: "Deployment",
   hooks: "Hooks and event webhooks",
+  media: "Media",
+  memory: "Memory across chats",
   logging: "Logs",
   access: "Access control (chat platforms)",
   api: "API keys and tenants",
@@ -23,6 +25,7 @@ export const SETTING_GROUPS = {
   "platform:twilio": "Twilio (SMS and WhatsApp)",
   "platform:teams": "Microsoft Teams",
   "platform:google_chat": "Google Chat",
+  "platform:email": "Email (Cloudflare Email Routing)",
 } as const;
 
 /** A heading of the reference: a key of {@link SETTING_GROUPS}. */
@@ -340,6 +343,61 @@ export const SETTINGS = {
     secret: true,
     description: "the `whsec_…` secret those events are signed with; required with " +
       "`EVENTS_WEBHOOK_URL`",
+  },
+  // Media.
+  MEDIA_MAX_BYTES: {
+    kind: "int",
+    group: "media",
+    min: 1,
+    max: 100_000_000,
+    default: 20_000_000,
+    shown: "20 MB",
+    description: "the largest image accepted, in bytes: a larger one is refused with a 400 " +
+      "naming this limit (a data URL is also held to the 1 MiB request body)",
+  },
+  MEDIA_IMAGES_IN_CONTEXT: {
+    kind: "int",
+    group: "media",
+    min: 0,
+    max: 64,
+    default: 4,
+    description: "how many of a conversation's newest images go to the model as images; older " +
+      "ones as a short text placeholder",
+  },
+  VISION: {
+    kind: "enum",
+    group: "media",
+    values: ["native", "off"],
+    default: "native",
+    description: "`native`: images go to the model as image parts (it must take them); `off`: " +
+      "an image is refused with a 400 (see [Media](#media-images-over-the-api))",
+  },
+  // Memory across chats.
+  MEMORY: {
+    kind: "switch",
+    group: "memory",
+    default: "off",
+    description: "`on`: the model gets `remember` and `recall`, a user's remembered facts are " +
+      "offered at the start of each of their turns (one read of their record per turn) and " +
+      "`/memory`, `/forget` answer in chat (see [Memory](#memory)); off by default: it keeps " +
+      "personal data across chats, which a deployer opts into",
+  },
+  MEMORY_MAX_CHARS: {
+    kind: "int",
+    group: "memory",
+    min: 100,
+    max: 100_000,
+    default: 4_000,
+    description: "characters one user's facts may hold together (all of it is offered to each " +
+      "turn): a fact past it is refused, the model told so",
+  },
+  MEMORY_FACT_MAX_CHARS: {
+    kind: "int",
+    group: "memory",
+    min: 10,
+    max: 10_000,
+    default: 500,
+    description: "characters of one remembered fact: a longer one is refused, the model told so",
   },
   // Logs.
   LOG_LEVEL: {
@@ -710,6 +768,29 @@ export const SETTINGS = {
     group: "platform:google_chat",
     default: "https://chat.googleapis.com/v1",
     description: "the Chat API's root",
+  },
+  // Email.
+  EMAIL_FROM: {
+    kind: "string",
+    group: "platform:email",
+    shown: "the address the mail was sent to",
+    description: "the address replies and notices come from (a domain on Email Routing; the " +
+      "`EMAIL_OUT` `send_email` binding sends them)",
+  },
+  EMAIL_ALLOWED_DOMAINS: {
+    kind: "list",
+    group: "platform:email",
+    shown: "any domain",
+    description: "comma-separated sender domains whose mail is read at all (others are dropped " +
+      "unanswered); senders still pass access control, so with `email:*` in `ALLOWED_USERS` " +
+      "everyone at these domains may write",
+  },
+  EMAIL_REQUIRE_AUTH: {
+    kind: "switch",
+    group: "platform:email",
+    default: "on",
+    description: "refuse mail whose sender Email Routing did not authenticate (DMARC pass, or " +
+      "SPF or DKIM pass for the From domain)",
   },
 } as const satisfies Record<string, Setting>;
 

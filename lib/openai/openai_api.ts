@@ -2,6 +2,8 @@
 import { z } from "zod";
 import { type ChatMessage, messageText, type ModelParams, type ToolCall } from "../agent/mod.ts";
 import { jsonSchemaObject } from "../runtime/mod.ts";
+import type { MediaPart } from "../media/mod.ts";
+import { chatImageParts, withImageParts } from "./image_parts.ts";
 
 const _contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -92,8 +94,13 @@ export interface ChatTurnInput {
   /** The client's answers to its tools' calls, when the request ends with them: the turn's input. */
   toolResults: ChatMessage[];
   system: string;
-  /** Earlier messages: the seed of a new session, and what a continued one must hold. */
+  /**
+   * Earlier messages: the seed of a new session, and what a continued one must hold. A user
+   * message's image parts are in its `media` (lib/media/ `MediaPart`s, stored by the route).
+   */
   seed: ChatMessage[];
+  /** The last user message's image parts (`image_url`), unchecked: the route checks and stores them. */
+  media: MediaPart[];
 }
 
 /**
@@ -115,6 +122,7 @@ export function chatTurnInput(request: ChatCompletionRequest): ChatTurnInput | s
       toolResults: messages.slice(end).map(_asHistory).filter((m) => m !== null),
       system,
       seed: _seed(messages.slice(0, end)),
+      media: [],
     };
   }
   const lastUser = messages.findLastIndex((m) => m.role === "user");
@@ -124,6 +132,7 @@ export function chatTurnInput(request: ChatCompletionRequest): ChatTurnInput | s
     toolResults: [],
     system,
     seed: _seed(messages.slice(0, lastUser)),
+    media: chatImageParts(messages[lastUser].content, lastUser),
   };
 }
 
@@ -135,13 +144,21 @@ export function callerInRequest(turn: ChatTurnInput): boolean {
   return caller?.role === "assistant" && (caller.tool_calls?.length ?? 0) > 0;
 }
 
-/** Earlier messages as history: user and assistant text, tool calls and their results kept whole. */
+/**
+ * Earlier messages as history: user and assistant text (a user message's images as its `media`
+ * parts), tool calls and their results kept whole. `messages` start at the request's first.
+ */
 function _seed(messages: _RequestMessage[]): ChatMessage[] {
   return messages.map(_asHistory).filter((m) => m !== null);
 }
 
-function _asHistory(m: _RequestMessage): ChatMessage | null {
-  if (m.role === "user") return { role: "user", content: messageText(m) };
+function _asHistory(m: _RequestMessage, index: number): ChatMessage | null {
+  if (m.role === "user") {
+    return withImageParts(
+      { role: "user", content: messageText(m) },
+      chatImageParts(m.content, index),
+    );
+  }
   if (m.role === "tool") {
     return { role: "tool", tool_call_id: m.tool_call_id ?? "", content: messageText(m) };
   }

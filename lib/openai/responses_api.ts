@@ -5,11 +5,23 @@ import { jsonSchemaObject } from "../runtime/mod.ts";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ModelParams, ToolCall } from "../agent/mod.ts";
 import type { RunState, TurnUsage } from "../session/types.ts";
+import type { MediaPart } from "../media/mod.ts";
+import { responseImageParts, withImageParts } from "./image_parts.ts";
 
-const _part = z.object({
+const _textPart = z.object({
   type: z.enum(["input_text", "output_text"]),
   text: z.string().max(1_000_000),
 }).loose();
+
+/** An image: `image_url` a data URL or an https URL (a `file_id` is refused when checked). */
+const _imagePart = z.object({
+  type: z.literal("input_image"),
+  image_url: z.string().nullable().optional(),
+  file_id: z.string().max(256).nullable().optional(),
+  detail: z.string().max(16).nullable().optional(),
+}).loose();
+
+const _part = z.union([_textPart, _imagePart]);
 
 const _messageItem = z.object({
   type: z.literal("message").optional(),
@@ -109,8 +121,13 @@ export interface ResponseTurn {
   /** The client's function tools, offered beside baton's. */
   clientTools: ChatCompletionTool[];
   system: string;
-  /** Input before the last user message or the outputs: messages, and calls as assistant messages. */
+  /**
+   * Input before the last user message or the outputs: messages, and calls as assistant messages.
+   * A user message's images are in its `media` (lib/media/ `MediaPart`s, stored by the route).
+   */
   earlier: ChatMessage[];
+  /** The last user message's `input_image` parts, unchecked: the route checks and stores them. */
+  media: MediaPart[];
   params?: ModelParams;
   meta: ResponseMeta;
 }
@@ -137,7 +154,7 @@ export function responseTurn(
           role: item.role,
           text: typeof item.content === "string"
             ? item.content
-            : item.content.map((p) => p.text).join(""),
+            : item.content.map((p) => ("text" in p ? p.text : "")).join(""),
         }
     );
   let end = items.length;
@@ -154,7 +171,11 @@ export function responseTurn(
       "role" in i && (i.role === "system" || i.role === "developer") ? [i.text] : []
     ),
   ].filter((s) => s).join("\n");
-  const earlier = _history(items.slice(0, continuesOnOutputs ? end : end - 1));
+  // Image parts by item: kept out of `items` (stored with the message), so no bytes go there.
+  const images = typeof request.input === "string"
+    ? []
+    : request.input.map((item, i) => "content" in item ? responseImageParts(item.content, i) : []);
+  const earlier = _history(items.slice(0, continuesOnOutputs ? end : end - 1), images);
   const toolResults = items.slice(end).flatMap((i): ChatMessage[] =>
     "type" in i && i.type === "function_call_output"
       ? [{ role: "tool", tool_call_id: i.call_id, content: i.output }]
@@ -186,6 +207,7 @@ export function responseTurn(
     })),
     system,
     earlier,
+    media: continuesOnOutputs ? [] : images[end - 1] ?? [],
     ...(Object.keys(params).length ? { params } : {}),
     meta: {
       api: "responses",
@@ -205,12 +227,17 @@ export function responseTurn(
   };
 }
 
-/** Input items as history: messages as text, a run of function calls as one assistant message. */
-function _history(items: InputItem[]): ChatMessage[] {
+/**
+ * Input items as history: messages as text (a user message's `images` as its `media` parts), a
+ * run of function calls as one assistant message.
+ */
+function _history(items: InputItem[], images: MediaPart[][]): ChatMessage[] {
   const history: ChatMessage[] = [];
-  for (const item of items) {
+  for (const [i, item] of items.entries()) {
     if ("role" in item) {
-      if (item.role === "user" || item.role === "assistant") {
+      if (item.role === "user") {
+        history.push(withImageParts({ role: "user", content: item.text }, images[i] ?? []));
+      } else if (item.role === "assistant") {
         history.push({ role: item.role, content: item.text });
       }
     } else if (item.type === "function_call_output") {

@@ -8,6 +8,7 @@ import {
   modelStatusText,
   modelText,
   newConversationText,
+  noMemoryText,
   notYourTurnText,
   type ParsedCommand,
   START_TEXT,
@@ -86,7 +87,13 @@ export class CommandRunner {
           }),
         );
       }
+      case "memory":
+        return noMemoryText(message.group === true);
       case "forget":
+        // `/forget`, `/forget all`, `/forget N` are the memory's, answered at the gate where it is on.
+        if (argument === "" || argument === "all" || /^#?\d+$/.test(argument)) {
+          return noMemoryText(message.group === true);
+        }
         return forgetText(
           argument,
           argument === "approvals"

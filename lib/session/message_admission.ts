@@ -120,7 +120,10 @@ export class MessageAdmission {
     if (decision.action === "merge" && newest) {
       const text = `${newest.message.text}\n${message.text}`;
       const deliveryKey = newest.message.deliveryKey;
-      this.#stores.inbox.replaceMessage(tx, newest.seq, { ...message, text, deliveryKey });
+      // The merged turn's media: both messages', in order.
+      const media = [...newest.message.media ?? [], ...message.media ?? []];
+      const merged = { ...message, text, deliveryKey, ...(media.length ? { media } : {}) };
+      this.#stores.inbox.replaceMessage(tx, newest.seq, merged);
       seq = this.#stores.inbox.insert(tx, message, now, "merged", null, newest.seq);
     } else {
       seq = this.#stores.inbox.insert(tx, message, now, "queued");

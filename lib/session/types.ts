@@ -3,6 +3,7 @@ import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ModelParams, PendingCall, ToolCall, TurnResume } from "../agent/mod.ts";
 import type { ParsedCommand, ReplyTarget } from "../chat/mod.ts";
 import type { ContextFields } from "../runtime/mod.ts";
+import type { MediaItem } from "../media/mod.ts";
 
 /** A message handed to a session. */
 export interface InboundMessage {
@@ -17,6 +18,11 @@ export interface InboundMessage {
   keyMemoryMs?: number;
   /** The turn context to bind when this message runs. */
   context: Omit<ContextFields, "async_delivery">;
+  /**
+   * The message's media as stored (lib/media/ `MediaItem`: a reference to bytes in the `MEDIA`
+   * store, or an https link): kept with its user message in the transcript, never the bytes.
+   */
+  media?: MediaItem[];
   /** Extra system prompt for this turn (e.g. an API caller's system message). */
   system?: string;
   /** Earlier messages that seed the conversation when it has no history yet. */

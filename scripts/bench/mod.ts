@@ -2,6 +2,7 @@
 export { baselineRef, buildBaseline } from "./baseline.ts";
 export { accessCheck } from "./phases_access.ts";
 export { liveReply } from "./phases_live.ts";
+export { memoryCost } from "./phases_memory.ts";
 export { responsesContinuation } from "./phases_responses.ts";
 export { runtimeFloor } from "./phases_runtime.ts";
 export { fanOut, sessionsCurve } from "./phases_sessions.ts";

@@ -43,6 +43,10 @@ export function sharedBaton(
     label?: string;
     /** The Worker's entry, relative to the project root (default functions/index.ts). */
     entry?: string;
+    /** Bind the `MEDIA` R2 bucket; default none. */
+    media?: boolean;
+    /** Bind `EMAIL_OUT` and open the email handler (`TestWorker.mails`); default none. */
+    email?: boolean;
   } = {},
 ): SharedBaton {
   let started:
@@ -61,7 +65,13 @@ export function sharedBaton(
         const vars = Object.fromEntries(
           Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined),
         );
-        const worker = await startWorker({ vars, directory: opts.directory, entry: opts.entry });
+        const worker = await startWorker({
+          vars,
+          directory: opts.directory,
+          entry: opts.entry,
+          media: opts.media,
+          email: opts.email,
+        });
         return { worker, fake, platform };
       } catch (e) {
         await fake.close();

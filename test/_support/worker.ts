@@ -1,7 +1,7 @@
 // Miniflare harness: bundles the Worker with esbuild once per process and runs it in workerd; Deno.
 import * as esbuild from "esbuild";
 import type { Readable } from "node:stream";
-import { Miniflare } from "miniflare";
+import { Log, LogLevel, Miniflare } from "miniflare";
 import { buildConsole } from "../../scripts/build_console.ts";
 
 const _root = new URL("../../", import.meta.url);
@@ -120,6 +120,13 @@ export async function startMiniflare(
     assets?: string;
     directory?: DirectoryMode;
     onOutput?: (text: string) => void;
+    /** Bind the `MEDIA` R2 bucket (as wrangler.toml's `[[r2_buckets]]`); default none. */
+    media?: boolean;
+    /**
+     * Bind `EMAIL_OUT` (`[[send_email]]`) and open `/cdn-cgi/handler/email`; each mail the Worker
+     * sends is handed, raw, to `onMail`.
+     */
+    onMail?: (raw: string) => void;
   },
 ): Promise<{ mf: Miniflare; url: string }> {
   const directory = opts.directory ?? "migrated";
@@ -150,6 +157,15 @@ export async function startMiniflare(
     },
     ...(directory === "none" ? {} : { d1Databases: { DIRECTORY: "baton-directory" } }),
     d1Persist: opts.persistDir ? `${opts.persistDir}/d1` : false,
+    ...(opts.media ? { r2Buckets: { MEDIA: "baton-media" } } : {}),
+    ...(opts.onMail
+      ? {
+        email: { send_email: [{ name: "EMAIL_OUT" }] },
+        unsafeTriggerHandlers: true,
+        log: new _MailLog(opts.onMail),
+      }
+      : {}),
+    r2Persist: opts.persistDir ? `${opts.persistDir}/r2` : false,
     modules: true,
     scriptPath,
     modulesRoot: _root.pathname,
@@ -179,6 +195,20 @@ export async function startMiniflare(
 }
 
 /**
+ * Miniflare's log, kept for one thing: its local `send_email` binding stores each mail it is
+ * given in a file and logs the file's path; the mail is read from there and handed on.
+ */
+class _MailLog extends Log {
+  constructor(readonly onMail: (raw: string) => void) {
+    super(LogLevel.INFO);
+  }
+  override logWithLevel(_level: LogLevel, message: string): void {
+    const path = /send_email binding called with the following message:\s+(\S+\.eml)/.exec(message);
+    if (path) this.onMail(Deno.readTextFileSync(path[1]));
+  }
+}
+
+/**
  * Applies `migrations/*.sql`, in name order, to the Worker's `DIRECTORY` database (as
  * `wrangler d1 migrations apply` does; they are idempotent, so a restart may apply them again).
  */
@@ -204,6 +234,8 @@ export interface TestWorker {
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Everything the Worker has written so far (its JSON log lines, workerd's own messages). */
   output(): string;
+  /** The raw mails the Worker has sent through `EMAIL_OUT` (started with `email`), oldest first. */
+  mails(): string[];
   /**
    * Stops workerd, then fails (rejects) when any secret the test configured appears in the
    * Worker's output (see `secretValues`); idempotent, call in `finally`.
@@ -268,12 +300,17 @@ export async function startWorker(
     persistDir?: string;
     entry?: string;
     directory?: DirectoryMode;
+    /** Bind the `MEDIA` R2 bucket; default none. */
+    media?: boolean;
+    /** Bind `EMAIL_OUT` and open the email handler (see `TestWorker.mails`); default none. */
+    email?: boolean;
   } = {},
 ): Promise<TestWorker> {
   const scriptPath = await buildWorker(opts.entry);
   const entry = opts.entry ?? "functions/index.ts";
   const assets = entry === "functions/index.ts" ? await buildConsoleAssets() : undefined;
   const chunks: string[] = [];
+  const mails: string[] = [];
   const { mf, url } = await startMiniflare(scriptPath, {
     assets,
     vars: opts.vars,
@@ -285,7 +322,9 @@ export async function startWorker(
     },
     persistDir: opts.persistDir,
     directory: opts.directory,
+    media: opts.media,
     onOutput: (text) => chunks.push(text),
+    ...(opts.email ? { onMail: (raw: string) => mails.push(raw) } : {}),
   });
   const secrets = secretValues(opts.vars ?? {});
   let disposed: Promise<void> | undefined;
@@ -303,6 +342,7 @@ export async function startWorker(
     url,
     fetch: (path, init) => fetch(new URL(path.replace(/^\//, ""), url), init),
     output: () => chunks.join(""),
+    mails: () => [...mails],
     // Idempotent: a second mf.dispose() throws "Server is not running." asynchronously.
     dispose: () => disposed ??= dispose(),
   };

@@ -1,0 +1,102 @@
+// What the model sees of a conversation's media: the newest images as image parts (read inside the turn), older ones and unreadable ones as text; runtime-neutral.
+import type { ChatMessage } from "../agent/mod.ts";
+import { encodeBase64 } from "../runtime/mod.ts";
+import { isMediaRef, type MediaItem } from "./media_ref.ts";
+import type { MediaSettings } from "./media_settings.ts";
+import { messageMedia, withMessageMedia } from "./message_media.ts";
+import { type ImageRead, type ImageReadOptions, readImage } from "./read_image.ts";
+
+/** What a turn's view of its media needs: how to read an image, and the media settings. */
+export interface ModelViewOptions extends Omit<ImageReadOptions, "maxBytes"> {
+  settings: MediaSettings;
+}
+
+/** An image part of a Chat Completions request to the model. */
+type _ImagePart = { type: "image_url"; image_url: { url: string } };
+
+/**
+ * The messages a turn sends to the model, made from what it keeps: a user message's `media`
+ * becomes image parts (`data:<type>;base64,…`, read from the store inside the turn) for the newest
+ * `MEDIA_IMAGES_IN_CONTEXT` images of the conversation (none with `VISION=off`), and a text
+ * placeholder for the others (`[image: <description, name or type>, <size>]`). An image that
+ * cannot be read (deleted, a store error, a link that fails) becomes its placeholder with a note
+ * saying so: never an error, so a bad image cannot fail this turn or any later one. Each image is
+ * read once per view (one view per turn: its model calls share the reads). The `media` field never
+ * reaches the model.
+ */
+export function mediaModelView(
+  options: ModelViewOptions,
+): (messages: ChatMessage[]) => Promise<ChatMessage[]> {
+  const reads = new Map<string, Promise<ImageRead>>();
+  const read = (item: MediaItem) => {
+    const key = isMediaRef(item) ? `id:${item.id}` : `url:${item.url}`;
+    let found = reads.get(key);
+    if (!found) {
+      found = readImage(item, { ...options, maxBytes: options.settings.maxBytes });
+      reads.set(key, found);
+    }
+    return found;
+  };
+  return async (messages) => {
+    const media = messages.map((m) => messageMedia<MediaItem>(m));
+    const total = media.reduce((n, items) => n + items.length, 0);
+    if (total === 0 && !messages.some((m) => "media" in m)) return messages;
+    const { vision, imagesInContext } = options.settings;
+    // The newest images are shown: those whose place in the conversation is among the last.
+    const shown = vision === "native" ? imagesInContext : 0;
+    const offsets: number[] = [];
+    media.reduce((n, items) => (offsets.push(n), n + items.length), 0);
+    return await Promise.all(messages.map(async (message, i) => {
+      if (!media[i].length) return withMessageMedia(message, []);
+      const notes: string[] = [];
+      const parts: _ImagePart[] = [];
+      for (const [j, item] of media[i].entries()) {
+        if (offsets[i] + j < total - shown) {
+          notes.push(placeholder(item));
+          continue;
+        }
+        const got = await read(item);
+        if (got.ok) {
+          const url = `data:${got.type};base64,${encodeBase64(got.bytes)}`;
+          parts.push({ type: "image_url", image_url: { url } });
+        } else {
+          notes.push(`${placeholder(item)} (the image could not be shown: ${got.why})`);
+        }
+      }
+      return _withParts(message, notes, parts);
+    }));
+  };
+}
+
+/** The text an image stands as where it is not shown: its description, else its name or type and size. */
+export function placeholder(item: MediaItem): string {
+  if (isMediaRef(item)) {
+    if (item.description) return `[image: ${item.description}]`;
+    return `[image: ${item.name ?? item.type}, ${_size(item.size)}]`;
+  }
+  return `[image: ${item.name ?? item.url}]`;
+}
+
+function _size(bytes: number): string {
+  if (bytes < 1_000) return `${bytes} B`;
+  if (bytes < 1_000_000) return `${(bytes / 1_000).toFixed(1)} kB`;
+  return `${(bytes / 1_000_000).toFixed(1)} MB`;
+}
+
+/** A user message as sent: its text with the placeholders, then its image parts. */
+function _withParts(message: ChatMessage, notes: string[], parts: _ImagePart[]): ChatMessage {
+  const plain = withMessageMedia(message, []);
+  const content = plain.content;
+  const text = [typeof content === "string" ? content : _text(content), ...notes]
+    .filter((t) => t).join("\n");
+  if (!parts.length) return { ...plain, content: text } as ChatMessage;
+  return {
+    ...plain,
+    content: [...(text ? [{ type: "text" as const, text }] : []), ...parts],
+  } as ChatMessage;
+}
+
+function _text(content: unknown): string {
+  if (!Array.isArray(content)) return "";
+  return content.map((p) => (p && typeof p.text === "string" ? p.text : "")).join("");
+}
