@@ -11,6 +11,7 @@ import {
 } from "../lib/access/access_notices.ts";
 import { type AdmitResult, normalizePairingCode } from "../lib/access/sender_record.ts";
 import { memoryCommandOf } from "../lib/access/user_memory.ts";
+import { budgetText } from "../lib/access/token_budget.ts";
 import type { NoticeKind, NoticeUndo } from "../lib/access/notice_outbox.ts";
 import { parseCommand, type PlatformAdapter, type PlatformMessage } from "../lib/chat/mod.ts";
 import type { Admission, ChatEvent } from "../lib/platforms/chat_inbound.ts";
@@ -49,8 +50,13 @@ export async function gateMessage(
   // `/memory`, `/forget [all|N]` in a direct chat: answered here from the sender's own record
   // (a session's commands are answered inside a transaction, which cannot ask another object).
   const memory = c.var.config.memory.on && sender.direct ? memoryCommandOf(command) : null;
-  const counts = !isAdmin && access.userTurnsPerHour !== null && !command;
-  if (verdict.kind === "allowed" && !pair && !memory && !counts) return admitted;
+  // A `/steer TEXT` carries a message for the model (its own turn when none runs): it counts.
+  const answered = command !== null && command.command !== "steer";
+  const counts = !isAdmin && access.userTurnsPerHour !== null && !answered;
+  // USER_TOKENS_PER_DAY: every turn reserves from its sender's day, admins' too (a money cap).
+  const tokenCap = c.var.config.spend.userTokensPerDay;
+  const spends = tokenCap !== null && !command;
+  if (verdict.kind === "allowed" && !pair && !memory && !counts && !spends) return admitted;
 
   const notices = _notices(c, adapter, message);
   if (verdict.kind === "unlisted" && sender.platform === "github") {
@@ -58,7 +64,7 @@ export async function gateMessage(
   }
   let result: AdmitResult = { kind: "admitted" };
   const record = senderStub(c.env, sender);
-  if (verdict.kind === "unlisted" || counts) {
+  if (verdict.kind === "unlisted" || counts || spends) {
     result = await record.admit({
       needsPairing: verdict.kind === "unlisted",
       refusal: refusalFor(access, sender),
@@ -66,6 +72,7 @@ export async function gateMessage(
       // A `/pair` is answered, never a turn: it does not count.
       quota: counts && !pair ? { limit: access.userTurnsPerHour!, windowMs: _HOUR_MS } : null,
       deliveryKey: message.deliveryKey,
+      tokens: spends ? { limit: tokenCap!, estimate: c.var.config.spend.turnReserve } : null,
       now: Date.now(),
     });
   }
@@ -111,12 +118,26 @@ export async function gateMessage(
     if (!sent.delivered) await record.noticeFailed("quota");
     return sent.response;
   }
+  if (result.kind === "over_budget") {
+    const text = budgetText(tokenCap!, result.resetAt, Date.now());
+    const sent = await notices.send(text, result.notify, "over token budget", {
+      to: record,
+      undo: "budget",
+      perChat: true,
+    });
+    if (!sent.delivered) await record.noticeFailed("budget");
+    return sent.response;
+  }
   if (memory) {
     // Applied once per delivery: a redelivered `/forget 2` gets its first answer back.
     const answer = await record.memoryCommand(memory, message.deliveryKey);
     return (await notices.send(answer, true, "memory command", { to: record })).response;
   }
-  if (!pair) return admitted;
+  if (!pair) {
+    // The session settles the reservation with this record once the turn is stored.
+    const spend = { record: `sender:${senderEntry(sender)}`, key: message.deliveryKey };
+    return spends ? { ...admitted, spend } : admitted;
+  }
   const answer = isAdmin ? await _pair(c, pair.argument, senderEntry(sender)) : PAIR_TEXTS.notAdmin;
   return (await notices.send(answer, true, "pair command", { to: record })).response;
 }

@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { accessStub } from "./access_client.ts";
 import { type App, jsonError, RequestError } from "./_http.ts";
 import { errorText, log } from "../lib/runtime/mod.ts";
+import { budgetExceeded } from "./_spend.ts";
 
 const _MINUTE_MS = 60_000;
 
@@ -56,13 +57,23 @@ export async function turnQuotaRefusal(
 export const apiTurnQuota: MiddlewareHandler<App> = async (c, next) => {
   const key = c.req.header("idempotency-key");
   const deliveryKey = key ? `idem:${key}` : crypto.randomUUID();
-  const refusal = await turnQuotaRefusal(c, deliveryKey);
-  if (refusal) return refusal;
+  const tokenCap = c.var.config.spend.tenantTokensPerDay;
+  if (tokenCap !== null) {
+    // TENANT_TOKENS_PER_DAY: the turn reserves from its tenant's day (and counts in its minute)
+    // in one call; its session settles the reservation once the turn is stored.
+    const refusal = await _reserveTurn(c, deliveryKey, tokenCap);
+    if (refusal) return refusal;
+    _spends.set(c.req.raw, { record: `tenant:${c.var.tenant.name}`, key: deliveryKey });
+  } else {
+    const refusal = await turnQuotaRefusal(c, deliveryKey);
+    if (refusal) return refusal;
+  }
   await next();
   // The route threw (the app answered it): `c.error`. Only this request's own key is given back —
   // a client's key may name an earlier turn, which must stay counted.
   const refused = c.error instanceof RequestError && c.error.type === "stream_limit";
-  if (refused && !key && c.var.config.apiTurnsPerMinute !== null) {
+  const counted = c.var.config.apiTurnsPerMinute !== null || tokenCap !== null;
+  if (refused && !key && counted) {
     try {
       await accessStub(c.env, `tenant:${c.var.tenant.name}`).uncountTurn(deliveryKey);
     } catch (error) {
@@ -71,3 +82,42 @@ export const apiTurnQuota: MiddlewareHandler<App> = async (c, next) => {
     }
   }
 };
+
+/** The reservations `apiTurnQuota` took, by request: the turn's message carries its own. */
+const _spends = new WeakMap<Request, { record: string; key: string }>();
+
+/**
+ * The token reservation this request's turn took (`InboundMessage.spend`), to store with its
+ * message; empty when no `TENANT_TOKENS_PER_DAY` applies.
+ */
+export function requestSpend(c: Context<App>): { spend?: { record: string; key: string } } {
+  const spend = _spends.get(c.req.raw);
+  return spend ? { spend } : {};
+}
+
+// One call to the tenant's object: its minute's quota (when set) and its day's token budget.
+async function _reserveTurn(
+  c: Context<App>,
+  deliveryKey: string,
+  tokenCap: number,
+): Promise<Response | null> {
+  const limit = c.var.config.apiTurnsPerMinute;
+  const result = await accessStub(c.env, `tenant:${c.var.tenant.name}`).admit({
+    needsPairing: false,
+    refusal: "silence",
+    name: "",
+    quota: limit === null ? null : { limit, windowMs: _MINUTE_MS },
+    tokens: { limit: tokenCap, estimate: c.var.config.spend.turnReserve },
+    deliveryKey,
+    now: Date.now(),
+  });
+  if (result.kind === "over_budget") return budgetExceeded(c, result.resetAt);
+  if (result.kind !== "over_quota") return null;
+  c.header("Retry-After", String(Math.ceil(result.retryAfterMs / 1000)));
+  return jsonError(
+    c,
+    429,
+    `this API key's tenant is over API_TURNS_PER_MINUTE (${limit}); retry after the Retry-After seconds`,
+    "rate_limited",
+  );
+}

@@ -103,6 +103,8 @@ export const requireAdminTenant: MiddlewareHandler<App> = async (c, next) => {
 export function failureStatus(error: { type: string }): ContentfulStatusCode {
   if (isStopped(error)) return 409;
   if (error.type === "turn_timeout") return 504;
+  // Still too long after compacting (lib/session/compacted_turn.ts): as the provider says it.
+  if (error.type === "context_length_exceeded") return 400;
   return 502;
 }
 

@@ -11,6 +11,7 @@ import { heldReply } from "./_held_reply.ts";
 import { DROPPED_MESSAGE, messageDropped } from "./_message_hook.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import { openStreamSlot } from "./_tenant_caps.ts";
+import { requestSpend } from "./_api_quota.ts";
 import { runMessage, submitMessage } from "./session_client.ts";
 
 /** The client's own function tools, as both APIs hand them to the session. */
@@ -139,8 +140,11 @@ export async function runApiTurn(
     c,
     request,
     codec,
-    message: (placement) =>
-      _message(tenant, request.turn, placement, request.identity, request.delivery === "stream"),
+    // With TENANT_TOKENS_PER_DAY's reservation (apiTurnQuota), settled after the turn.
+    message: (placement) => ({
+      ..._message(tenant, request.turn, placement, request.identity, request.delivery === "stream"),
+      ...requestSpend(c),
+    }),
     at: (placement, seq) => ({ placement, seq, run: runId(tenant, placement.session, seq) }),
   };
   // The deployment's messageReceived hook, before anything is stored or a stream slot taken.

@@ -7,7 +7,12 @@ import {
   PairingDirectory,
   type PairingRequest,
 } from "../lib/access/pairing_directory.ts";
-import { holdsNotices, NoticeOutbox, type NoticeUndo } from "../lib/access/notice_outbox.ts";
+import {
+  holdsNotices,
+  type NoticeKind,
+  NoticeOutbox,
+  type NoticeUndo,
+} from "../lib/access/notice_outbox.ts";
 import {
   type AdmitRequest,
   type AdmitResult,
@@ -27,6 +32,12 @@ import {
   type SessionAdmission,
 } from "../lib/access/tenant_caps.ts";
 import { admitJob, forgetJobs, type JobAdmission, reportJobs } from "../lib/access/tenant_jobs.ts";
+import {
+  type DayUsage,
+  dayUsage,
+  settleTokens,
+  type TokenCounts,
+} from "../lib/access/token_budget.ts";
 import {
   answerMemoryCommand,
   type MemoryCommand,
@@ -68,6 +79,19 @@ export class AccessDO extends DurableObject<Env> {
     return this.#bound(() => admitToRecord(this.ctx.storage.kv, request));
   }
 
+  /**
+   * Settles the token reservation `key` (taken by `admit` with `tokens`) with what its turn used
+   * (lib/access/token_budget.ts); a second settlement counts nothing.
+   */
+  settleTokens(key: string, used: TokenCounts): boolean {
+    return this.#bound(() => settleTokens(this.ctx.storage.kv, key, used, Date.now()));
+  }
+
+  /** This sender's (or tenant's) tokens on UTC day `day` (`YYYY-MM-DD`), reservations included. */
+  tokenUsage(day: string): DayUsage {
+    return this.#bound(() => dayUsage(this.ctx.storage.kv, day));
+  }
+
   /** A group chat's throttle: whether an access notice may go to the chat now (see `groupNoticeDue`). */
   groupNoticeDue(): boolean {
     return this.#bound(() => groupNoticeDue(this.ctx.storage.kv, Date.now()));
@@ -79,7 +103,7 @@ export class AccessDO extends DurableObject<Env> {
   }
 
   /** A notice `admit` (or `groupNoticeDue`) counted as sent was not sent: let the next message try. */
-  noticeFailed(kind: "refusal" | "quota" | "group"): void {
+  noticeFailed(kind: NoticeKind): void {
     this.#bound(() => noticeFailed(this.ctx.storage.kv, kind));
   }
 

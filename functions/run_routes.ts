@@ -8,7 +8,7 @@ import { APPROVAL_CHOICES, type ApprovalChoice, type InboundMessage } from "../l
 import { type App, jsonError, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { DROPPED_MESSAGE, messageDropped } from "./_message_hook.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
-import { sessionStub, submitMessage } from "./session_client.ts";
+import { refusalError, sessionStub, submitMessage } from "./session_client.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
 import { openStreamSlot } from "./_tenant_caps.ts";
@@ -80,6 +80,38 @@ runRoutes.post("/:id/stop", requireApiKey, async (c) => {
   const state = await stub.runState(run.seq, run.context);
   if (!state) throw new RequestError(404, "no such run", "not_found");
   throw new RequestError(409, `the run has already ended (${state.status})`, "run_finished");
+});
+
+const _steerRequest = z.object({ input: z.string().min(1).max(100_000) });
+
+/**
+ * Steers a run: `input` is given to its turn, whose model reads it at its next step (before its
+ * next model call) as a user message marked as sent meanwhile; when the turn ends first, it runs
+ * as its own turn in the run's session. 202 with the steer's own run id (`steer_id`: its state is
+ * the run's once taken); 409 when the run has ended.
+ */
+runRoutes.post("/:id/steer", requireApiKey, apiTurnQuota, async (c) => {
+  const id = c.req.param("id");
+  const run = _parseRunId(c.var.tenant.name, id);
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  const body = parseJson(_steerRequest, bytes);
+  const identity = await requestIdentity(c, `runs/${id}/steer`, bytes);
+  const message: InboundMessage = { text: body.input, context: run.context, ...identity };
+  if (await messageDropped(c, message, "api")) {
+    return jsonError(c, 422, DROPPED_MESSAGE, "message_dropped");
+  }
+  const stub = sessionStub(c.env, run.context.session_key);
+  const result = await stub.steerRun(run.seq, message);
+  if (result === "not_found") throw new RequestError(404, "no such run", "not_found");
+  if (result === "ended") {
+    const state = await stub.runState(run.seq, run.context);
+    const status = state?.status ?? "ended";
+    throw new RequestError(409, `the run ${id} has already ended (${status})`, "run_finished");
+  }
+  const refused = refusalError(result);
+  if (refused) throw refused;
+  const steerId = runId(c.var.tenant.name, run.session, result.seq);
+  return c.json({ run_id: id, steer_id: steerId, session: run.session, status: "steering" }, 202);
 });
 
 const _approvalRequest = z.object({

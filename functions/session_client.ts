@@ -36,6 +36,15 @@ export async function submitMessage(
   return receipt;
 }
 
+/** The HTTP error of a receipt its session refused (a full queue: 429), or null when it was stored. */
+export function refusalError(receipt: SubmitReceipt): RequestError | null {
+  if (receipt.refused === "idempotency_key_reused") return _keyReused();
+  if (receipt.refused === "session_limit") return _sessionLimit(receipt);
+  if (receipt.refused === "too_large") return _tooLarge(receipt);
+  if (receipt.refused) return _queueFull();
+  return null;
+}
+
 /**
  * Answers a click on one of a session's buttons; returns what the click did. A failure becomes a
  * 503: the platform may deliver the click again, and a second answer changes nothing.

@@ -2,10 +2,13 @@
 import { CHAT_ADAPTERS } from "./_chat_adapters.ts";
 import { DurableObject } from "cloudflare:workers";
 import {
+  adapterMediaFetch,
   type BatonConfig,
+  createSummarizer,
   createTurnExecutor,
   type Deployment,
   readConfig,
+  withChatMedia,
 } from "../lib/deployment/mod.ts";
 import type { ChatMessage } from "../lib/agent/mod.ts";
 import {
@@ -53,6 +56,7 @@ import type { Env } from "./env.ts";
 import { admitJobOccurrence } from "./_job_creator.ts";
 import { admitTenantSession } from "./_tenant_caps.ts";
 import { tenantJobCount } from "./_tenant_jobs.ts";
+import { sessionSpend } from "./_spend.ts";
 
 /**
  * One per session key (idFromName): durable inbox, run claim, transcript, outbox, and nothing
@@ -113,12 +117,27 @@ export class SessionDO extends DurableObject<Env> {
     const hooking = { hooks, hookTimeoutMs: this.#config.hookTimeoutMs };
     const media = env.MEDIA ? r2MediaStore(env.MEDIA) : undefined;
     const memory = this.#config.memory.on ? accessMemoryStore(env) : undefined;
-    const executor = createTurnExecutor(this.#config, tools, remote, turn, hooking, media, memory);
+    // A chat's photos, voice notes and files are fetched inside the turn (media_turns.ts).
+    const executor = withChatMedia(
+      createTurnExecutor(this.#config, tools, remote, turn, hooking, media, memory),
+      {
+        fetchFor: adapterMediaFetch(CHAT_ADAPTERS, env as unknown as PlatformEnv),
+        settings: this.#config.media,
+        ...(media ? { store: media } : {}),
+      },
+    );
     const { eventsWebhook } = this.#config;
     return new SessionSentinel(ctx.storage, executor, {
       ...hooking,
       ...(eventsWebhook ? { events: eventsWebhookSink(eventsWebhook) } : {}),
       historyWindow: this.#config.historyWindow,
+      // CONTEXT_TOKENS: the oldest turns summarised by the model once too long (compactor.ts).
+      compaction: {
+        contextTokens: this.#config.contextTokens,
+        summarize: createSummarizer(this.#config),
+      },
+      // Daily token caps: SESSION_TOKENS_PER_DAY here, a reservation settled after its turn.
+      spend: sessionSpend(env, this.#config.spend),
       turnTimeoutMs: this.#config.turnTimeoutMs,
       leaseMs: this.#config.turnLeaseMs,
       maxAttempts: 3,
@@ -251,6 +270,17 @@ export class SessionDO extends DurableObject<Env> {
       const sender = { userId: context.user_id ?? "", admin };
       return this.#sentinel.answerClick(data, sender);
     });
+  }
+
+  /** Steers `message` into run `seq` (see `SessionSentinel.steerRun`). */
+  steerRun(
+    seq: number,
+    message: InboundMessage,
+  ): SubmitReceipt | "ended" | "not_found" {
+    return this.#bound(
+      message.context,
+      () => this.#session(false)?.steerRun(seq, message) ?? "not_found",
+    );
   }
 
   /** Stops one run; false when it had already ended. */

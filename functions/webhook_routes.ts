@@ -15,6 +15,7 @@ import { type App, failureStatus, jsonError, RequestError, webhookAnswer } from 
 import { answerClick, runMessage, submitMessage } from "./session_client.ts";
 import { gateMessage } from "./_access_gate.ts";
 import { DROPPED_MESSAGE, messageDropped } from "./_message_hook.ts";
+import { storeWebhookFiles } from "./_webhook_files.ts";
 
 /** Routes under /webhooks. */
 export const webhookRoutes = new Hono<App>();
@@ -133,6 +134,9 @@ async function _run(
   if (await messageDropped(c, inbound, adapter.name)) {
     return jsonError(c, 422, DROPPED_MESSAGE, "message_dropped");
   }
+  // Inline files are stored before the message, which keeps their references.
+  const media = await storeWebhookFiles(c, ingress.files ?? [], message.sessionKey);
+  if (media.length) inbound.media = media;
   const run = await runMessage(c.env, message.sessionKey, inbound);
   if (run === "history_mismatch") throw new Error("a webhook message never continues a seed");
   const { outcome } = run;

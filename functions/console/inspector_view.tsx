@@ -62,7 +62,11 @@ export function InspectorView(props: { api: ApiClient; sessionKey: string }) {
                 <span class="when">{agoText(m.received_at)}</span>
                 <span class="dur">{msText(m.duration_ms)}</span>
                 {m.attempts > 1 && <span class="attempts">{m.attempts} attempts</span>}
-                {m.merged_into !== null && <span>merged into #{m.merged_into}</span>}
+                {m.merged_into !== null && (
+                  <span>
+                    {m.status === "steered" ? "steered into" : "merged into"} #{m.merged_into}
+                  </span>
+                )}
                 <span class="text">{m.text}</span>
                 {m.error && <span class="error">{m.error.type}: {m.error.message}</span>}
               </li>

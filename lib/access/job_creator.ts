@@ -116,6 +116,8 @@ export function jobOccurrenceVerdict(
 ): boolean | JobSkip {
   if (result.kind === "admitted") return true;
   if (result.kind === "refused") return false;
+  // Jobs do not reserve tokens yet (no `tokens` in the check): a budget verdict cannot come.
+  if (result.kind === "over_budget") return true;
   const limit = check.limit;
   if (!limit) return true; // over a quota it was not asked to count: cannot happen
   const who = "tenant" in check.record ? "its tenant" : "its creator";

@@ -6,7 +6,7 @@ import { num, SessionDb, type SessionStorage } from "../session/session_db.ts";
 import { errorText, log } from "../runtime/mod.ts";
 
 /** A notice throttle of an access record (see `noticeFailed`). */
-export type NoticeKind = "refusal" | "quota" | "group";
+export type NoticeKind = "refusal" | "quota" | "group" | "budget";
 
 /**
  * A throttle a notice counted as sent, to take back when the notice is given up (so that the

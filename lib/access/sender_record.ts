@@ -1,6 +1,13 @@
 // One sender's access record (paired or not, their pending pairing code, notices sent, turns in the quota window), kept in the sender's own object; runtime-neutral.
 import type { KeyStorage } from "../api/mod.ts";
 import type { Refusal } from "./access_policy.ts";
+import {
+  BUDGET_NOTICE_AT,
+  dropReservation,
+  reserveTokens,
+  type TokenReservation,
+} from "./token_budget.ts";
+import type { NoticeKind } from "./notice_outbox.ts";
 
 /** How long a pairing code is valid, and the least time between two code messages to one sender. */
 export const PAIRING_CODE_MS = 60 * 60 * 1000;
@@ -35,6 +42,11 @@ export interface AdmitRequest {
   quota: { limit: number; windowMs: number } | null;
   /** The message's delivery id: a redelivery is counted once. */
   deliveryKey: string;
+  /**
+   * A daily token budget the turn reserves from (lib/access/token_budget.ts), keyed by
+   * `deliveryKey`; absent or null: none applies.
+   */
+  tokens?: Omit<TokenReservation, "key"> | null;
   now: number;
 }
 
@@ -51,6 +63,8 @@ export interface PendingPairing {
 export type AdmitResult =
   | { kind: "admitted" }
   | { kind: "over_quota"; notify: boolean; retryAfterMs: number }
+  /** Over the daily token budget (`tokens`) until `resetAt`; nothing was counted or reserved. */
+  | { kind: "over_budget"; notify: boolean; resetAt: number }
   | { kind: "refused"; refusal: Refusal; notify: boolean; pairing?: PendingPairing };
 
 interface _Approval {
@@ -73,10 +87,10 @@ export function admitToRecord(storage: RecordStorage, request: AdmitRequest): Ad
   if (request.needsPairing && !storage.get<_Approval>("approved")) {
     return _refuse(storage, request);
   }
-  if (!request.quota) return { kind: "admitted" };
+  if (!request.quota) return _reserve(storage, request);
   const { limit, windowMs } = request.quota;
   const counted = (storage.get<_Counted[]>("turns") ?? []).filter((t) => now - t.at < windowMs);
-  if (counted.some((t) => t.key === request.deliveryKey)) return { kind: "admitted" };
+  if (counted.some((t) => t.key === request.deliveryKey)) return _reserve(storage, request);
   if (counted.length >= limit) {
     storage.put("turns", counted);
     return {
@@ -85,6 +99,9 @@ export function admitToRecord(storage: RecordStorage, request: AdmitRequest): Ad
       retryAfterMs: Math.max(1, counted[0].at + windowMs - now),
     };
   }
+  // Over its token budget, the turn is not counted in the quota either.
+  const budget = _reserve(storage, request);
+  if (budget.kind !== "admitted") return budget;
   counted.push({ key: request.deliveryKey, at: now });
   storage.put("turns", counted);
   return { kind: "admitted" };
@@ -96,9 +113,10 @@ export function admitToRecord(storage: RecordStorage, request: AdmitRequest): Ad
  * client's key may also name an earlier turn.
  */
 export function uncountTurn(storage: RecordStorage, deliveryKey: string): boolean {
+  const released = dropReservation(storage, deliveryKey); // its token reservation too
   const counted = storage.get<_Counted[]>("turns") ?? [];
   const kept = counted.filter((t) => t.key !== deliveryKey);
-  if (kept.length === counted.length) return false;
+  if (kept.length === counted.length) return released;
   storage.put("turns", kept);
   return true;
 }
@@ -115,7 +133,7 @@ export function groupNoticeDue(storage: RecordStorage, now: number): boolean {
  * A notice `admitToRecord` (or `groupNoticeDue`) counted as sent was not sent: the next message
  * may try again.
  */
-export function noticeFailed(storage: RecordStorage, kind: "refusal" | "quota" | "group"): void {
+export function noticeFailed(storage: RecordStorage, kind: NoticeKind): void {
   storage.delete(_NOTICE_AT[kind]);
 }
 
@@ -123,6 +141,7 @@ const _NOTICE_AT = {
   refusal: "refusal_notice_at",
   quota: "quota_notice_at",
   group: "group_notice_at",
+  budget: BUDGET_NOTICE_AT,
 } as const;
 
 /** Marks the sender paired (idempotent); their pending code and refusal notices are done with. */
@@ -193,6 +212,12 @@ function _refuse(storage: RecordStorage, request: AdmitRequest): AdmitResult {
     notify: _noticeDue(storage, "refusal_notice_at", PAIRING_CODE_MS, now),
     pairing: pending,
   };
+}
+
+// The turn's reservation from the record's daily token budget, when one applies.
+function _reserve(storage: RecordStorage, request: AdmitRequest): AdmitResult {
+  if (!request.tokens) return { kind: "admitted" };
+  return reserveTokens(storage, { ...request.tokens, key: request.deliveryKey }, request.now);
 }
 
 // Whether a notice of this kind is due; if so it is counted as sent now.

@@ -1,5 +1,6 @@
 // Chat model providers: OpenAI-compatible Chat Completions (openai package) and the offline echo model; any runtime with fetch.
 import OpenAI from "openai";
+import { isContextOverflow } from "./context_overflow.ts";
 import type {
   ChatCompletionMessageParam,
   ChatCompletionMessageToolCall,
@@ -85,7 +86,8 @@ export interface ModelReply {
   toolCalls: ToolCall[];
   /** The provider stopped at its output limit (`finish_reason: "length"`): the text is cut short. */
   truncated?: boolean;
-  usage: { prompt_tokens: number; completion_tokens: number };
+  /** Token counts as the provider reported them; `cached_tokens` (part of the prompt's) where it says. */
+  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
 }
 
 /** A chat model: one call per agent step. */
@@ -101,11 +103,16 @@ export interface ChatModel {
  */
 export class ModelError extends Error {
   override name = "ModelError";
+  /**
+   * `contextOverflow`: the provider said the prompt is longer than the model's context
+   * (context_overflow.ts): the session compacts and asks once more (lib/session/compactor.ts).
+   */
   constructor(
     message: string,
     readonly status: number | undefined,
     readonly transient: boolean = status !== undefined &&
       (status === 408 || status === 429 || status >= 500),
+    readonly contextOverflow = false,
   ) {
     super(message);
   }
@@ -196,6 +203,9 @@ function _toReply(completion: OpenAI.Chat.Completions.ChatCompletion): ModelRepl
     usage: {
       prompt_tokens: completion.usage?.prompt_tokens ?? 0,
       completion_tokens: completion.usage?.completion_tokens ?? 0,
+      ...(completion.usage?.prompt_tokens_details?.cached_tokens
+        ? { cached_tokens: completion.usage.prompt_tokens_details.cached_tokens }
+        : {}),
     },
   };
 }
@@ -210,7 +220,18 @@ function _toModelError(error: unknown): Error {
     return new ModelError("could not reach the model provider", undefined, true);
   }
   if (error instanceof OpenAI.APIError) {
-    return new ModelError(`the model provider answered ${error.status}`, error.status);
+    // The provider's own words are matched here and then dropped: they never reach a user.
+    const body = (error.error ?? {}) as { code?: unknown; type?: unknown; message?: unknown };
+    const said = {
+      code: error.code ?? body.code,
+      type: error.type ?? body.type,
+      message: body.message ?? error.message,
+    };
+    const overflow = isContextOverflow(error.status, said);
+    const message = overflow
+      ? `the conversation is too long for the model (${error.status})`
+      : `the model provider answered ${error.status}`;
+    return new ModelError(message, error.status, undefined, overflow);
   }
   return error instanceof Error ? error : new Error(String(error));
 }

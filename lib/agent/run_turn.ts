@@ -16,6 +16,7 @@ import {
   withLogFields,
 } from "../runtime/mod.ts";
 import { callHook, hookContext, type HookOptions } from "./turn_hooks.ts";
+import { cutToolResult } from "./tool_result_cut.ts";
 
 /** What one turn needs; `hooks.toolCall` is asked before each baton tool call runs (`HookOptions`). */
 export interface TurnRequest extends HookOptions {
@@ -44,6 +45,14 @@ export interface TurnRequest extends HookOptions {
   /** The caller's model parameters, sent with every model call of the turn. */
   params?: ModelParams;
   maxSteps: number;
+  /** `TOOL_RESULT_MAX_CHARS`: a longer result of a baton tool is cut with a note (tool_result_cut.ts). */
+  toolResultMaxChars?: number;
+  /**
+   * The turn's token ceiling (`TURN_MAX_TOKENS`): no model call starts once the turn's tokens so
+   * far plus the last call's prompt (what the next one sends at least) would pass it; the turn
+   * ends with `TOKEN_CAP_REPLY`. Absent: no ceiling.
+   */
+  maxTokens?: number;
   signal: AbortSignal;
   onDelta?: (delta: string) => void;
   /** Updated as the turn goes: steps started and messages so far (kept if the turn is interrupted). */
@@ -63,6 +72,11 @@ export interface TurnRequest extends HookOptions {
   onAsk?: "pause" | "refuse";
   /** Continues a turn that paused for approval, exactly where it stopped, instead of starting on `input`. */
   resume?: TurnResume;
+  /**
+   * Asked before each model call: user messages that arrived while the turn ran (a steer), added
+   * to the turn's messages so that this call sees them. The host has recorded them as taken.
+   */
+  steers?: () => ChatMessage[];
 }
 
 /** A tool call waiting for the user's approval. */
@@ -107,6 +121,8 @@ export type ModelEvent =
     duration_ms: number;
     prompt_tokens: number;
     completion_tokens: number;
+    /** Prompt tokens the provider served from its cache, where it says. */
+    cached_tokens?: number;
     tool_calls: number;
   }
   | { type: "model.failed"; step: number; duration_ms: number; error: string }
@@ -134,6 +150,10 @@ export interface TurnResult {
 /** Text of the reply when the step cap ends a turn that still wanted tools. */
 export const STEP_CAP_REPLY =
   "I stopped after reaching this turn's step limit without a final answer.";
+
+/** Text of the reply when the turn's token ceiling (`maxTokens`) ends a turn that still wanted tools. */
+export const TOKEN_CAP_REPLY =
+  "I stopped because this turn reached its token limit (TURN_MAX_TOKENS) without a final answer.";
 
 /** What the model is told for an asking call in a turn that cannot ask (`onAsk: "refuse"`). */
 export const REFUSED_ASK =
@@ -168,13 +188,21 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     ...request.system.filter((s) => s).map((content): ChatMessage => ({ role: "system", content })),
     ...request.history,
   ];
+  let lastPrompt = 0;
   for (let step = first; step <= request.maxSteps; step++) {
     signal.throwIfAborted();
+    if (_overTokens(request.maxTokens, usage, lastPrompt)) {
+      added.push({ role: "assistant", content: TOKEN_CAP_REPLY });
+      return { reply: TOKEN_CAP_REPLY, messages: added, steps: step - 1, usage };
+    }
     if (request.progress) request.progress.step = step;
+    // After the last step's tool calls, before this model call: what the user added meanwhile.
+    if (request.steers) added.push(...request.steers());
     // Lines logged by the model call and the tools name their step.
     const reply = await withLogFields({ step }, () => _complete(request, prefix, added, step));
     usage.prompt_tokens += reply.usage.prompt_tokens;
     usage.completion_tokens += reply.usage.completion_tokens;
+    lastPrompt = reply.usage.prompt_tokens;
     if (reply.toolCalls.length === 0) {
       added.push({ role: "assistant", content: reply.content });
       const truncated = reply.truncated ? { truncated: true } : {};
@@ -228,6 +256,7 @@ async function _complete(
       duration_ms: Date.now() - started,
       prompt_tokens: reply.usage.prompt_tokens,
       completion_tokens: reply.usage.completion_tokens,
+      ...(reply.usage.cached_tokens ? { cached_tokens: reply.usage.cached_tokens } : {}),
       tool_calls: reply.toolCalls.length,
     });
     return reply;
@@ -279,7 +308,9 @@ async function _runCalls(
     resumed?.record?.(call.id, null);
     request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
     const started = Date.now();
-    const result = await _runTool(tools, call, { signal, context });
+    const ran = await _runTool(tools, call, { signal, context });
+    // Cut before anything keeps it: the model, the transcript, a resumed turn's record.
+    const result = { ...ran, content: cutToolResult(ran.content, request.toolResultMaxChars) };
     resumed?.record?.(call.id, result.content);
     request.onTool?.({
       type: "tool.completed",
@@ -318,6 +349,16 @@ async function _toolCallRefusal(
   });
   const deny = verdict && typeof verdict === "object" ? verdict.deny : undefined;
   return typeof deny === "string" ? HOOK_DENIED + deny : null;
+}
+
+/** Whether the next model call would pass the turn's token ceiling (none: never). */
+function _overTokens(
+  maxTokens: number | undefined,
+  usage: { prompt_tokens: number; completion_tokens: number },
+  lastPrompt: number,
+): boolean {
+  if (maxTokens === undefined) return false;
+  return usage.prompt_tokens + usage.completion_tokens + lastPrompt > maxTokens;
 }
 
 /** The calls of a step that must wait for approval (a call that cannot run never asks: it fails). */

@@ -2,7 +2,13 @@
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { scriptedModel, toolCall } from "../../test/_support/scripted_model.ts";
 import { type ChatModel, echoModel } from "./chat_model.ts";
-import { type ModelEvent, REFUSED_ASK, runTurn, STEP_CAP_REPLY } from "./run_turn.ts";
+import {
+  type ModelEvent,
+  REFUSED_ASK,
+  runTurn,
+  STEP_CAP_REPLY,
+  TOKEN_CAP_REPLY,
+} from "./run_turn.ts";
 import { bindTurn } from "../runtime/mod.ts";
 import { defineTool, sessionInfoTool, type Tool, toolAsks, ToolRegistry } from "./tools.ts";
 
@@ -136,6 +142,31 @@ Deno.test("runTurn() stops at maxSteps with the transcript still paired", async 
   assertEquals(
     result.messages.map((m) => m.role),
     ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"],
+  );
+});
+
+Deno.test("runTurn() with maxTokens stops a long tool loop before the model call that would pass it, with a note", async () => {
+  const usage = { prompt_tokens: 300, completion_tokens: 50 };
+  const model = scriptedModel(
+    Array.from({ length: 10 }, (_, i) => ({
+      toolCalls: [toolCall(`c${i}`, "session_info", {})],
+      usage,
+    })),
+  );
+  const result = await runTurn({
+    ...base,
+    maxTokens: 800,
+    model,
+    tools: new ToolRegistry([sessionInfoTool]),
+    input: "loop",
+  });
+  // 350 after one call, 700 after two; a third (at least 300 more prompt tokens) would pass 800.
+  assertStrictEquals(model.requests.length, 2);
+  assertStrictEquals(result.reply, TOKEN_CAP_REPLY);
+  assertEquals(result.usage, { prompt_tokens: 600, completion_tokens: 100 });
+  assertEquals(
+    result.messages.map((m) => m.role),
+    ["user", "assistant", "tool", "assistant", "tool", "assistant"],
   );
 });
 

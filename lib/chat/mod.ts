@@ -30,6 +30,8 @@ export {
   approvalClickText,
   approvalQuestionText,
   approvalStatusText,
+  compactText,
+  contextText,
   forgetText,
   grantsText,
   HELP_TEXT,
@@ -44,6 +46,7 @@ export {
   QUEUED_NOTICE,
   START_TEXT,
   statusText,
+  STEER_USAGE,
   stopText,
   unknownCommandText,
 } from "./session_commands.ts";

@@ -1,6 +1,7 @@
 // The shape every chat-platform adapter fills (verify, parse, send, presence); runtime-neutral.
 import type { z } from "zod";
 import type { ContextFields } from "../runtime/mod.ts";
+import type { FetchedMedia, MediaPart, PlatformMedia } from "../media/mod.ts";
 import type { Sender } from "./sender.ts";
 import type { ClickAnswer } from "./session_commands.ts";
 
@@ -52,7 +53,19 @@ export interface PlatformMessage<T extends ReplyTarget = ReplyTarget> {
    * inbox's day (`DEDUP_MS`).
    */
   keyMemoryMs?: number;
+  /** The text, or the caption of its media ("" for media without one). */
   text: string;
+  /**
+   * Its media as the platform announced them (file ids, kinds, stated names, types and sizes):
+   * never downloaded while parsing — the acknowledgement does not wait — but inside the turn,
+   * by the adapter's `fetchMedia`.
+   */
+  media?: PlatformMedia[];
+  /**
+   * The album it is one piece of (Telegram's `media_group_id`): the pieces of one album make one
+   * turn.
+   */
+  album?: string;
   context: EventContext;
   reply: T;
   /** Who sent it, for access control: the platform's own identity. */
@@ -134,7 +147,17 @@ export type Ingress<T extends ReplyTarget = ReplyTarget> =
    * failure's status. It has no reply target: nothing is sent to it, and an access refusal is the
    * delivery's 403.
    */
-  | { kind: "run"; message: Omit<PlatformMessage<T>, "reply">; echo: Record<string, unknown> };
+  | {
+    kind: "run";
+    message: Omit<PlatformMessage<T>, "reply">;
+    echo: Record<string, unknown>;
+    /**
+     * Files the delivery carries inline (the generic webhook's `attachments[].data`, as base64
+     * data URLs): checked and stored in `MEDIA` by the route before the message is stored — a
+     * refused one is the delivery's 400 — and kept as references with it.
+     */
+    files?: MediaPart[];
+  };
 
 /** One part of a stored text as the outbox sends it. */
 export interface PartSend {
@@ -262,6 +285,17 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
    * at or after `sinceMs` — true found, false absent, null when the platform could not be asked.
    */
   findPart?(target: T, marker: string, sinceMs: number, env: PlatformEnv): Promise<boolean | null>;
+  /**
+   * Fetches a medium `parse` announced (`PlatformMessage.media`) with the credentials the adapter
+   * has (Telegram: `getFile`, then the download with the bot token), inside the turn: at most
+   * `maxBytes` read, stopped by `signal`. A failure is answered as `{ ok: false, why }` naming
+   * no URL or token, never thrown (but the signal's abort).
+   */
+  fetchMedia?(
+    item: PlatformMedia,
+    env: PlatformEnv,
+    options: { signal: AbortSignal; maxBytes: number },
+  ): Promise<FetchedMedia>;
   /** Whether sending part `index` again can never show it twice (Discord's edit of `@original`). */
   idempotentPart?(index: number): boolean;
   /**

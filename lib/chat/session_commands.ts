@@ -13,6 +13,8 @@ export type SessionCommand =
   | "jobs"
   | "model"
   | "memory"
+  | "compact"
+  | "steer"
   | "unknown";
 
 /** A parsed command: which, the word as typed (lower case), and the rest of the line. */
@@ -34,6 +36,8 @@ const _KNOWN = [
   "jobs",
   "model",
   "memory",
+  "compact",
+  "steer",
 ] as const;
 
 /** The command in `text`, or null when the text is an ordinary message. */
@@ -64,8 +68,10 @@ export const HELP_TEXT = [
   "/approve [session|always], /deny — answer the pending approval question",
   "/forget approvals — ask again for every tool approved for the session or always",
   "/memory — what I remember about you across chats; /forget N or /forget all forgets it",
+  "/steer <text> — tell me something while I work on a reply: I read it at my next step",
   "/jobs — the tasks scheduled in this chat (ask me to set a reminder)",
   "/model [name] — the model answering here, and which you may switch to",
+  "/compact — summarise the conversation so far (later replies see the summary)",
   "/help — this list",
 ].join("\n");
 
@@ -128,6 +134,10 @@ export const QUEUED_NOTICE = "Queued — I'll answer after the current reply.";
 export const QUEUE_FULL_NOTICE =
   "Too many messages are waiting — this one was not processed. Please send it again later.";
 
+/** The answer to a `/steer` without text (one with text is a message: lib/session/steers.ts). */
+export const STEER_USAGE =
+  "Usage: /steer <text> — I read it while working on the current reply (or next, when idle).";
+
 /** The reply to an unknown /word. */
 export function unknownCommandText(word: string): string {
   return `Unknown command /${word}. /help lists the commands.`;
@@ -150,6 +160,32 @@ export function statusText(state: {
   const seconds = Math.round((state.runningForMs ?? 0) / 1000);
   const step = state.step ? `step ${state.step}` : "still starting";
   return `Working on a reply for ${seconds} s (${step}); ${waiting}.`;
+}
+
+/**
+ * The answer to /compact once it ran: how many messages the summary now stands for, or why there
+ * was none (`off`: CONTEXT_TOKENS=off; `nothing`: no message since the last summary; `failed`:
+ * the model did not write one).
+ */
+export function compactText(
+  compacted: number,
+  skipped?: "off" | "nothing" | "failed",
+): string {
+  if (skipped === "off") return "Compaction is off here.";
+  if (skipped === "nothing") return "Nothing to compact: no messages since the last summary.";
+  if (skipped === "failed" || !compacted) {
+    return "Could not compact now: the model did not write a summary. Try again later.";
+  }
+  return `Compacted ${compacted} message${compacted === 1 ? "" : "s"} into a summary: ` +
+    "later replies see it and the newest messages; the full history is kept.";
+}
+
+/** The /status line of the conversation's context size against `CONTEXT_TOKENS` (null: off). */
+export function contextText(tokens: number, limit: number | null): string {
+  const size = `about ${tokens.toLocaleString("en-US")} tokens`;
+  return limit === null
+    ? `Context: ${size}.`
+    : `Context: ${size} of ${limit.toLocaleString("en-US")} (compacted beyond that; /compact now).`;
 }
 
 /** The reply to /stop. */

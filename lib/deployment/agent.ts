@@ -19,7 +19,7 @@ import type { BatonConfig } from "./config.ts";
 import { SCHEDULE_TOOL_NAMES, scheduleTools } from "./schedule_tools.ts";
 import type { TurnExecutor } from "../session/mod.ts";
 import { currentContext, type SessionContext } from "../runtime/mod.ts";
-import { mediaModelView, type MediaStore } from "../media/mod.ts";
+import { describeMedia, imageDescriber, mediaModelView, type MediaStore } from "../media/mod.ts";
 import { type MemoryStore, turnMemory } from "./memory_tools.ts";
 
 /**
@@ -127,6 +127,19 @@ export function createTurnExecutor(
     const tools = turnTools(setup, modelName);
     const remoteTools = [...memo?.tools ?? [], ...remote ? await remote.tools(signal) : []];
     const remembered = memo ? await memo.section : "";
+    // The message's voice notes and documents made text once, here: the turn keeps its media so
+    // described (lib/media/describe_media.ts), and no later turn transcribes them again.
+    const inputMedia = message.media?.length && !message.toolResults?.length && !approvals?.resume
+      ? await describeMedia(message.media, {
+        settings: config.media,
+        signal,
+        ...(media ? { store: media } : {}),
+        // VISION=describe: a text-only model reads each image as VISION_MODEL's words for it.
+        describeImage: config.media.vision === "describe"
+          ? imageDescriber(model, config.media.visionModel || modelName)
+          : null,
+      })
+      : [];
     return await runTurn({
       asks: (tool, args) => !approvals?.granted.has(tool.name) && asks(tool, args),
       ...(approvals?.resume ? { resume: approvals.resume } : {}),
@@ -137,14 +150,20 @@ export function createTurnExecutor(
       history,
       ...(message.toolResults?.length
         ? { toolResults: message.toolResults }
-        : { input: message.text, ...(message.media?.length ? { inputMedia: message.media } : {}) }),
+        : { input: message.text, ...(inputMedia.length ? { inputMedia } : {}) }),
       // One view per turn: its model calls share the image reads.
       view: mediaModelView({ settings: config.media, signal, ...(media ? { store: media } : {}) }),
       ...(message.clientTools?.length ? { clientTools: message.clientTools } : {}),
       ...(message.params ? { params: message.params } : {}),
       maxSteps: config.maxTurnSteps,
+      // TOOL_RESULT_MAX_CHARS: a huge tool result is cut before the model and the transcript see it.
+      toolResultMaxChars: config.toolResultMaxChars,
+      // TURN_MAX_TOKENS: no model call past the turn's ceiling (lib/agent/run_turn.ts).
+      ...(config.spend.turnMaxTokens !== null ? { maxTokens: config.spend.turnMaxTokens } : {}),
       signal,
       progress,
+      // Messages steered into the turn (`/steer`, BUSY_INPUT_MODE=steer), read before each model call.
+      ...(progress.steers ? { steers: progress.steers } : {}),
       // The deployment's toolCall hook, asked before each baton tool call (turn_hooks.ts).
       ...hooks,
       // The model streams only where the text is wanted as it grows (events, a chat's preview).

@@ -32,6 +32,10 @@ export interface BatonConfig {
   systemPrompt: string;
   maxTurnSteps: number;
   historyWindow: number;
+  /** `CONTEXT_TOKENS`: past it a conversation's oldest turns are summarised; null: off. */
+  contextTokens: number | null;
+  /** `TOOL_RESULT_MAX_CHARS`: a longer tool result is cut with a note. */
+  toolResultMaxChars: number;
   turnTimeoutMs: number;
   /** How long a claim may go unwatched before the alarm checks its executor is alive. */
   turnLeaseMs: number;
@@ -110,6 +114,24 @@ export interface BatonConfig {
    * `MEMORY_FACT_MAX_CHARS` 500 per fact): lib/access/user_memory.ts.
    */
   memory: { on: boolean; maxChars: number; factMaxChars: number };
+  /**
+   * Daily token caps (`USER_TOKENS_PER_DAY`, `TENANT_TOKENS_PER_DAY`, `SESSION_TOKENS_PER_DAY`;
+   * null: none) and the per-turn ceiling (`TURN_MAX_TOKENS`): lib/access/token_budget.ts.
+   */
+  spend: SpendConfig;
+}
+
+/** Tokens a turn reserves against a daily cap when `TURN_MAX_TOKENS` is unset. */
+export const DEFAULT_TURN_RESERVE = 4_000;
+
+/** The spend caps as read (see `BatonConfig.spend`). */
+export interface SpendConfig {
+  userTokensPerDay: number | null;
+  tenantTokensPerDay: number | null;
+  sessionTokensPerDay: number | null;
+  turnMaxTokens: number | null;
+  /** What a turn reserves before it starts: `TURN_MAX_TOKENS`, else `DEFAULT_TURN_RESERVE`. */
+  turnReserve: number;
 }
 
 /**
@@ -130,6 +152,8 @@ export function readConfig(vars: object): BatonConfig {
     systemPrompt: textSetting(env, "SYSTEM_PROMPT"),
     maxTurnSteps: countSetting(env, "MAX_TURN_STEPS"),
     historyWindow: countSetting(env, "HISTORY_WINDOW"),
+    contextTokens: intSetting(env, "CONTEXT_TOKENS"),
+    toolResultMaxChars: countSetting(env, "TOOL_RESULT_MAX_CHARS"),
     turnTimeoutMs: countSetting(env, "TURN_TIMEOUT_MS"),
     turnLeaseMs: countSetting(env, "TURN_LEASE_MS"),
     busyMode: enumSetting(env, "BUSY_INPUT_MODE"),
@@ -183,11 +207,32 @@ export function readConfig(vars: object): BatonConfig {
       maxBytes: countSetting(env, "MEDIA_MAX_BYTES"),
       imagesInContext: countSetting(env, "MEDIA_IMAGES_IN_CONTEXT"),
       vision: enumSetting(env, "VISION"),
+      visionModel: textSetting(env, "VISION_MODEL"),
+      textMaxChars: countSetting(env, "MEDIA_TEXT_MAX_CHARS"),
+      transcribe: textSetting(env, "TRANSCRIBE_BASE_URL")
+        ? {
+          baseUrl: textSetting(env, "TRANSCRIBE_BASE_URL"),
+          model: textSetting(env, "TRANSCRIBE_MODEL") || SETTINGS.TRANSCRIBE_MODEL.default,
+          apiKey: textSetting(env, "TRANSCRIBE_API_KEY") || textSetting(env, "LLM_API_KEY"),
+        }
+        : null,
     },
     memory: {
       on: switchSetting(env, "MEMORY"),
       maxChars: countSetting(env, "MEMORY_MAX_CHARS"),
       factMaxChars: countSetting(env, "MEMORY_FACT_MAX_CHARS"),
     },
+    spend: _spend(env),
+  };
+}
+
+function _spend(env: Record<string, unknown>): SpendConfig {
+  const turnMaxTokens = intSetting(env, "TURN_MAX_TOKENS");
+  return {
+    userTokensPerDay: intSetting(env, "USER_TOKENS_PER_DAY"),
+    tenantTokensPerDay: intSetting(env, "TENANT_TOKENS_PER_DAY"),
+    sessionTokensPerDay: intSetting(env, "SESSION_TOKENS_PER_DAY"),
+    turnMaxTokens,
+    turnReserve: turnMaxTokens ?? DEFAULT_TURN_RESERVE,
   };
 }

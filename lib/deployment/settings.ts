@@ -12,6 +12,7 @@ export const SETTING_GROUPS = {
   hooks: "Hooks and event webhooks",
   media: "Media",
   memory: "Memory across chats",
+  spend: "Usage and spend caps",
   logging: "Logs",
   access: "Access control (chat platforms)",
   api: "API keys and tenants",
@@ -170,6 +171,26 @@ export const SETTINGS = {
     default: 40,
     description: "most recent transcript messages a turn sends to the model",
   },
+  CONTEXT_TOKENS: {
+    kind: "int",
+    group: "turns",
+    min: 1_000,
+    max: 10_000_000,
+    default: 100_000,
+    off: true,
+    description: "when what a turn would send exceeds this many tokens (the model's own count " +
+      "of the last call, plus a quarter token per newer character), the conversation's oldest " +
+      "turns are summarised by the model into one message later turns see instead; `off`: never",
+  },
+  TOOL_RESULT_MAX_CHARS: {
+    kind: "int",
+    group: "turns",
+    min: 1_000,
+    max: 1_000_000,
+    default: 20_000,
+    description: "a tool result longer than this is cut, with a note saying so, before the " +
+      "model sees it and the transcript keeps it",
+  },
   TURN_TIMEOUT_MS: {
     kind: "int",
     group: "turns",
@@ -190,11 +211,13 @@ export const SETTINGS = {
   BUSY_INPUT_MODE: {
     kind: "enum",
     group: "turns",
-    values: ["queue", "interrupt", "merge"],
+    values: ["queue", "interrupt", "merge", "steer"],
     default: "queue",
     description: "a message arriving while a turn runs: `queue` (each its own turn, in order), " +
       "`interrupt` (abort the running turn, then run the queue), `merge` (everything that arrives " +
-      "during a turn becomes one next turn, joined by newlines)",
+      "during a turn becomes one next turn, joined by newlines), `steer` (given to the running " +
+      "turn, whose model reads it at its next step; one that comes too late is queued); " +
+      "`/steer TEXT` steers in any mode",
   },
   MAX_QUEUED: {
     kind: "int",
@@ -352,8 +375,8 @@ export const SETTINGS = {
     max: 100_000_000,
     default: 20_000_000,
     shown: "20 MB",
-    description: "the largest image accepted, in bytes: a larger one is refused with a 400 " +
-      "naming this limit (a data URL is also held to the 1 MiB request body)",
+    description: "the largest image, audio or file accepted, in bytes: a larger one is refused " +
+      "with a 400 naming this limit (a data URL is also held to the 1 MiB request body)",
   },
   MEDIA_IMAGES_IN_CONTEXT: {
     kind: "int",
@@ -367,10 +390,49 @@ export const SETTINGS = {
   VISION: {
     kind: "enum",
     group: "media",
-    values: ["native", "off"],
+    values: ["native", "describe", "off"],
     default: "native",
-    description: "`native`: images go to the model as image parts (it must take them); `off`: " +
-      "an image is refused with a 400 (see [Media](#media-images-over-the-api))",
+    description: "`native`: images go to the model as image parts (it must take them); " +
+      "`describe`: for a text-only model, each image is described once by `VISION_MODEL` and " +
+      "the model reads the description; `off`: an image is refused with a 400 (see " +
+      "[Media](#media-images-over-the-api))",
+  },
+  VISION_MODEL: {
+    kind: "string",
+    group: "media",
+    shown: "unset → the turn's model",
+    description: "with `VISION=describe`, the vision model (on `LLM_BASE_URL`) that describes " +
+      "each image once",
+  },
+  MEDIA_TEXT_MAX_CHARS: {
+    kind: "int",
+    group: "media",
+    min: 100,
+    max: 1_000_000,
+    default: 20_000,
+    description: "characters of a document's text (text, Markdown, CSV, JSON, PDF) the model " +
+      "is given; a longer one is cut, with a note saying so",
+  },
+  TRANSCRIBE_BASE_URL: {
+    kind: "url",
+    group: "media",
+    shown: "unset → voice is not transcribed",
+    description: "an OpenAI-compatible endpoint whose `/audio/transcriptions` turns voice notes " +
+      "and audio into text, e.g. `https://api.openai.com/v1`; unset, a voice message is " +
+      'refused ("voice notes are not transcribed on this deployment")',
+  },
+  TRANSCRIBE_MODEL: {
+    kind: "string",
+    group: "media",
+    default: "whisper-1",
+    description: "the transcription model sent to `TRANSCRIBE_BASE_URL`",
+  },
+  TRANSCRIBE_API_KEY: {
+    kind: "string",
+    group: "media",
+    secret: true,
+    shown: "unset → `LLM_API_KEY`",
+    description: "the transcription endpoint's key",
   },
   // Memory across chats.
   MEMORY: {
@@ -398,6 +460,49 @@ export const SETTINGS = {
     max: 10_000,
     default: 500,
     description: "characters of one remembered fact: a longer one is refused, the model told so",
+  },
+  // Usage and spend caps.
+  USER_TOKENS_PER_DAY: {
+    kind: "int",
+    group: "spend",
+    min: 1,
+    max: 1_000_000_000_000,
+    default: null,
+    description: "tokens (prompt + completion) per platform user per UTC day, across all their " +
+      "sessions, their scheduled jobs' turns included; each turn reserves `TURN_MAX_TOKENS` (else " +
+      "4,000) before its message is stored and settles with what it used, so a turn that could pass " +
+      "the cap is not started: one notice per day, the message not queued (a job's occurrence is " +
+      "skipped); commands do not count",
+  },
+  TENANT_TOKENS_PER_DAY: {
+    kind: "int",
+    group: "spend",
+    min: 1,
+    max: 1_000_000_000_000,
+    default: null,
+    description: "tokens per API tenant per UTC day, reserved and settled as for " +
+      "`USER_TOKENS_PER_DAY`; a turn that could pass it is 429 `budget_exceeded` with `Retry-After` " +
+      "and `reset_at` (the next UTC midnight); its API sessions' job occurrences are skipped",
+  },
+  SESSION_TOKENS_PER_DAY: {
+    kind: "int",
+    group: "spend",
+    min: 1,
+    max: 1_000_000_000_000,
+    default: null,
+    description: "tokens per session per UTC day, summed in the session's own storage, checked " +
+      "as a turn starts, before its model call: over it the turn fails `budget_exceeded` (a chat " +
+      "gets one notice per day)",
+  },
+  TURN_MAX_TOKENS: {
+    kind: "int",
+    group: "spend",
+    min: 1,
+    max: 100_000_000,
+    default: null,
+    description: "tokens one turn may use: no model call starts once the turn's tokens plus the " +
+      "last call's prompt would pass it, and the turn ends with a note saying so; also what each " +
+      "turn reserves against the daily caps",
   },
   // Logs.
   LOG_LEVEL: {

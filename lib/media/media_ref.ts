@@ -33,13 +33,16 @@ export function isMediaRef(item: MediaItem): item is MediaRef {
 }
 
 /**
- * An image part as a request carried it, before it is checked and stored: where it was (as the
- * error names it, e.g. `messages[0].content[1]`), its URL (a `data:` or https URL), its name.
+ * A media part as a request carried it, before it is checked and stored: where it was (as the
+ * error names it, e.g. `messages[0].content[1]`), its URL (a `data:` or https URL), its name,
+ * and its kind: absent for an image, `audio` (Chat Completions `input_audio`) or `file`
+ * (Responses `input_file`, Chat Completions `file`), which are read as text (lib/media/derive_text.ts).
  */
 export interface MediaPart {
   path: string;
   url: string;
   name?: string;
+  kind?: "audio" | "file";
 }
 
 /**

@@ -1,7 +1,11 @@
-// The media settings a deployment runs with (MEDIA_MAX_BYTES, MEDIA_IMAGES_IN_CONTEXT, VISION); runtime-neutral.
+// The media settings a deployment runs with (MEDIA_MAX_BYTES, MEDIA_IMAGES_IN_CONTEXT, VISION, MEDIA_TEXT_MAX_CHARS, TRANSCRIBE_*); runtime-neutral.
+import type { TranscribeSettings } from "./transcribe.ts";
 
-/** How images reach the model: `native` as image parts, `off` refused where they arrive. */
-export type VisionMode = "native" | "off";
+/**
+ * How images reach the model: `native` as image parts, `describe` as the words a vision model
+ * (`VISION_MODEL`) found for each, once; `off` refused where they arrive.
+ */
+export type VisionMode = "native" | "describe" | "off";
 
 /** The media settings (read by lib/deployment/config.ts from the settings table). */
 export interface MediaSettings {
@@ -9,8 +13,14 @@ export interface MediaSettings {
   maxBytes: number;
   /** How many of a conversation's newest images go to the model as images (`MEDIA_IMAGES_IN_CONTEXT`, default 4). */
   imagesInContext: number;
-  /** `VISION`: `native` (default) or `off`. */
+  /** `VISION`: `native` (default), `describe` or `off`. */
   vision: VisionMode;
+  /** `VISION_MODEL`: the model that describes images with `VISION=describe`; "": the turn's. */
+  visionModel: string;
+  /** Characters of a document's text the model is given (`MEDIA_TEXT_MAX_CHARS`, default 20 000). */
+  textMaxChars: number;
+  /** Where voice is transcribed (`TRANSCRIBE_BASE_URL`, …); null: voice is refused. */
+  transcribe: TranscribeSettings | null;
 }
 
 /** The defaults, as the settings table has them. */
@@ -18,4 +28,7 @@ export const DEFAULT_MEDIA_SETTINGS: MediaSettings = {
   maxBytes: 20_000_000,
   imagesInContext: 4,
   vision: "native",
+  visionModel: "",
+  textMaxChars: 20_000,
+  transcribe: null,
 };

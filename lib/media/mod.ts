@@ -1,4 +1,17 @@
 // lib/media's face: media bytes in a store, typed by content, referenced from the transcript, shown to the model; runtime-neutral.
+export { audioDuration, formatDuration } from "./audio_duration.ts";
+export {
+  AUDIO_TYPES,
+  deriveMediaText,
+  mediaTextRefusal,
+  NOT_TRANSCRIBED,
+  TEXT_TYPES,
+} from "./derive_text.ts";
+export type { MediaText, MediaTextOptions } from "./derive_text.ts";
+export { DESCRIBE_IMAGE_PROMPT, imageDescriber } from "./describe_image.ts";
+export type { ImageDescriber } from "./describe_image.ts";
+export { describeMedia } from "./describe_media.ts";
+export type { DescribeMediaOptions } from "./describe_media.ts";
 export { DEFAULT_MEDIA_SETTINGS } from "./media_settings.ts";
 export type { MediaSettings, VisionMode } from "./media_settings.ts";
 export { memoryMediaStore } from "./media_store.ts";
@@ -10,8 +23,22 @@ export { mediaModelView, placeholder } from "./model_view.ts";
 export type { ModelViewOptions } from "./model_view.ts";
 export { MediaRefusal, prepareImage, storePreparedImage } from "./prepare_image.ts";
 export type { ImageChecks, PreparedImage } from "./prepare_image.ts";
+export { prepareFile } from "./prepare_file.ts";
 export { readImage } from "./read_image.ts";
 export type { ImageRead, ImageReadOptions } from "./read_image.ts";
 export { prepareRequestImages } from "./request_images.ts";
 export type { RequestImages, StoredImages } from "./request_images.ts";
 export { IMAGE_TYPES, sniffMediaType } from "./sniff_media_type.ts";
+export { openAITranscriber, TRANSCRIBE_TIMEOUT_MS } from "./transcribe.ts";
+export type { Transcriber, TranscribeSettings } from "./transcribe.ts";
+export { mediaLabel } from "./platform_media.ts";
+export type {
+  FetchedMedia,
+  MediaFetch,
+  PlatformMedia,
+  PlatformMediaKind,
+} from "./platform_media.ts";
+export { downloadMedia, overLimit, readCapped } from "./download_media.ts";
+export type { DownloadOptions } from "./download_media.ts";
+export { resolveMedia, unreadNotice } from "./resolve_media.ts";
+export type { ResolvedMedia, ResolveOptions } from "./resolve_media.ts";

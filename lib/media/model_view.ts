@@ -1,7 +1,8 @@
 // What the model sees of a conversation's media: the newest images as image parts (read inside the turn), older ones and unreadable ones as text; runtime-neutral.
 import type { ChatMessage } from "../agent/mod.ts";
 import { encodeBase64 } from "../runtime/mod.ts";
-import { isMediaRef, type MediaItem } from "./media_ref.ts";
+import { isMediaRef, type MediaItem, type MediaRef } from "./media_ref.ts";
+import { IMAGE_TYPES } from "./sniff_media_type.ts";
 import type { MediaSettings } from "./media_settings.ts";
 import { messageMedia, withMessageMedia } from "./message_media.ts";
 import { type ImageRead, type ImageReadOptions, readImage } from "./read_image.ts";
@@ -38,7 +39,9 @@ export function mediaModelView(
     return found;
   };
   return async (messages) => {
-    const media = messages.map((m) => messageMedia<MediaItem>(m));
+    const all = messages.map((m) => messageMedia<MediaItem>(m));
+    // Voice and documents are text (their stored description); only images count as images.
+    const media = all.map((items) => items.filter(_isImage));
     const total = media.reduce((n, items) => n + items.length, 0);
     if (total === 0 && !messages.some((m) => "media" in m)) return messages;
     const { vision, imagesInContext } = options.settings;
@@ -47,8 +50,8 @@ export function mediaModelView(
     const offsets: number[] = [];
     media.reduce((n, items) => (offsets.push(n), n + items.length), 0);
     return await Promise.all(messages.map(async (message, i) => {
-      if (!media[i].length) return withMessageMedia(message, []);
-      const notes: string[] = [];
+      if (!all[i].length) return withMessageMedia(message, []);
+      const notes: string[] = all[i].filter((item) => !_isImage(item)).map(placeholder);
       const parts: _ImagePart[] = [];
       for (const [j, item] of media[i].entries()) {
         if (offsets[i] + j < total - shown) {
@@ -68,13 +71,26 @@ export function mediaModelView(
   };
 }
 
-/** The text an image stands as where it is not shown: its description, else its name or type and size. */
+/**
+ * The text a medium stands as where it is not shown: an image's description, else its name or
+ * type and size; a voice note's or document's description (its transcript or text, derived once
+ * inside its first turn: ./describe_media.ts), else `[file: …]`.
+ */
 export function placeholder(item: MediaItem): string {
+  if (!_isImage(item)) {
+    const ref = item as MediaRef;
+    return ref.description ?? `[file: ${ref.name ?? ref.type}, ${_size(ref.size)}]`;
+  }
   if (isMediaRef(item)) {
     if (item.description) return `[image: ${item.description}]`;
     return `[image: ${item.name ?? item.type}, ${_size(item.size)}]`;
   }
   return `[image: ${item.name ?? item.url}]`;
+}
+
+/** A link is an image (only images are linked); a stored medium is one when its type is. */
+function _isImage(item: MediaItem): boolean {
+  return !isMediaRef(item) || IMAGE_TYPES.has(item.type);
 }
 
 function _size(bytes: number): string {

@@ -9,6 +9,7 @@ import {
   prepareImage,
   storePreparedImage,
 } from "./prepare_image.ts";
+import { prepareFile } from "./prepare_file.ts";
 
 /** A request's images, checked: stored once the session that runs the turn is known. */
 export interface RequestImages {
@@ -27,7 +28,7 @@ export interface StoredImages {
 }
 
 /**
- * Checks every image part of a request (`prepareImage`): those of its earlier messages (each
+ * Checks every media part of a request (`prepareImage`; an audio or file part `prepareFile`): those of its earlier messages (each
  * message's `media` holding its parts) and of its last user message (`input`). The first refused
  * part throws its `MediaRefusal`; a refused request stores nothing.
  */
@@ -38,7 +39,9 @@ export function prepareRequestImages(
 ): RequestImages {
   const parts = [...earlier.flatMap((m) => messageMedia<MediaPart>(m)), ...input];
   const prepared = new Map<string, PreparedImage>(
-    parts.map((part) => [part.path, prepareImage(part, checks)]),
+    parts.map((
+      part,
+    ) => [part.path, part.kind ? prepareFile(part, checks) : prepareImage(part, checks)]),
   );
   return {
     any: prepared.size > 0,

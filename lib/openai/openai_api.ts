@@ -3,7 +3,8 @@ import { z } from "zod";
 import { type ChatMessage, messageText, type ModelParams, type ToolCall } from "../agent/mod.ts";
 import { jsonSchemaObject } from "../runtime/mod.ts";
 import type { MediaPart } from "../media/mod.ts";
-import { chatImageParts, withImageParts } from "./image_parts.ts";
+import { withImageParts } from "./image_parts.ts";
+import { chatMediaParts } from "./media_parts.ts";
 
 const _contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -99,7 +100,7 @@ export interface ChatTurnInput {
    * message's image parts are in its `media` (lib/media/ `MediaPart`s, stored by the route).
    */
   seed: ChatMessage[];
-  /** The last user message's image parts (`image_url`), unchecked: the route checks and stores them. */
+  /** The last user message's media parts (`image_url`, `input_audio`, `file`), unchecked: the route checks and stores them. */
   media: MediaPart[];
 }
 
@@ -132,7 +133,7 @@ export function chatTurnInput(request: ChatCompletionRequest): ChatTurnInput | s
     toolResults: [],
     system,
     seed: _seed(messages.slice(0, lastUser)),
-    media: chatImageParts(messages[lastUser].content, lastUser),
+    media: chatMediaParts(messages[lastUser].content, lastUser),
   };
 }
 
@@ -156,7 +157,7 @@ function _asHistory(m: _RequestMessage, index: number): ChatMessage | null {
   if (m.role === "user") {
     return withImageParts(
       { role: "user", content: messageText(m) },
-      chatImageParts(m.content, index),
+      chatMediaParts(m.content, index),
     );
   }
   if (m.role === "tool") {

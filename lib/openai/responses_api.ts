@@ -6,7 +6,8 @@ import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ModelParams, ToolCall } from "../agent/mod.ts";
 import type { RunState, TurnUsage } from "../session/types.ts";
 import type { MediaPart } from "../media/mod.ts";
-import { responseImageParts, withImageParts } from "./image_parts.ts";
+import { withImageParts } from "./image_parts.ts";
+import { responseMediaParts } from "./media_parts.ts";
 
 const _textPart = z.object({
   type: z.enum(["input_text", "output_text"]),
@@ -21,7 +22,16 @@ const _imagePart = z.object({
   detail: z.string().max(16).nullable().optional(),
 }).loose();
 
-const _part = z.union([_textPart, _imagePart]);
+/** A file: `file_data` a data URL (or bare base64) with its `filename`; an id or URL is refused when checked. */
+const _filePart = z.object({
+  type: z.literal("input_file"),
+  file_data: z.string().nullable().optional(),
+  filename: z.string().max(256).nullable().optional(),
+  file_id: z.string().max(256).nullable().optional(),
+  file_url: z.string().max(2048).nullable().optional(),
+}).loose();
+
+const _part = z.union([_textPart, _imagePart, _filePart]);
 
 const _messageItem = z.object({
   type: z.literal("message").optional(),
@@ -126,7 +136,7 @@ export interface ResponseTurn {
    * A user message's images are in its `media` (lib/media/ `MediaPart`s, stored by the route).
    */
   earlier: ChatMessage[];
-  /** The last user message's `input_image` parts, unchecked: the route checks and stores them. */
+  /** The last user message's `input_image` and `input_file` parts, unchecked: the route checks and stores them. */
   media: MediaPart[];
   params?: ModelParams;
   meta: ResponseMeta;
@@ -174,7 +184,7 @@ export function responseTurn(
   // Image parts by item: kept out of `items` (stored with the message), so no bytes go there.
   const images = typeof request.input === "string"
     ? []
-    : request.input.map((item, i) => "content" in item ? responseImageParts(item.content, i) : []);
+    : request.input.map((item, i) => "content" in item ? responseMediaParts(item.content, i) : []);
   const earlier = _history(items.slice(0, continuesOnOutputs ? end : end - 1), images);
   const toolResults = items.slice(end).flatMap((i): ChatMessage[] =>
     "type" in i && i.type === "function_call_output"

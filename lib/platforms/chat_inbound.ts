@@ -11,6 +11,8 @@ export interface Admission {
   admin: boolean;
   /** The message's command, parsed at the gate (null: an ordinary text). */
   command: ParsedCommand | null;
+  /** The daily token reservation the gate took for the turn (`InboundMessage.spend`). */
+  spend?: { record: string; key: string };
 }
 
 /**
@@ -24,6 +26,8 @@ export function chatInbound(
 ): InboundMessage {
   return {
     text: message.text,
+    ...(message.media?.length ? { platformMedia: message.media } : {}),
+    ...(message.album ? { album: message.album } : {}),
     deliveryKey: message.deliveryKey,
     ...(message.keyMemoryMs ? { keyMemoryMs: message.keyMemoryMs } : {}),
     context: message.context,
@@ -32,6 +36,7 @@ export function chatInbound(
     // A chat the sender shares with others: grants and /stop are per member there (GROUP_STOP).
     ...(message.sender.direct ? {} : { group: true }),
     ...(admission.admin ? { admin: true } : {}),
+    ...(admission.spend ? { spend: admission.spend } : {}),
   };
 }
 

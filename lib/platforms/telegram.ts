@@ -25,6 +25,7 @@ import {
   sendRequest,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
+import { fetchTelegramMedia, telegramMedia } from "./telegram_media.ts";
 import { constantTimeEquals, log } from "../runtime/mod.ts";
 
 const _HEADER = "X-Telegram-Bot-Api-Secret-Token";
@@ -93,8 +94,10 @@ function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress<TelegramTa
   if (!parsed.success) return ignore();
   const message = parsed.data;
   if (message.is_automatic_forward) return ignore();
-  const text = message.text || message.caption;
-  if (!text) return ignore(); // Service messages (joins, pins, titles) and media without a caption.
+  const text = message.text || message.caption || "";
+  // Media are announced, never fetched here: the turn fetches them (`fetchMedia`).
+  const { media, album } = telegramMedia(update.data.message);
+  if (!text && !media.length) return ignore(); // Service messages: joins, pins, titles.
 
   const { chat } = message;
   // An anonymous group admin posts as the group itself, with the placeholder bot in `from`.
@@ -119,6 +122,8 @@ function _parseUpdate(request: RawRequest, env: PlatformEnv): Ingress<TelegramTa
       sessionKey,
       deliveryKey: botId ? `tg:${botId}:${update.data.update_id}` : `tg:${update.data.update_id}`,
       text,
+      ...(media.length ? { media } : {}),
+      ...(album ? { album } : {}),
       context: {
         chat_id: String(chat.id),
         chat_name: _displayName(chat),
@@ -309,8 +314,9 @@ async function _preview(
 }
 
 /**
- * Telegram webhooks in (secret-token header, `message` updates with text or caption, clicks on
- * baton's inline buttons), sendMessage replies out (a question with its inline keyboard).
+ * Telegram webhooks in (secret-token header, `message` updates with text, media or both — an
+ * album's pieces one turn — and clicks on baton's inline buttons), sendMessage replies out (a
+ * question with its inline keyboard); media fetched inside the turn (telegram_media.ts).
  */
 export const telegramAdapter: PlatformAdapter<TelegramTarget> = {
   name: "telegram",
@@ -329,4 +335,5 @@ export const telegramAdapter: PlatformAdapter<TelegramTarget> = {
   answerChoice: _answerChoice,
   typing: _typing,
   preview: _preview,
+  fetchMedia: fetchTelegramMedia,
 };

@@ -310,7 +310,7 @@ Deno.test("telegramAdapter.parse() takes the caption of a photo and of a documen
   assertEquals(message(privateUpdate({ document, caption: "summarise" })).text, "summarise");
 });
 
-Deno.test("telegramAdapter.parse() starts no turn for media without a caption (photo, voice, document)", () => {
+Deno.test("telegramAdapter.parse() makes media without a caption a turn, announcing them unfetched (photo's largest size, voice, document)", () => {
   const voice: Message.VoiceMessage["voice"] = {
     file_id: "AwAC-voice",
     file_unique_id: "AgAD4",
@@ -322,9 +322,30 @@ Deno.test("telegramAdapter.parse() starts no turn for media without a caption (p
     file_id: "BQAC-doc",
     file_unique_id: "AgAD5",
   };
-  for (const content of [{ photo }, { voice }, { document }]) {
-    assertIgnored(privateUpdate(content));
-  }
+  assertEquals(message(privateUpdate({ photo })).media, [
+    {
+      platform: "telegram",
+      file: photo.at(-1)!.file_id,
+      kind: "photo",
+      size: photo.at(-1)!.file_size,
+    },
+  ]);
+  assertEquals(message(privateUpdate({ voice })).media, [
+    {
+      platform: "telegram",
+      file: "AwAC-voice",
+      kind: "voice",
+      type: "audio/ogg",
+      size: 9_000,
+      seconds: 3,
+    },
+  ]);
+  const doc = message(privateUpdate({ document }));
+  assertEquals([doc.text, doc.media], ["", [{
+    platform: "telegram",
+    file: "BQAC-doc",
+    kind: "document",
+  }]]);
 });
 
 Deno.test("telegramAdapter.parse() acknowledges an edited message without a second turn", () => {

@@ -166,8 +166,6 @@ Deno.test("telegramAdapter.parse() ignores updates that are not user text messag
   _ignoredBy(_update({ new_chat_members: [_alice] }));
   _ignoredBy(_update({ left_chat_member: _alice }));
   _ignoredBy(_update({ pinned_message: message }));
-  _ignoredBy(_update({ sticker: { file_id: "s" } }));
-  _ignoredBy(_update({ photo: [{ file_id: "f" }] }));
   _ignoredBy(_update({ text: "" }));
   _ignoredBy(_update({ text: "channel post", is_automatic_forward: true }));
   _ignoredBy(_update({ text: "nobody", from: undefined }));

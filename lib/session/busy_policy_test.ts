@@ -48,3 +48,21 @@ Deno.test("decideBusy() merges into a queued message behind a running turn, neve
   assertEquals(decideBusy(target, rules, true).action, "refuse", "a run keeps its own row");
   assertEquals(decideBusy({ ...running }, { ...rules, maxQueued: 32 }, false).action, "queue");
 });
+
+Deno.test("decideBusy() steers behind a running turn in steer mode (not an event-recording run), and a /steer in any mode", () => {
+  const steer = { mode: "steer" as const, maxQueued: 32 };
+  assertEquals(decideBusy(running, steer, false), { action: "steer", notify: false });
+  assertEquals(decideBusy(running, steer, true), { action: "queue", notify: true });
+  assertEquals(decideBusy(idle, steer, false), { action: "queue", notify: false });
+  for (const mode of ["queue", "interrupt", "merge"] as const) {
+    const merging = { ...running, mergeTarget: true };
+    assertEquals(decideBusy(merging, { mode, maxQueued: 32 }, false, true), {
+      action: "steer",
+      notify: false,
+    });
+  }
+  assertEquals(decideBusy({ ...running, waiting: 2 }, { ...steer, maxQueued: 2 }, false, true), {
+    action: "refuse",
+    notify: true,
+  });
+});

@@ -1,6 +1,8 @@
 // The chat commands' effects on a session (/status, /stop, /new, …) and the texts they answer with; runtime-neutral.
 import {
   approvalAnsweredText,
+  compactText,
+  contextText,
   forgetText,
   grantsText,
   HELP_TEXT,
@@ -13,6 +15,7 @@ import {
   type ParsedCommand,
   START_TEXT,
   statusText,
+  STEER_USAGE,
   stopText,
   unknownCommandText,
 } from "../chat/mod.ts";
@@ -70,7 +73,13 @@ export class CommandRunner {
         const model = menu && modelChoiceOn(menu)
           ? modelStatusText(turnModelName({ chosen: this.#stores.model.get() }, menu))
           : "";
-        return [state, grants, model].filter(Boolean).join("\n");
+        const { compactor } = this.#runner;
+        const context = contextText(
+          compactor.contextSize(claim.conversation),
+          compactor.on ? compactor.limit : null,
+        );
+        // The model's line stays last (what a reader of /model's effect looks for).
+        return [state, grants, context, model].filter(Boolean).join("\n");
       }
       case "approve":
       case "deny": {
@@ -112,6 +121,12 @@ export class CommandRunner {
         return HELP_TEXT;
       case "start":
         return START_TEXT;
+      case "compact":
+        // Queued as a turn of its own (message_admission.ts); never answered here.
+        return compactText(0, "nothing");
+      case "steer":
+        // Only a `/steer` without text is answered: one with text is a message (message_admission.ts).
+        return STEER_USAGE;
       case "unknown":
         return unknownCommandText(word);
     }

@@ -7,13 +7,15 @@ import type { InboundMessage, TurnOutcome } from "./types.ts";
 export const DEDUP_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Where an inbox row is: `queued` (waiting), `merged` (folded into a later queued row), `running`,
+ * Where an inbox row is: `queued` (waiting), `merged` (folded into a later queued row), `steered`
+ * (taken by the running turn named in `merged_into`: lib/session/steers.ts), `running`,
  * `waiting` (its turn paused for the user's approval, holding the claim), `delivering` (its reply is
  * being sent), `command` (answered at once), or its outcome's status.
  */
 export type InboxStatus =
   | "queued"
   | "merged"
+  | "steered"
   | "running"
   | "waiting"
   | "delivering"
@@ -24,6 +26,9 @@ export type InboxStatus =
 // Whether a stored message records run events, read in SQL: the message itself may be large
 // (a seed history), and most reads need only this. NULL (false) where SQLite cannot read the JSON.
 const _EVENTS = `${messageField("$.events")} = 1 AS events`;
+
+// A waiting row: queued, or merged into a row whose turn has not ended (`finishMerged`).
+const _WAITING = `(status = 'queued' OR (status = 'merged' AND finished_at IS NULL))`;
 
 /** One inbox row, without its message (`InboxStore.message` reads that). */
 export interface InboxRow {
@@ -201,7 +206,7 @@ export class InboxStore {
   /** Messages waiting (queued or merged). */
   waitingCount(): number {
     return num(
-      this.#db.rows(`SELECT count(*) AS n FROM inbox WHERE status IN ('queued', 'merged')`)[0],
+      this.#db.rows(`SELECT count(*) AS n FROM inbox WHERE ${_WAITING}`)[0],
       "n",
     );
   }
@@ -242,7 +247,7 @@ export class InboxStore {
     const last = this.#db.rows(`SELECT max(seq) AS last FROM inbox`)[0]?.last ?? "";
     const open = this.#db.rows(
       `SELECT group_concat(seq || status) AS open FROM inbox
-         WHERE status IN ('queued', 'merged', 'running', 'waiting', 'delivering')`,
+         WHERE ${_WAITING} OR status IN ('running', 'waiting', 'delivering')`,
     )[0]?.open ?? "";
     return `${last}/${open}`;
   }
@@ -250,7 +255,7 @@ export class InboxStore {
   /** The seqs of every waiting message, oldest first. */
   waiting(): number[] {
     return this.#db.rows(
-      `SELECT seq FROM inbox WHERE status IN ('queued', 'merged') ORDER BY seq`,
+      `SELECT seq FROM inbox WHERE ${_WAITING} ORDER BY seq`,
     ).map((row) => num(row, "seq"));
   }
 
@@ -325,6 +330,21 @@ export class InboxStore {
       seq,
     )[0];
     return row ? { events: row.events === 1 } : null;
+  }
+
+  /**
+   * Ends the rows merged into `seq` with it (they keep status `merged`, their outcome read from
+   * `seq`): no longer waiting, and pruned with it. Without this a merged row counted as waiting for
+   * good — and MAX_QUEUED's count with it.
+   */
+  finishMerged(tx: Tx, seq: number, now: number): void {
+    this.#db.exec(
+      tx,
+      `UPDATE inbox SET finished_at = ? WHERE merged_into = ? AND status = 'merged'
+         AND finished_at IS NULL`,
+      now,
+      seq,
+    );
   }
 
   /** Deletes rows finished before `cutoff` whose delivery key is forgotten; returns their seqs. */

@@ -4,6 +4,8 @@
 export type InspectedStatus =
   | "queued"
   | "merged"
+  /** Taken by the running turn named in `merged_into` (`/steer`, BUSY_INPUT_MODE=steer). */
+  | "steered"
   | "running"
   | "waiting_for_approval"
   | "delivering"
@@ -57,6 +59,23 @@ export interface InspectedEvent {
   data: Record<string, unknown>;
 }
 
+/**
+ * A summary that stands for a conversation's oldest messages in what later turns see
+ * (compaction): the transcript keeps the messages themselves.
+ */
+export interface InspectedCompaction {
+  /** The summary as the model wrote it. */
+  summary: string;
+  /** The 0-based positions, in the conversation, of the first and last message it covers. */
+  from: number;
+  through: number;
+  /** How many messages it covers (earlier summaries' messages are not counted again). */
+  messages: number;
+  /** The message whose turn (or /compact) wrote it. */
+  seq: number | null;
+  created_at: number;
+}
+
 /** Everything the inspector shows of one session. */
 export interface SessionInspection {
   /** The message whose turn holds the session now, and since when; null seq: idle. */
@@ -67,6 +86,8 @@ export interface SessionInspection {
   parts: InspectedPart[];
   /** Runs that record events (runs API, streaming completions), newest first. */
   runs: { seq: number; events: InspectedEvent[] }[];
+  /** The current conversation's summaries, oldest first; the newest is what turns see. */
+  compactions: InspectedCompaction[];
   /** The raw context fields and reply target of the newest message. */
   last_turn: {
     seq: number;

@@ -2,6 +2,8 @@
 import { parseYesNo, QUEUE_FULL_NOTICE, QUEUED_NOTICE } from "../chat/mod.ts";
 import type { ApprovalGate } from "./approval_gate.ts";
 import { decideBusy } from "./busy_policy.ts";
+import { mergeAlbumPiece } from "./album.ts";
+import { offerSteer, steerArgument } from "./steers.ts";
 import { unstorable } from "./inbox_columns.ts";
 import type { CommandRunner } from "./command_runner.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
@@ -53,8 +55,15 @@ export class MessageAdmission {
     this.#options = options;
   }
 
-  /** submit()'s transaction: dedup, command, or the busy policy's decision. */
-  admit(tx: Tx, message: InboundMessage, now: number): SubmitReceipt {
+  /**
+   * submit()'s transaction: dedup, command, or the busy policy's decision. `steerTo` steers the
+   * message into run `steerTo` (the runs API's steer: the caller checked the run has not ended).
+   */
+  admit(tx: Tx, submitted: InboundMessage, now: number, steerTo?: number): SubmitReceipt {
+    // `/steer TEXT` (any mode) is its text offered to the running turn; a bare `/steer` is answered.
+    const steerText = submitted.command?.command === "steer" ? steerArgument(submitted.text) : "";
+    const steer = steerText !== "" || steerTo !== undefined;
+    const message = steerText ? { ...submitted, text: steerText, command: null } : submitted;
     if (message.deliveryKey !== undefined) {
       const seen = this.#stores.inbox.seen(tx, message.deliveryKey, now);
       if (seen !== null) {
@@ -83,10 +92,12 @@ export class MessageAdmission {
     }
     // The command came parsed with the message; while a question is pending, a chat message's
     // bare "yes" or "no" answers it.
-    const command = message.command === undefined
+    const command = message.command === undefined || steer
       ? null
       : message.command ?? (this.#gate.waiting()?.question ? parseYesNo(message.text) : null);
-    if (command) {
+    // `/compact` awaits a model call, which an answer here cannot: it is queued, a turn of its own
+    // that compacts under the claim (compacted_turn.ts).
+    if (command && command.command !== "compact") {
       const reply = this.#commands.answer(tx, command, message);
       const outcome: TurnOutcome = { status: "completed", reply, usage: _ZERO_USAGE };
       const seq = this.#stores.inbox.insert(tx, message, now, "command", outcome);
@@ -99,18 +110,24 @@ export class MessageAdmission {
     if (after !== undefined && !this.#stores.endsConversation(after)) {
       return { seq: 0, duplicate: false, refused: "history_mismatch" };
     }
+    // A later piece of an album whose first piece still waits joins it: one turn (album.ts).
+    const piece = steer ? null : mergeAlbumPiece(this.#stores, tx, message, now);
+    if (piece !== null) return { seq: piece, duplicate: false };
     const mode = this.#options.busyMode ?? "queue";
     const queued = mode === "merge" ? this.#stores.inbox.queued("newest") : null;
     // A message that cannot be read back is no merge target: the next claim fails it.
     const newest = queued?.message ? { seq: queued.seq, message: queued.message } : null;
+    const running = this.#stores.claims.state().seq;
     const decision = decideBusy(
       {
-        running: this.#stores.claims.state().seq !== null,
+        // A run the runs API steers may not have started yet: it takes the steer at its first step.
+        running: running !== null || steerTo !== undefined,
         waiting: this.#stores.inbox.waitingCount(),
         mergeTarget: newest !== null,
       },
       { mode, maxQueued: this.#options.maxQueued ?? 32 },
       message.events === true,
+      steer,
     );
     if (decision.action === "refuse") {
       const refused: SubmitReceipt = { seq: 0, duplicate: false, refused: "queue_full" };
@@ -122,12 +139,24 @@ export class MessageAdmission {
       const deliveryKey = newest.message.deliveryKey;
       // The merged turn's media: both messages', in order.
       const media = [...newest.message.media ?? [], ...message.media ?? []];
-      const merged = { ...message, text, deliveryKey, ...(media.length ? { media } : {}) };
+      const platformMedia = [
+        ...newest.message.platformMedia ?? [],
+        ...message.platformMedia ?? [],
+      ];
+      const merged = {
+        ...message,
+        text,
+        deliveryKey,
+        ...(media.length ? { media } : {}),
+        ...(platformMedia.length ? { platformMedia } : {}),
+      };
       this.#stores.inbox.replaceMessage(tx, newest.seq, merged);
       seq = this.#stores.inbox.insert(tx, message, now, "merged", null, newest.seq);
     } else {
       seq = this.#stores.inbox.insert(tx, message, now, "queued");
       if (message.events) this.#stores.events.emit(tx, seq, "run.queued", {});
+      const target = steerTo ?? running;
+      if (decision.action === "steer" && target !== null) offerSteer(this.#stores, tx, seq, target);
     }
     if (decision.action === "interrupt") {
       this.#runner.endCurrent(tx, "interrupted", "interrupted by a newer message");

@@ -24,3 +24,4 @@ export {
   type DirectoryStatus,
   type DirectoryWriter,
 } from "./directory_entry.ts";
+export type { CompactionOptions, Summarizer, SummaryRequest } from "./compactor.ts";

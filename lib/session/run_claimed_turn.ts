@@ -11,6 +11,13 @@ import type {
   TurnUsage,
 } from "./types.ts";
 
+/** A failed outcome's `error.type` when the model said the context is too long. */
+export const CONTEXT_OVERFLOW = "context_length_exceeded";
+
+/** Its message, as the user reads it in the failure notice. */
+export const CONTEXT_OVERFLOW_MESSAGE =
+  "the conversation is too long for the model, even after compacting it; /new starts a fresh one";
+
 /** What ran: its outcome and the messages to append to the transcript, or the pause it stopped at. */
 export interface ClaimedTurnResult {
   outcome: TurnOutcome;
@@ -71,6 +78,10 @@ function _describeFailure(error: unknown, signal: AbortSignal): { message: strin
   // A stop aborts with Error("turn …"); any other abort is the timeout.
   if (signal.aborted && !(signal.reason instanceof Error && /^turn /.test(signal.reason.message))) {
     return { message: "the turn timed out", type: "turn_timeout" };
+  }
+  if (error instanceof ModelError && error.contextOverflow) {
+    // The runner compacts and runs the turn once more (turn_runner.ts); then the user is told.
+    return { message: CONTEXT_OVERFLOW_MESSAGE, type: CONTEXT_OVERFLOW };
   }
   if (error instanceof ModelError) {
     return { message: `model call failed: ${error.message}`, type: "model_error" };

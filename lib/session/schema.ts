@@ -1,6 +1,9 @@
 // Every table of a session object and the migrations between releases, versioned in one row; runtime-neutral.
 import { outboxTable } from "./outbox.ts";
 import { EVENT_OUTBOX_SCHEMA } from "./event_outbox.ts";
+import { COMPACTION_SCHEMA } from "./compaction.ts";
+import { STEER_SCHEMA } from "./steers.ts";
+import { SESSION_USAGE_SCHEMA } from "./session_usage.ts";
 import { num, type SessionDb, type Tx } from "./session_db.ts";
 
 /** One step between schema versions: statements, or a function when the step depends on the data. */
@@ -282,6 +285,12 @@ const _MIGRATIONS: readonly _Migration[] = [
   EVENT_OUTBOX_SCHEMA,
   // 14 → 15: the session's chosen model (`/model NAME`, one of MODELS).
   _RUN_MODEL,
+  // → +1: compactions (summaries of a conversation's oldest turns) and the last call's context size.
+  COMPACTION_SCHEMA,
+  // → +1: a message offered to a running turn (`/steer`, BUSY_INPUT_MODE=steer).
+  STEER_SCHEMA,
+  // → +1: the session's tokens per UTC day (SESSION_TOKENS_PER_DAY, `/usage`).
+  SESSION_USAGE_SCHEMA,
 ];
 
 /**
@@ -305,6 +314,9 @@ const _CURRENT = [
   ..._SPILL,
   ...EVENT_OUTBOX_SCHEMA,
   ..._RUN_MODEL,
+  ...COMPACTION_SCHEMA,
+  ...STEER_SCHEMA,
+  ...SESSION_USAGE_SCHEMA,
   ..._VERSION_TABLE,
 ];
 

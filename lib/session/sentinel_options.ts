@@ -8,11 +8,20 @@ import type { JobCheck } from "./due_job_verdicts.ts";
 import type { GroupStop } from "./group_stop.ts";
 import type { TenantJobCount } from "./tenant_job_sync.ts";
 import type { BusyMode } from "./types.ts";
+import type { CompactionOptions } from "./compactor.ts";
+import type { TurnSpendOptions } from "./turn_spend.ts";
 
 /** Tunables of a sentinel. */
 export interface SentinelOptions {
   /** Most recent transcript messages a turn sees. */
   historyWindow: number;
+  /**
+   * Long conversations: past `contextTokens` (`CONTEXT_TOKENS`) the oldest turns are summarised
+   * by `summarize` (compactor.ts); absent: never compacted.
+   */
+  compaction?: CompactionOptions;
+  /** The daily token caps' session side (turn_spend.ts); absent: usage is only summed. */
+  spend?: TurnSpendOptions;
   /** A turn is aborted and failed after this long. */
   turnTimeoutMs: number;
   /** The watchdog alarm fires this long after a claim while a turn runs, to recover a dead executor. */

@@ -4,6 +4,7 @@ import type { InboxHistoryRow } from "./inbox.ts";
 import type { OutboxRecord } from "./outbox.ts";
 import type { SessionStorage } from "./session_db.ts";
 import { SessionStores } from "./session_stores.ts";
+import { CompactionStore } from "./compaction.ts";
 import { isStopped } from "./types.ts";
 import type {
   InspectedEvent,
@@ -34,6 +35,7 @@ export function inspectSession(storage: SessionStorage): SessionInspection | nul
   const newest = rows[0];
   return {
     claim: { seq: claim.seq, started_at: claim.startedAt, conversation: claim.conversation },
+    compactions: new CompactionStore(stores.db).inspect(claim.conversation),
     inbox: rows.map(_message),
     parts: stores.outbox.history(_LIMIT).map(_part),
     // Every turn that ran recorded its timeline (a command, a merged message: none).
@@ -103,6 +105,7 @@ function _status(row: InboxHistoryRow): InspectedStatus {
   switch (row.status) {
     case "queued":
     case "merged":
+    case "steered":
     case "running":
     case "delivering":
       return row.status;

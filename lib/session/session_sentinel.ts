@@ -3,6 +3,7 @@ import type { ChatMessage, TurnResume } from "../agent/mod.ts";
 import { type ApprovalAnswer, newConversationText, stopText } from "../chat/mod.ts";
 import { errorText, log, type Transport } from "../runtime/mod.ts";
 import { ApprovalGate } from "./approval_gate.ts";
+import { albumWait } from "./album.ts";
 import type { ApprovalChoice } from "./approvals.ts";
 import { DirectorySync } from "./directory_sync.ts";
 import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
@@ -17,6 +18,7 @@ import { EventSender } from "./event_sender.ts";
 import { TurnEvents } from "./turn_events.ts";
 import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
 import { runStateOf, SessionStores } from "./session_stores.ts";
+import { steerable } from "./steers.ts";
 import { type ClaimedMessage, TurnRunner } from "./turn_runner.ts";
 import type {
   InboundMessage,
@@ -104,6 +106,8 @@ export class SessionSentinel {
       execute,
       gate: this.#gate,
       historyWindow: options.historyWindow,
+      ...(options.compaction ? { compaction: options.compaction } : {}),
+      ...(options.spend ? { spend: options.spend } : {}),
       turnTimeoutMs: options.turnTimeoutMs,
       maxAttempts: options.maxAttempts,
       sender: this.#sender,
@@ -200,7 +204,8 @@ export class SessionSentinel {
   outcome(seq: number, untilPaused: boolean): Promise<TurnOutcome | null>;
   outcome(seq: number, untilPaused = false): Promise<TurnOutcome | null> {
     const row = this.#stores.inbox.get(seq);
-    if (row?.status === "merged" && row.mergedInto !== null) {
+    // A merged message's turn, and a steered one's (the turn that took it), answer it.
+    if ((row?.status === "merged" || row?.status === "steered") && row.mergedInto !== null) {
       return this.outcome(row.mergedInto, untilPaused);
     }
     if (!row) {
@@ -214,10 +219,27 @@ export class SessionSentinel {
     return this.#stores.waiters.wait(seq, untilPaused);
   }
 
-  /** A run's state, or null when there is no such message. */
+  /** A run's state, or null when there is no such message; a steered message's is its turn's. */
   runState(seq: number): RunState | null {
     const row = this.#stores.inbox.get(seq);
+    if (row?.status === "steered" && row.mergedInto !== null) return this.runState(row.mergedInto);
     return row ? runStateOf(row.status, row.outcome) : null;
+  }
+
+  /**
+   * Steers `message` into run `seq` (the runs API): offered to it, it is read at its next step, or
+   * queued as its own turn when that turn ends first. `ended` when run `seq` has ended, `not_found`
+   * when there is no such run; else the steer's receipt (it may be refused: `queue_full`).
+   */
+  steerRun(seq: number, message: InboundMessage): SubmitReceipt | "ended" | "not_found" {
+    const now = this.#now();
+    const result = this.#stores.db.transaction((tx) => {
+      if (!this.#stores.inbox.get(seq)) return "not_found" as const;
+      if (!steerable(this.#stores, seq)) return "ended" as const;
+      return this.#admission.admit(tx, message, now, seq);
+    });
+    if (typeof result === "object" && !result.refused) this.#wake(now);
+    return result;
   }
 
   /** Message `seq` as stored, its run's state and usage; null when there is no such message. */
@@ -270,7 +292,14 @@ export class SessionSentinel {
       running: claim.seq !== null,
       queued: this.#stores.inbox.waitingCount(),
       ...this.#stores.transcript.snapshot(claim.conversation),
+      // The summaries later turns see instead of the oldest messages, marked with their range.
+      ...this.#compactions(claim.conversation),
     };
+  }
+
+  #compactions(conversation: number): { compactions?: SessionSnapshot["compactions"] } {
+    const compactions = this.#runner.compactor.store.inspect(conversation);
+    return compactions.length ? { compactions } : {};
   }
 
   /**
@@ -335,8 +364,17 @@ export class SessionSentinel {
         // Due occurrences queue like any message (a turn that runs long delays, never loses, them).
         await this.#fireJobs();
         // A turn answered after its pause goes first: it still holds the session.
-        const next: ClaimedMessage & { resume?: TurnResume } | null =
-          this.#runner.resumeAnswered() ?? this.#runner.claimNext();
+        const resumed = this.#runner.resumeAnswered();
+        // An album's first piece waits a moment for the rest (album.ts); the alarm, should this
+        // instance die meanwhile.
+        const wait = resumed ? 0 : albumWait(this.#stores, this.#now());
+        if (wait > 0) {
+          this.#stores.db.armAlarm(this.#now() + wait);
+          await new Promise((resolve) => setTimeout(resolve, wait));
+          continue;
+        }
+        const next: ClaimedMessage & { resume?: TurnResume } | null = resumed ??
+          this.#runner.claimNext();
         if (!next) break;
         this.#armWatchdog();
         // A chat platform's ack leaves before the turn's work starts; a caller that waits for the

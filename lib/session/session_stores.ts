@@ -10,7 +10,9 @@ import { OutcomeWaiters } from "./outcome_waiters.ts";
 import { RunEventStore } from "./run_events.ts";
 import { migrate } from "./schema.ts";
 import { SeenDeliveryStore } from "./seen_deliveries.ts";
+import { SessionUsageStore } from "./session_usage.ts";
 import { SessionDb, type SessionStorage, type Tx } from "./session_db.ts";
+import { finishSteers } from "./steers.ts";
 import { TranscriptStore } from "./transcript.ts";
 import { isStopped, type MessageRecord, type RunState, type TurnOutcome } from "./types.ts";
 
@@ -31,6 +33,8 @@ export class SessionStores {
   readonly model: ModelChoiceStore;
   /** Delivery keys remembered past the inbox's day (`InboundMessage.keyMemoryMs`). */
   readonly seen: SeenDeliveryStore;
+  /** The session's tokens per UTC day (SESSION_TOKENS_PER_DAY, `/usage`). */
+  readonly usage: SessionUsageStore;
   readonly waiters = new OutcomeWaiters();
   /**
    * Told of every settle, inside its transaction (the sentinel's turn events: an event row in the
@@ -53,12 +57,15 @@ export class SessionStores {
     this.jobs = new JobStore(this.db);
     this.model = new ModelChoiceStore(this.db);
     this.seen = new SeenDeliveryStore(this.db);
+    this.usage = new SessionUsageStore(this.db);
     this.#now = now;
   }
 
   /** Stores message `seq`'s outcome (and its run's final event), told to waiters once committed. */
   settle(tx: Tx, seq: number, outcome: TurnOutcome): void {
     const message = this.inbox.finish(tx, seq, outcome, this.#now());
+    this.inbox.finishMerged(tx, seq, this.#now()); // the messages merged into it (busy merge, albums)
+    finishSteers(this, tx, seq, outcome, this.#now()); // the messages steered into it end with it
     this.approvals.end(tx, seq);
     this.waiters.settled(tx, seq, outcome);
     this.onSettle?.(tx, seq, outcome);

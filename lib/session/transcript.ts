@@ -29,6 +29,8 @@ interface _Recent {
   messages: ChatMessage[];
   /** The stored JSON's length of each message, in the same order. */
   sizes: number[];
+  /** Each message's row id, in the same order (a compaction covers ids). */
+  ids: number[];
   /**
    * Whether these are every message a window can want: all of the conversation's, or as many
    * older ones as `HISTORY_MAX_CHARS` lets in (the next older would not fit).
@@ -75,15 +77,17 @@ export class TranscriptStore {
     const stored = messages.map((message) => JSON.stringify(message));
     // A message too long for its row goes alone, in parts named after its row id; order is kept.
     let batch: SqlValue[][] = [];
+    const ids: number[] = [];
     const flush = () => {
       if (!batch.length) return;
-      this.#db.exec(
+      const rows = this.#db.exec(
         tx,
         `INSERT INTO transcript (conversation, seq, role, message, created_at) VALUES ${
           batch.map(() => "(?, ?, ?, ?, ?)").join(", ")
-        }`,
+        } RETURNING id`,
         ...batch.flat(),
       );
+      ids.push(...rows.map((row) => num(row, "id")));
       batch = [];
     };
     for (const [i, message] of messages.entries()) {
@@ -105,6 +109,7 @@ export class TranscriptStore {
         )[0],
         "id",
       );
+      ids.push(id);
       const column = this.#spill.write(tx, _owner(id), stored[i], { role: message.role });
       this.#db.exec(tx, `UPDATE transcript SET message = ? WHERE id = ?`, column, id);
     }
@@ -114,6 +119,7 @@ export class TranscriptStore {
       if (!recent || recent.conversation !== conversation) return;
       recent.messages.push(...stored.map((text) => JSON.parse(text) as ChatMessage));
       recent.sizes.push(...stored.map((text) => text.length));
+      recent.ids.push(...ids);
       // The copy keeps twice a window's count, and never more text than one window may hold.
       let chars = recent.sizes.reduce((a, b) => a + b, 0);
       let drop = Math.max(0, recent.messages.length - 2 * recent.size);
@@ -126,6 +132,7 @@ export class TranscriptStore {
         chars -= _sum(recent.sizes, drop);
         recent.messages.splice(0, drop);
         recent.sizes.splice(0, drop);
+        recent.ids.splice(0, drop);
         // Cut by count it may lack what a window wants; cut by size it holds all a window can take.
         recent.complete = recent.messages.length >= recent.size ||
           chars + (recent.sizes[0] ?? 0) > HISTORY_MAX_CHARS;
@@ -151,26 +158,33 @@ export class TranscriptStore {
 
   /**
    * The most recent `size` messages within `HISTORY_MAX_CHARS` of stored text (the newest one
-   * always), starting at a user message so tool results stay paired.
+   * always), starting at a user message so tool results stay paired; only those after row
+   * `afterId` (a compaction's end: the window counts from the summary).
    */
-  window(conversation: number, size: number): ChatMessage[] {
+  window(conversation: number, size: number, afterId = 0): ChatMessage[] {
+    return this.windowEntries(conversation, size, afterId).map((entry) => entry.message);
+  }
+
+  /** `window`'s messages with their row ids and stored lengths (what compaction measures and cuts). */
+  windowEntries(conversation: number, size: number, afterId = 0): WindowEntry[] {
     const recent = this.#recent;
     const cached = recent !== null && recent.conversation === conversation &&
       (recent.complete || recent.messages.length >= size);
-    const messages = cached
-      ? recent.messages.slice(-_fitting(recent.sizes, size, HISTORY_MAX_CHARS))
-      : this.#load(conversation, size);
-    const start = messages.findIndex((message) => message.role === "user");
-    return start < 0 ? [] : messages.slice(start);
+    const all = cached ? _entries(recent) : this.#load(conversation, size);
+    const fit = _fitting(all.map((e) => e.chars), size, HISTORY_MAX_CHARS);
+    const entries = all.slice(all.length - fit).filter((entry) => entry.id > afterId);
+    const start = entries.findIndex((entry) => entry.message.role === "user");
+    return start < 0 ? [] : entries.slice(start);
   }
 
-  #load(conversation: number, size: number): ChatMessage[] {
+  #load(conversation: number, size: number): WindowEntry[] {
     const { rows, complete } = this.#newest(conversation, size, HISTORY_MAX_CHARS);
     const loaded = this.#read(conversation, rows);
     const messages = loaded.map((m) => m.message as ChatMessage);
     const sizes = loaded.map((m) => m.chars);
-    this.#recent = { conversation, messages, sizes, complete, size };
-    return messages.slice();
+    const ids = loaded.map((m) => m.id);
+    this.#recent = { conversation, messages, sizes, ids, complete, size };
+    return _entries(this.#recent);
   }
 
   /**
@@ -309,6 +323,22 @@ export class TranscriptStore {
     });
     return { messages, omitted };
   }
+}
+
+/** A message of a turn's window, with its row id and its stored JSON's length. */
+export interface WindowEntry {
+  id: number;
+  message: ChatMessage;
+  chars: number;
+}
+
+/** The cached messages as entries (copies of the lists: a caller may keep them). */
+function _entries(recent: _Recent): WindowEntry[] {
+  return recent.messages.map((message, i) => ({
+    id: recent.ids[i],
+    message,
+    chars: recent.sizes[i],
+  }));
 }
 
 /** How many of the newest of `sizes` (oldest first) fit in `budget` together: at most `limit`, at least one. */

@@ -6,8 +6,18 @@ import type { Claim } from "./claim.ts";
 import type { JobScheduler } from "./job_scheduler.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
 import { runClaimedTurn } from "./run_claimed_turn.ts";
+import { type CompactionOptions, Compactor, contextMeter } from "./compactor.ts";
+import { runCompactedTurn } from "./compacted_turn.ts";
 import { failUnreadable } from "./unreadable_message.ts";
+import {
+  countingTokens,
+  noTokens,
+  sessionBudgetRefusal,
+  type TurnSpendOptions,
+} from "./turn_spend.ts";
+import { utcDay } from "./session_usage.ts";
 import { claimedTurnJobs } from "./claimed_turn_jobs.ts";
+import { steersIn, takeSteers } from "./steers.ts";
 import { recordSend, timelineRecorder, traced } from "./turn_trace.ts";
 import type { Tx } from "./session_db.ts";
 import type { SessionStores } from "./session_stores.ts";
@@ -39,8 +49,12 @@ function _interrupted(attempts: number): Extract<TurnOutcome, { status: "failed"
 export interface TurnRunnerOptions extends HookOptions {
   execute: TurnExecutor;
   historyWindow: number;
+  /** `CONTEXT_TOKENS` and the summarizer (compactor.ts); absent: no compaction. */
+  compaction?: CompactionOptions;
   turnTimeoutMs: number;
   maxAttempts: number;
+  /** The daily token caps' session side (turn_spend.ts); absent: usage is only summed here. */
+  spend?: TurnSpendOptions;
   /** Sends reply parts; without it replies are only collected by callers. */
   sender: OutboxSender | null;
   /** Pauses a turn whose model called a tool that asks, and takes it back up once answered. */
@@ -70,10 +84,14 @@ export class TurnRunner {
   readonly #stores: SessionStores;
   readonly #options: TurnRunnerOptions;
   #running: _Running | null = null;
+  /** Measures and compacts the conversation before a turn's model call, under its claim. */
+  readonly compactor: Compactor;
 
   constructor(stores: SessionStores, options: TurnRunnerOptions) {
     this.#stores = stores;
     this.#options = options;
+    const { compaction, historyWindow, now } = options;
+    this.compactor = new Compactor(stores, compaction, historyWindow, now);
   }
 
   /** The turn this instance runs, while it still holds the session. */
@@ -208,9 +226,21 @@ export class TurnRunner {
   async #run(claim: Claim, message: InboundMessage, resume?: TurnResume): Promise<void> {
     const { db, claims, transcript, outbox, inbox, approvals } = this.#stores;
     if (!claims.holds(claim)) return; // stopped before it started
-    const history = transcript.window(claim.conversation, this.#options.historyWindow);
-    const emit = timelineRecorder(this.#stores, claim, message);
-    const progress: TurnProgress = { step: 0, messages: [], emit, deltas: message.events === true };
+    // The last model call's context size is kept with the turn's messages (compactor.ts).
+    const meter = contextMeter(timelineRecorder(this.#stores, claim, message));
+    // The turn's tokens, whatever its end: summed per day here, settled with its reservation.
+    const spent = noTokens();
+    const emit = countingTokens(meter.emit, spent);
+    // Messages steered into this turn (steers.ts); a resumed turn's pause holds those taken before it.
+    const given = resume ? steersIn(this.#stores, claim.seq, resume.messages) : new Set<number>();
+    const steers = () => takeSteers(this.#stores, claim, given);
+    const progress: TurnProgress = {
+      step: 0,
+      messages: [],
+      emit,
+      deltas: message.events === true,
+      steers,
+    };
     const running = this.#start(claim, message, progress);
     // A chat sees the bot typing, and the reply grow where the platform can preview it.
     const live = message.reply && this.#options.sender
@@ -237,14 +267,29 @@ export class TurnRunner {
     const granted = new Set(grants.map((grant) => grant.tool));
     // The session's `/model` choice, read as the turn starts; a request's own `model` wins.
     const model = message.model ?? this.#stores.model.get();
-    const result = await runClaimedTurn(
-      this.#options.execute,
-      model ? { ...message, model } : message,
-      history,
+    // The history is built (compacted first when too long) under the claim, just before the
+    // model call that needs it; a /compact is a compaction only (compacted_turn.ts).
+    const { turnTimeoutMs } = this.#options;
+    const signal = AbortSignal.any([running.controller.signal, AbortSignal.timeout(turnTimeoutMs)]);
+    // SESSION_TOKENS_PER_DAY: a turn that could pass it never calls the model.
+    const refusal = sessionBudgetRefusal(this.#stores, this.#options.spend, this.#options.now());
+    const result = refusal ? { outcome: refusal, messages: [] } : await runCompactedTurn(
+      this.compactor,
+      claim,
+      message,
       progress,
-      running.controller,
-      this.#options.turnTimeoutMs,
-      { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
+      signal,
+      (history) =>
+        runClaimedTurn(
+          this.#options.execute,
+          model ? { ...message, model } : message,
+          history,
+          progress,
+          running.controller,
+          turnTimeoutMs,
+          { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
+        ),
+      { resumed: resume !== undefined, ...(model ? { model } : {}) },
     );
     this.#stop(running);
     // Before anything is sent: no preview may land after the reply, or after a stop's notice.
@@ -263,6 +308,10 @@ export class TurnRunner {
       if (!claims.holds(claim)) return false;
       const now = this.#options.now();
       transcript.append(tx, claim.conversation, claim.seq, result.messages, now);
+      this.#stores.usage.add(tx, utcDay(now), spent);
+      if (outcome.status === "completed") {
+        this.compactor.measure(tx, claim.conversation, meter.tokens());
+      }
       if (!target) {
         this.#stores.release(tx, claim.seq, outcome);
         return true;
@@ -274,7 +323,15 @@ export class TurnRunner {
       inbox.markDelivering(tx, claim.seq, outcome);
       return true;
     });
+    if (written) this.#settleSpend(message, spent);
     if (written && target) await this.deliverAndRelease(claim, message);
+  }
+
+  /** The reservation the message's turn took (`message.spend`) settled with what it used; never throws. */
+  #settleSpend(message: InboundMessage, spent: ReturnType<typeof noTokens>): void {
+    const settle = this.#options.spend?.settle;
+    if (!settle || !message.spend) return;
+    settle(message, spent).catch(() => {}); // the reservation stands for the day: over-counted, never under
   }
 
   /** Sends the unsent parts of a claimed message's reply in order, then frees the session. */

@@ -3,7 +3,8 @@ import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ModelParams, PendingCall, ToolCall, TurnResume } from "../agent/mod.ts";
 import type { ParsedCommand, ReplyTarget } from "../chat/mod.ts";
 import type { ContextFields } from "../runtime/mod.ts";
-import type { MediaItem } from "../media/mod.ts";
+import type { InspectedCompaction } from "./inspection.ts";
+import type { MediaItem, PlatformMedia } from "../media/mod.ts";
 
 /** A message handed to a session. */
 export interface InboundMessage {
@@ -23,6 +24,17 @@ export interface InboundMessage {
    * store, or an https link): kept with its user message in the transcript, never the bytes.
    */
   media?: MediaItem[];
+  /**
+   * A chat platform's media as announced, not yet fetched (the acknowledgement never waits): the
+   * turn fetches and stores them, and its user message keeps references in `media` in their place
+   * (lib/deployment/media_turns.ts).
+   */
+  platformMedia?: PlatformMedia[];
+  /**
+   * The album this message is one piece of (Telegram's `media_group_id`): its pieces make one
+   * turn — each later piece is merged into the first while that waits (lib/session/album.ts).
+   */
+  album?: string;
   /** Extra system prompt for this turn (e.g. an API caller's system message). */
   system?: string;
   /** Earlier messages that seed the conversation when it has no history yet. */
@@ -58,6 +70,12 @@ export interface InboundMessage {
   requestHash?: string;
   /** Where the reply is sent (chat platforms); without it the caller collects the outcome. */
   reply?: ReplyTarget;
+  /**
+   * The daily token reservation this message's turn took before it was stored (lib/access/
+   * token_budget.ts): the access object `record` (a sender's, a tenant's) and the reservation's
+   * `key`, settled with the turn's real usage once it is stored. Absent: no cap reserved for it.
+   */
+  spend?: { record: string; key: string };
   /**
    * A chat message (chat platforms, the generic webhook): its command, parsed once where it
    * arrived (the Worker's access gate, `chatInbound`), or null for an ordinary text — which may
@@ -156,7 +174,11 @@ export interface SubmitReceipt {
 }
 
 /** What the session does with a message that arrives while a turn runs. */
-export type BusyMode = "queue" | "interrupt" | "merge";
+/**
+ * `steer`: given to the running turn, which reads it at its next step (lib/session/steers.ts), else
+ * queued as its own.
+ */
+export type BusyMode = "queue" | "interrupt" | "merge" | "steer";
 
 /** A running turn's progress, updated by the executor as it goes. */
 export interface TurnProgress {
@@ -173,6 +195,11 @@ export interface TurnProgress {
   deltas?: boolean;
   /** Takes each piece of the reply's text as the model writes it, for a chat's live preview. */
   preview?: (delta: string) => void;
+  /**
+   * The messages steered into this turn since it last asked (`/steer`, BUSY_INPUT_MODE=steer), each
+   * taken durably under the turn's claim before it is returned: asked before each model call.
+   */
+  steers?: () => ChatMessage[];
 }
 
 /** A session's state as the sessions API reports it. */
@@ -183,6 +210,11 @@ export interface SessionSnapshot {
   messages: { role: string; content: string }[];
   /** How many older messages of the conversation were left out (0 when none). */
   omitted: number;
+  /**
+   * The conversation's summaries (compaction), oldest first, each with the positions of the
+   * messages it covers; absent when there is none. The messages themselves stay in `messages`.
+   */
+  compactions?: InspectedCompaction[];
 }
 
 /** What a turn produced: the reply, the messages to keep, the token counts. */

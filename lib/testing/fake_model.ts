@@ -3,12 +3,23 @@ import { Buffer } from "node:buffer";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/**
+ * Token counts the fake reports for a reply (`usage`; default 1 prompt and 1 completion token);
+ * `cached_tokens` goes out as `prompt_tokens_details.cached_tokens`.
+ */
+export interface FakeUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens?: number;
+}
+
 /** One scripted reply of the fake model. */
 export type FakeModelStep =
   | {
     kind: "text";
     text: string;
     delayMs?: number;
+    usage?: FakeUsage;
     finish?: "stop" | "length";
     /**
      * Streamed: sends this many of the text's pieces (it goes in 3), then waits for `release()`
@@ -26,6 +37,7 @@ export type FakeModelStep =
     args: Record<string, unknown>;
     id?: string;
     delayMs?: number;
+    usage?: FakeUsage;
     /** Text the model writes before the call ("Let me look…"), streamed in `pieces`. */
     text?: string;
     pieces?: number;
@@ -338,7 +350,15 @@ class _FakeModelServer implements FakeModel {
     const id = `chatcmpl-fake-${++this.#seq}`;
     const created = Math.floor(Date.now() / 1000);
     const model = body?.model ?? "fake-model";
-    const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+    const counts = step.usage ?? { prompt_tokens: 1, completion_tokens: 1 };
+    const usage = {
+      prompt_tokens: counts.prompt_tokens,
+      completion_tokens: counts.completion_tokens,
+      total_tokens: counts.prompt_tokens + counts.completion_tokens,
+      ...(counts.cached_tokens
+        ? { prompt_tokens_details: { cached_tokens: counts.cached_tokens } }
+        : {}),
+    };
     const call = step.kind === "tool_call"
       ? {
         id: step.id ?? `call_fake_${this.#seq}`,

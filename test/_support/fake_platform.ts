@@ -63,6 +63,15 @@ export interface FakePlatform {
   /** Resolves once `calls.length >= n` (10 s at most). */
   waitForCalls(n: number): Promise<void>;
   /**
+   * Serves `file` as Telegram's file `fileId` to the bot `token`: `getFile` (the token in its path,
+   * as Telegram has it; another token is 401, an unknown id 400) answers its `file_path`, and
+   * `/file/bot<token>/<file_path>` its bytes — or `file.status` (a failing download). Calls to
+   * either are kept in `fileCalls`, apart from the reply calls.
+   */
+  serveTelegramFile(token: string, fileId: string, file: FakeFile): void;
+  /** The file API's calls (`getFile`, downloads), in arrival order. */
+  fileCalls: PlatformCall[];
+  /**
    * Back to a fresh fake for the next test on a shared Worker: the records (`calls`, `signals`,
    * `auth`) emptied and every responder back to its default. The published keys (`jwks`) stay:
    * the Worker caches the key sets it fetched.
@@ -70,6 +79,19 @@ export interface FakePlatform {
   reset(): void;
   close(): Promise<void>;
 }
+
+/** A file the fake file API serves (see `FakePlatform.serveTelegramFile`). */
+export interface FakeFile {
+  bytes: Uint8Array;
+  /** The size `getFile` states (default the bytes' length). */
+  size?: number;
+  /** The download's status instead of 200 and the bytes (e.g. 500). */
+  status?: number;
+}
+
+/** Telegram's file API on the fake: `getFile` under the bot's token, the download beneath `/file/`. */
+const _TG_GET_FILE = /^\/bot([^/]+)\/getFile$/;
+const _TG_DOWNLOAD = /^\/file\/bot([^/]+)\/(.+)$/;
 
 /** The paths of presence signals (see `FakePlatform.signals`). */
 const _SIGNAL =
@@ -131,6 +153,46 @@ export function startFakePlatform(): Promise<FakePlatform> {
     call: PlatformCall,
     index: number,
   ) => PlatformAnswer | Promise<PlatformAnswer> = _defaultAuth;
+  const files = new Map<string, FakeFile & { token: string; path: string }>();
+  const fileCalls: PlatformCall[] = [];
+  /** Telegram's file API, or null for any other path. */
+  const fileAnswer = (url: URL, body: unknown): Response | null => {
+    const getFile = _TG_GET_FILE.exec(url.pathname);
+    if (getFile) {
+      const id = (body as { file_id?: unknown } | undefined)?.file_id;
+      const file = typeof id === "string" ? files.get(id) : undefined;
+      if (file && file.token !== getFile[1]) {
+        return Response.json({ ok: false, error_code: 401, description: "Unauthorized" }, {
+          status: 401,
+        });
+      }
+      if (!file) {
+        return Response.json(
+          { ok: false, error_code: 400, description: "Bad Request: invalid file_id" },
+          { status: 400 },
+        );
+      }
+      return Response.json({
+        ok: true,
+        result: {
+          file_id: id,
+          file_unique_id: `u-${id}`,
+          file_size: file.size ?? file.bytes.length,
+          file_path: file.path,
+        },
+      });
+    }
+    const download = _TG_DOWNLOAD.exec(url.pathname);
+    if (!download) return null;
+    const file = [...files.values()].find((f) =>
+      f.token === download[1] && f.path === decodeURIComponent(download[2])
+    );
+    if (!file) return new Response("Not Found", { status: 404 });
+    if (file.status) return new Response("Internal Server Error", { status: file.status });
+    return new Response(file.bytes.slice(), {
+      headers: { "content-type": "application/octet-stream" },
+    });
+  };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const text = await req.text();
     let body: unknown = text;
@@ -151,6 +213,11 @@ export function startFakePlatform(): Promise<FakePlatform> {
       headers: req.headers,
       body,
     };
+    const filed = fileAnswer(url, body);
+    if (filed) {
+      fileCalls.push(call);
+      return filed;
+    }
     const signal = _isSignal(url.pathname, body);
     const answer = url.pathname.startsWith("/auth/")
       ? await authResponder(call, auth.push(call) - 1)
@@ -179,7 +246,13 @@ export function startFakePlatform(): Promise<FakePlatform> {
     respondToSignals: (fn) => {
       signalResponder = fn;
     },
+    fileCalls,
+    serveTelegramFile(token, fileId, file) {
+      files.set(fileId, { ...file, token, path: `files/${fileId}` });
+    },
     reset() {
+      files.clear();
+      fileCalls.length = 0;
       calls.length = 0;
       signals.length = 0;
       auth.length = 0;

@@ -16,7 +16,7 @@ export interface ScriptedModel extends ChatModel {
 /**
  * A model named "scripted" that answers each call with the next step of `steps` (copied, so the
  * caller's array is untouched) and with `{ content: "done" }` once the script is used up. Usage
- * is always 1 prompt and 1 completion token.
+ * is the step's own `usage`, else 1 prompt and 1 completion token.
  */
 export function scriptedModel(steps: readonly ScriptStep[]): ScriptedModel {
   const script = [...steps];
@@ -33,7 +33,7 @@ export function scriptedModel(steps: readonly ScriptStep[]): ScriptedModel {
         return Promise.resolve({
           content: next.content ?? "",
           toolCalls: next.toolCalls ?? [],
-          usage: { prompt_tokens: 1, completion_tokens: 1 },
+          usage: next.usage ?? { prompt_tokens: 1, completion_tokens: 1 },
         });
       } catch (error) {
         return Promise.reject(error);

@@ -11,6 +11,9 @@ export interface TelegramCredentials {
 
 const SECRET = "tg-webhook-secret_42";
 const TOKEN = "123456789:AAH-test_bot_token_value";
+
+/** The bot token the driver's deployment runs with: the fake file API serves files to it. */
+export const telegramBotToken = TOKEN;
 const SEND_PATH = `/bot${TOKEN}/sendMessage`;
 
 let _chats = 0;
@@ -118,3 +121,30 @@ export const telegramDriver: Driver<TelegramCredentials> = {
     );
   },
 };
+
+/** The media fields of a Telegram message, as @grammyjs/types has them. */
+export type TelegramMediaFields = Partial<
+  Pick<TgMessage, "photo" | "voice" | "audio" | "document" | "sticker" | "video_note">
+>;
+
+/**
+ * A `message` update carrying media in `post.chat` (a private chat, its sender the chat's user):
+ * `media`'s fields, `caption` (`post.text` when not empty), and `album` as its `media_group_id`.
+ */
+export function telegramMediaUpdate(
+  post: Omit<Post, "text"> & { text?: string },
+  media: TelegramMediaFields,
+  album?: string,
+): Update {
+  const shaped = telegramDriver.shape({ ...post, text: "" }) as Update & {
+    message: TgMessage.TextMessage;
+  };
+  const { text: _, ...bare } = shaped.message;
+  const message = {
+    ...bare,
+    ...media,
+    ...(post.text ? { caption: post.text } : {}),
+    ...(album ? { media_group_id: album } : {}),
+  } as TgMessage & Update.NonChannel;
+  return { update_id: shaped.update_id, message };
+}

@@ -1,0 +1,49 @@
+// The Worker's side of the daily token caps: a session settling its turn's reservation with the access object that took it, and the API's 429 budget_exceeded; Workers.
+import type { Context } from "hono";
+import type { SpendConfig } from "../lib/deployment/config.ts";
+import type { TurnSpendOptions } from "../lib/session/turn_spend.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
+import { accessStub } from "./access_client.ts";
+import type { App } from "./_http.ts";
+import type { Env } from "./env.ts";
+
+/**
+ * The session's spend options: `SESSION_TOKENS_PER_DAY` checked in the session, and each turn
+ * that reserved (`InboundMessage.spend`) settled with its access object once stored — one call
+ * after the turn, only for a message that reserved (no cap set: none).
+ */
+export function sessionSpend(env: Env, spend: SpendConfig): TurnSpendOptions {
+  return {
+    sessionTokensPerDay: spend.sessionTokensPerDay,
+    turnReserve: spend.turnReserve,
+    async settle(message, used) {
+      if (!message.spend) return;
+      try {
+        await accessStub(env, message.spend.record).settleTokens(message.spend.key, used);
+      } catch (error) {
+        // The reservation then counts for the rest of the day: over-counted, never under.
+        log.warn("spend: a turn's token reservation was not settled", {
+          error: errorText(error),
+        });
+      }
+    },
+  };
+}
+
+/**
+ * The 429 `budget_exceeded` answer of an API turn over its tenant's `TENANT_TOKENS_PER_DAY`:
+ * `Retry-After` (seconds) and `reset_at` (ISO time of the next UTC midnight) say when it resets.
+ */
+export function budgetExceeded(c: Context<App>, resetAt: number): Response {
+  const limit = c.var.config.spend.tenantTokensPerDay;
+  const seconds = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
+  c.header("Retry-After", String(seconds));
+  return c.json({
+    error: {
+      message: `this API key's tenant is over TENANT_TOKENS_PER_DAY (${limit}) for today; it ` +
+        "resets at reset_at (midnight UTC)",
+      type: "budget_exceeded",
+      reset_at: new Date(resetAt).toISOString(),
+    },
+  }, 429);
+}

@@ -1,0 +1,131 @@
+// The text that stands for a voice note, a recording or a document (a labelled transcript, the document's text cut to a budget), or why it cannot be read; runtime-neutral.
+import { errorText } from "../runtime/mod.ts";
+import { audioDuration, formatDuration } from "./audio_duration.ts";
+import { pdfText } from "./pdf_text.ts";
+import type { Transcriber } from "./transcribe.ts";
+
+/** A medium as text for the model, or why it could not be read (said to the user; never thrown). */
+export type MediaText = { ok: true; text: string } | { ok: false; reason: string };
+
+/** What deriving text needs. */
+export interface MediaTextOptions {
+  /** The file's name as it came (labels a document or an audio file; a voice note has none). */
+  name?: string;
+  /** `MEDIA_TEXT_MAX_CHARS`: a document's text past this is cut, with a note saying so. */
+  maxChars: number;
+  /** How voice becomes words; absent or null: voice is refused (`NOT_TRANSCRIBED`). */
+  transcribe?: Transcriber | null;
+  /** The turn's signal: a stopped turn stops its transcription (its reason is thrown). */
+  signal?: AbortSignal;
+}
+
+/** The refusal of voice on a deployment without `TRANSCRIBE_BASE_URL`. */
+export const NOT_TRANSCRIBED = "voice notes are not transcribed on this deployment";
+
+/** Recordings sent for transcription (the types `sniffMediaType` gives, and common declared ones). */
+export const AUDIO_TYPES: ReadonlySet<string> = new Set([
+  "audio/ogg",
+  "audio/mpeg",
+  "audio/wav",
+  "audio/mp4",
+  "video/mp4",
+  "audio/webm",
+  "audio/flac",
+]);
+
+/** Documents read as UTF-8 text (`sniffMediaType` calls them all `text/plain`). */
+export const TEXT_TYPES: ReadonlySet<string> = new Set([
+  "text/plain",
+  "text/markdown",
+  "text/csv",
+  "application/json",
+]);
+
+/** What the refusal of an unread type says is read. */
+export const READ_TYPES = "text, Markdown, CSV, JSON and PDF documents and voice messages are read";
+
+/**
+ * Why a medium of `type` will not be read as text, or null when it will be tried: known before
+ * any byte is read, so a request can be refused with a 400 naming the part. `transcribes`:
+ * the deployment has a transcription endpoint.
+ */
+export function mediaTextRefusal(type: string, transcribes: boolean): string | null {
+  if (AUDIO_TYPES.has(type)) return transcribes ? null : NOT_TRANSCRIBED;
+  if (TEXT_TYPES.has(type) || type === "application/pdf") return null;
+  return `${type || "a file of unknown type"} is not read: ${READ_TYPES}`;
+}
+
+/**
+ * The text that stands for `bytes` of `type` in the conversation:
+ * - a recording: its transcript, labelled `[voice message, 0:42] …` (`[audio <name>, …]` for a
+ *   named file, `[video message, …]` for MP4), the length where the container gives it;
+ * - a document: `[document: <name>]` then its text (UTF-8 text, Markdown, CSV, JSON as they
+ *   are; a PDF's text layer through unpdf), cut at `maxChars` with a note saying so;
+ * - anything else: refused, the reason naming the type.
+ * Bad input (corrupt, not UTF-8, a failed transcription) is a refusal, never an error; only the
+ * turn's own abort is thrown, so a stopped turn stops here.
+ */
+export async function deriveMediaText(
+  bytes: Uint8Array,
+  type: string,
+  options: MediaTextOptions,
+): Promise<MediaText> {
+  const refused = mediaTextRefusal(type, Boolean(options.transcribe));
+  if (refused) return { ok: false, reason: refused };
+  try {
+    if (AUDIO_TYPES.has(type)) return await _transcribed(bytes, type, options);
+    return type === "application/pdf" ? await _pdf(bytes, options) : _text(bytes, options);
+  } catch (error) {
+    if (options.signal?.aborted) throw options.signal.reason;
+    const what = AUDIO_TYPES.has(type)
+      ? "the recording could not be transcribed"
+      : type === "application/pdf"
+      ? "the PDF could not be read"
+      : "the document could not be read";
+    return { ok: false, reason: `${what} (${errorText(error).slice(0, 200)})` };
+  }
+}
+
+async function _transcribed(
+  bytes: Uint8Array,
+  type: string,
+  options: MediaTextOptions,
+): Promise<MediaText> {
+  const seconds = audioDuration(bytes, type);
+  const what = options.name
+    ? `audio ${options.name}`
+    : type === "video/mp4"
+    ? "video message"
+    : "voice message";
+  const label = `[${what}${seconds === null ? "" : `, ${formatDuration(seconds)}`}]`;
+  const words = await options.transcribe!({ bytes, type }, options.signal);
+  return { ok: true, text: `${label} ${words || "(no speech heard)"}` };
+}
+
+async function _pdf(bytes: Uint8Array, options: MediaTextOptions): Promise<MediaText> {
+  const { text, pages } = await pdfText(bytes);
+  const about = `PDF, ${pages} page${pages === 1 ? "" : "s"}`;
+  const label = `[document: ${options.name ? `${options.name} (${about})` : about}]`;
+  if (!text) return { ok: true, text: `${label} (no text found: it may be scanned images)` };
+  return { ok: true, text: `${label}\n${_cut(text, options.maxChars)}` };
+}
+
+function _text(bytes: Uint8Array, options: MediaTextOptions): MediaText {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return { ok: false, reason: "the document is not UTF-8 text" };
+  }
+  const label = `[document: ${options.name ?? "text"}]`;
+  return { ok: true, text: `${label}\n${_cut(text, options.maxChars)}` };
+}
+
+/** `text` within `max` characters; a cut one ends with a note saying how much was left out. */
+function _cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // A cut between the halves of a surrogate pair would leave half a character.
+  const end = /[\ud800-\udbff]/.test(text[max - 1] ?? "") ? max - 1 : max;
+  return `${text.slice(0, end)}\n[cut: the document has ${text.length} characters; ` +
+    `the first ${max} are here (MEDIA_TEXT_MAX_CHARS)]`;
+}

@@ -1,0 +1,130 @@
+// Steering a running turn: a message offered to it, taken between its steps under its claim, or left queued as a turn of its own; runtime-neutral.
+import type { ChatMessage } from "../agent/mod.ts";
+import type { Claim } from "./claim.ts";
+import { num, type Tx } from "./session_db.ts";
+import type { SessionStores } from "./session_stores.ts";
+import type { InboundMessage, TurnOutcome } from "./types.ts";
+
+/**
+ * What the model reads before a steered message's text: a user message that arrived while the
+ * turn worked, not the question the turn started on.
+ */
+export const STEER_MARK = "[The user sent this while you were working on your reply:]\n";
+
+/** The user message a steered `message` becomes in the turn that takes it (its media kept with it). */
+export function steerChatMessage(message: InboundMessage): ChatMessage {
+  const media = message.media?.length ? { media: [...message.media] } : {};
+  return { role: "user", content: STEER_MARK + message.text, ...media } as ChatMessage;
+}
+
+/**
+ * Offers queued message `seq` to turn `target` (running, paused or still queued): that turn takes
+ * it at its next step; a turn that ends first leaves it queued, an ordinary message.
+ */
+export function offerSteer(stores: SessionStores, tx: Tx, seq: number, target: number): void {
+  stores.db.exec(tx, `UPDATE inbox SET steer_of = ? WHERE seq = ?`, target, seq);
+}
+
+/** Whether run `seq` may still be steered: its turn has not started, or runs, or waits. */
+export function steerable(stores: SessionStores, seq: number): boolean {
+  const status = stores.inbox.get(seq)?.status;
+  return status === "queued" || status === "running" || status === "waiting";
+}
+
+/**
+ * Takes the messages offered to `claim`'s turn, in one write under its claim (`steered`, joined to
+ * the turn by `merged_into`, so they get no turn of their own), and records `run.steered` on the
+ * turn's run for each message this attempt is given. Returns the messages taken by this turn, in
+ * arrival order, that this attempt has not been given yet (`given`, by seq, updated): a turn that
+ * died after taking one is re-run with it.
+ */
+export function takeSteers(
+  stores: SessionStores,
+  claim: Claim,
+  given: Set<number>,
+): ChatMessage[] {
+  const { db, claims, inbox, events } = stores;
+  return db.transaction((tx) => {
+    if (!claims.holds(claim)) return [];
+    db.exec(
+      tx,
+      `UPDATE inbox SET status = 'steered', merged_into = ? WHERE status = 'queued' AND steer_of = ?`,
+      claim.seq,
+      claim.seq,
+    );
+    const seqs = db.rows(
+      `SELECT seq FROM inbox WHERE status = 'steered' AND merged_into = ? ORDER BY seq`,
+      claim.seq,
+    ).map((row) => num(row, "seq")).filter((seq) => !given.has(seq));
+    const taken: ChatMessage[] = [];
+    for (const seq of seqs) {
+      given.add(seq);
+      const message = inbox.message(seq);
+      // One that cannot be read back is still taken (never a turn of its own): it says nothing.
+      if (!message) continue;
+      taken.push(steerChatMessage(message));
+      events.emit(tx, claim.seq, "run.steered", { steer_seq: seq });
+    }
+    return taken;
+  });
+}
+
+/**
+ * The seqs of the steered messages whose text `messages` (a paused turn's) already holds: a turn
+ * resumed after its approval is not given them twice.
+ */
+export function steersIn(stores: SessionStores, seq: number, messages: ChatMessage[]): Set<number> {
+  const texts = messages.flatMap((m) =>
+    m.role === "user" && typeof m.content === "string" && m.content.startsWith(STEER_MARK)
+      ? [m.content]
+      : []
+  );
+  const given = new Set<number>();
+  for (const steered of _steered(stores, seq)) {
+    const message = stores.inbox.message(steered);
+    const at = message ? texts.indexOf(STEER_MARK + message.text) : -1;
+    if (at < 0) continue;
+    texts.splice(at, 1);
+    given.add(steered);
+  }
+  return given;
+}
+
+/**
+ * Ends the steered messages of turn `seq` with it: their outcome is the turn's (`SessionSentinel.outcome`
+ * follows `merged_into`), told to callers that waited on them since before they were taken.
+ */
+export function finishSteers(
+  stores: SessionStores,
+  tx: Tx,
+  seq: number,
+  outcome: TurnOutcome,
+  now: number,
+): void {
+  const rows = stores.db.exec(
+    tx,
+    `UPDATE inbox SET finished_at = ? WHERE status = 'steered' AND merged_into = ? RETURNING seq`,
+    now,
+    seq,
+  );
+  for (const row of rows) stores.waiters.settled(tx, num(row, "seq"), outcome);
+}
+
+function _steered(stores: SessionStores, seq: number): number[] {
+  return stores.db.rows(
+    `SELECT seq FROM inbox WHERE status = 'steered' AND merged_into = ? ORDER BY seq`,
+    seq,
+  ).map((row) => num(row, "seq"));
+}
+
+/**
+ * The schema step for steering: the turn an inbox row is offered to (`steer_of`). A taken row is
+ * `steered` and names its turn in `merged_into`.
+ */
+export const STEER_SCHEMA: readonly string[] = [`ALTER TABLE inbox ADD COLUMN steer_of INTEGER`];
+
+/** The text of a `/steer TEXT` chat message as typed (case kept), or "" when it has none. */
+export function steerArgument(text: string): string {
+  const match = /^\s*\/steer(?:@[A-Za-z0-9_]+)?(?:\s+([\s\S]*))?$/i.exec(text);
+  return (match?.[1] ?? "").trim();
+}
