@@ -11,7 +11,9 @@ import {
 } from "../lib/access/access_notices.ts";
 import { type AdmitResult, normalizePairingCode } from "../lib/access/sender_record.ts";
 import { memoryCommandOf } from "../lib/access/user_memory.ts";
-import { budgetText } from "../lib/access/token_budget.ts";
+import { budgetText, utcDay } from "../lib/access/token_budget.ts";
+import { usageText } from "../lib/chat/usage_text.ts";
+import { sessionStub } from "./session_client.ts";
 import type { NoticeKind, NoticeUndo } from "../lib/access/notice_outbox.ts";
 import { parseCommand, type PlatformAdapter, type PlatformMessage } from "../lib/chat/mod.ts";
 import type { Admission, ChatEvent } from "../lib/platforms/chat_inbound.ts";
@@ -50,13 +52,18 @@ export async function gateMessage(
   // `/memory`, `/forget [all|N]` in a direct chat: answered here from the sender's own record
   // (a session's commands are answered inside a transaction, which cannot ask another object).
   const memory = c.var.config.memory.on && sender.direct ? memoryCommandOf(command) : null;
+  // `/usage`: answered here too, from this chat's session and the sender's own record.
+  const usage = command?.command === "usage";
   // A `/steer TEXT` carries a message for the model (its own turn when none runs): it counts.
   const answered = command !== null && command.command !== "steer";
   const counts = !isAdmin && access.userTurnsPerHour !== null && !answered;
-  // USER_TOKENS_PER_DAY: every turn reserves from its sender's day, admins' too (a money cap).
+  // USER_TOKENS_PER_DAY: every turn reserves from its sender's day, admins' too (a money cap);
+  // a `/steer` too (a turn of its own when none runs; steered into one, it frees its reservation).
   const tokenCap = c.var.config.spend.userTokensPerDay;
-  const spends = tokenCap !== null && !command;
-  if (verdict.kind === "allowed" && !pair && !memory && !counts && !spends) return admitted;
+  const spends = tokenCap !== null && !answered;
+  if (verdict.kind === "allowed" && !pair && !memory && !usage && !counts && !spends) {
+    return _withSpend(admitted, event, command);
+  }
 
   const notices = _notices(c, adapter, message);
   if (verdict.kind === "unlisted" && sender.platform === "github") {
@@ -128,18 +135,54 @@ export async function gateMessage(
     if (!sent.delivered) await record.noticeFailed("budget");
     return sent.response;
   }
+  if (usage) {
+    const answer = await _usageAnswer(c, message);
+    return (await notices.send(answer, true, "usage command", { to: record })).response;
+  }
   if (memory) {
     // Applied once per delivery: a redelivered `/forget 2` gets its first answer back.
     const answer = await record.memoryCommand(memory, message.deliveryKey);
     return (await notices.send(answer, true, "memory command", { to: record })).response;
   }
-  if (!pair) {
-    // The session settles the reservation with this record once the turn is stored.
-    const spend = { record: `sender:${senderEntry(sender)}`, key: message.deliveryKey };
-    return spends ? { ...admitted, spend } : admitted;
-  }
+  if (!pair) return _withSpend(admitted, event, command);
   const answer = isAdmin ? await _pair(c, pair.argument, senderEntry(sender)) : PAIR_TEXTS.notAdmin;
   return (await notices.send(answer, true, "pair command", { to: record })).response;
+}
+
+/**
+ * The admission of a message that may start a turn, naming its sender's record: the session
+ * settles the turn's tokens there once stored (the reservation, where USER_TOKENS_PER_DAY took
+ * one; else the day's sums, kept whether or not a cap is set) — after the turn, never on its path.
+ */
+function _withSpend(
+  admitted: Admission,
+  event: ChatEvent,
+  command: Admission["command"],
+): Admission {
+  if (command && command.command !== "steer") return admitted; // answered, never a model turn
+  return {
+    ...admitted,
+    spend: { record: `sender:${senderEntry(event.sender)}`, key: event.deliveryKey },
+  };
+}
+
+/** The reply to `/usage`: this chat's and its sender's tokens today and yesterday (UTC). */
+async function _usageAnswer(c: Context<App>, message: PlatformMessage): Promise<string> {
+  const now = Date.now();
+  const days = [utcDay(now), utcDay(now - 86_400_000)];
+  const record = senderStub(c.env, message.sender);
+  const [session, today, yesterday] = await Promise.all([
+    sessionStub(c.env, message.sessionKey).usage(days, { session_key: message.sessionKey }),
+    record.tokenUsage(days[0]),
+    record.tokenUsage(days[1]),
+  ]);
+  const { spend } = c.var.config;
+  return usageText({
+    session: [session[0], session[1]],
+    user: [today, yesterday],
+    priced: spend.modelPrices !== null,
+    userCap: spend.userTokensPerDay,
+  });
 }
 
 async function _pair(c: Context<App>, argument: string, by: string): Promise<string> {

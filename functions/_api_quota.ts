@@ -63,11 +63,12 @@ export const apiTurnQuota: MiddlewareHandler<App> = async (c, next) => {
     // in one call; its session settles the reservation once the turn is stored.
     const refusal = await _reserveTurn(c, deliveryKey, tokenCap);
     if (refusal) return refusal;
-    _spends.set(c.req.raw, { record: `tenant:${c.var.tenant.name}`, key: deliveryKey });
   } else {
     const refusal = await turnQuotaRefusal(c, deliveryKey);
     if (refusal) return refusal;
   }
+  // The tenant's day's usage is summed whether or not a cap is set: settled after the turn.
+  _spends.set(c.req.raw, { record: `tenant:${c.var.tenant.name}`, key: deliveryKey });
   await next();
   // The route threw (the app answered it): `c.error`. Only this request's own key is given back —
   // a client's key may name an earlier turn, which must stay counted.
@@ -87,8 +88,8 @@ export const apiTurnQuota: MiddlewareHandler<App> = async (c, next) => {
 const _spends = new WeakMap<Request, { record: string; key: string }>();
 
 /**
- * The token reservation this request's turn took (`InboundMessage.spend`), to store with its
- * message; empty when no `TENANT_TOKENS_PER_DAY` applies.
+ * The tenant record this request's turn settles its tokens with (`InboundMessage.spend`): its
+ * reservation under `TENANT_TOKENS_PER_DAY`, else the tenant's day's sums; empty off a turn route.
  */
 export function requestSpend(c: Context<App>): { spend?: { record: string; key: string } } {
   const spend = _spends.get(c.req.raw);

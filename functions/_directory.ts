@@ -28,6 +28,19 @@ const _UPSERT = `INSERT INTO session_directory
     queued = excluded.queued,
     updated_at = excluded.updated_at`;
 
+// A session's latest day of tokens: sums only grow (a late write from an older instance cannot
+// undo a newer one's).
+const _USAGE = `INSERT INTO session_usage
+    (key, day, tenant, platform, prompt_tokens, completion_tokens, cached_tokens, cost, turns, updated_at)
+  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+  ON CONFLICT (key, day) DO UPDATE SET
+    prompt_tokens = max(session_usage.prompt_tokens, excluded.prompt_tokens),
+    completion_tokens = max(session_usage.completion_tokens, excluded.completion_tokens),
+    cached_tokens = max(session_usage.cached_tokens, excluded.cached_tokens),
+    cost = max(session_usage.cost, excluded.cost),
+    turns = max(session_usage.turns, excluded.turns),
+    updated_at = excluded.updated_at`;
+
 // A direct chat's user, kept as long as the row: the sessions `DELETE /v1/users/…` erases.
 const _USER = `INSERT OR IGNORE INTO session_user (platform, user, key) VALUES (?, ?, ?)`;
 
@@ -49,8 +62,27 @@ export function d1DirectoryWriter(db: D1Database): DirectoryWriter {
         Date.now(),
       );
       // One batch (atomic): a session is never listed without the user its erasure finds it by.
-      if (e.user === null) await row.run();
-      else await db.batch([row, db.prepare(_USER).bind(e.platform, e.user, e.key)]);
+      const rows = [row];
+      if (e.user !== null) rows.push(db.prepare(_USER).bind(e.platform, e.user, e.key));
+      if (e.usage) {
+        const u = e.usage;
+        rows.push(
+          db.prepare(_USAGE).bind(
+            e.key,
+            u.day,
+            e.tenant,
+            e.platform,
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.cached_tokens,
+            u.cost,
+            u.turns,
+            Date.now(),
+          ),
+        );
+      }
+      if (rows.length === 1) await row.run();
+      else await db.batch(rows);
     },
   };
 }

@@ -1,16 +1,18 @@
 // Erasure across the Worker's stores: a session (its object, directory row, tenant count, notice throttle) and a chat user (their direct sessions, access record, pairing); Workers.
 import { type AccessConfig, senderEntry } from "../lib/access/access_policy.ts";
+import { eraseSessionMedia } from "../lib/media/mod.ts";
 import { errorText, log } from "../lib/runtime/mod.ts";
 import { accessStub, directoryStub, senderStub } from "./access_client.ts";
 import { deleteDirectoryRow, userSessionKeys } from "./_directory.ts";
 import { RequestError } from "./_http.ts";
 import { forgetTenantSession } from "./_tenant_caps.ts";
+import { r2MediaStore } from "./r2_media_store.ts";
 import type { Env } from "./env.ts";
 import { sessionStub } from "./session_client.ts";
 
 /** What erasing one session did. */
 export interface SessionErasure {
-  /** Something of the session was there (its object's data, or its directory row) and is gone. */
+  /** Something of the session was there (object data, media, directory row) and is gone. */
   erased: boolean;
   /** Its running turn was stopped first. */
   stopped: boolean;
@@ -18,18 +20,23 @@ export interface SessionErasure {
 
 /**
  * Erases session `key` everywhere: its object first (the turn stopped, every table and the alarm
- * gone), then its directory row, its API tenant's count of it and its chat's notice throttle.
+ * gone), then its media in `MEDIA` (every object under the session's prefix), its directory row,
+ * its API tenant's count of it and its chat's notice throttle.
  * Safe to repeat: a call cut off halfway is finished by the next, which then reports the erasure
  * from what it still found. A store that fails is a 503 to retry.
  */
 export async function eraseSessionEverywhere(env: Env, key: string): Promise<SessionErasure> {
   try {
     const { erased, stopped } = await sessionStub(env, key).erase({ session_key: key });
+    // After the object: its stopped turn stores nothing more. Also when it held nothing now, so a
+    // retry after a failure here still deletes them.
+    const media = env.MEDIA ? await eraseSessionMedia(r2MediaStore(env.MEDIA), key) : 0;
     const listed = env.DIRECTORY ? await deleteDirectoryRow(env.DIRECTORY, key) : false;
     await forgetTenantSession(env, key);
     if (!key.startsWith("api")) await accessStub(env, `notice:${key}`).erase();
-    if (erased || listed) log.info("session erased", { session_key: key, stopped });
-    return { erased: erased || listed, stopped };
+    const any = erased || listed || media > 0;
+    if (any) log.info("session erased", { session_key: key, stopped, media });
+    return { erased: any, stopped };
   } catch (error) {
     log.error("session erasure failed", { session_key: key, error: errorText(error) });
     throw new RequestError(503, "the session was not wholly erased; retry", "unavailable");

@@ -8,14 +8,16 @@ import type { App } from "./_http.ts";
 import type { Env } from "./env.ts";
 
 /**
- * The session's spend options: `SESSION_TOKENS_PER_DAY` checked in the session, and each turn
- * that reserved (`InboundMessage.spend`) settled with its access object once stored — one call
- * after the turn, only for a message that reserved (no cap set: none).
+ * The session's spend options: `SESSION_TOKENS_PER_DAY` checked in the session, each call priced
+ * at `MODEL_PRICES`, and each turn whose message names its user's or tenant's record
+ * (`InboundMessage.spend`) settled with that access object once stored — one call after the
+ * turn, off the message's path: its reservation where a cap took one, else the day's sums.
  */
 export function sessionSpend(env: Env, spend: SpendConfig): TurnSpendOptions {
   return {
     sessionTokensPerDay: spend.sessionTokensPerDay,
     turnReserve: spend.turnReserve,
+    prices: spend.modelPrices,
     async settle(message, used) {
       if (!message.spend) return;
       try {

@@ -33,8 +33,11 @@ import {
 import { type App, parseJson, RequestError, requireApiKey, sessionKeyParam } from "./_http.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
 import { apiImages, storeApiImages } from "./_api_images.ts";
+import { replyFiles } from "./_api_files.ts";
+import { capTextBytes } from "./_body_limit.ts";
 import { requestedModel } from "./_model_choice.ts";
 import { sessionStub } from "./session_client.ts";
+import { usageRoute } from "./usage_route.ts";
 
 /** Routes under /v1, each behind the API key. */
 export const apiRoutes = new Hono<App>();
@@ -60,6 +63,9 @@ function _servedModels(c: Context<App>): string[] {
   const { llmModel, models } = c.var.config;
   return [llmModel, ...models.filter((m) => m !== llmModel)];
 }
+
+// A day's tokens and cost: the tenant's own, a session's, or (admin keys) everyone's.
+apiRoutes.get("/usage", requireApiKey, usageRoute);
 
 // The session directory (D1): optional, so a deployment without it answers 503, not 500.
 apiRoutes.get("/sessions", requireApiKey, async (c) => {
@@ -121,6 +127,7 @@ for (const command of ["stop", "reset"] as const) {
 apiRoutes.post("/chat/completions", requireApiKey, apiTurnQuota, async (c) => {
   const body = new Uint8Array(await c.req.arrayBuffer());
   const request = parseJson(chatCompletionRequest, body);
+  capTextBytes(body, request);
   const input = chatTurnInput(request);
   if (typeof input === "string") throw new RequestError(400, input, "invalid_request_error");
   const params = modelParams(request);
@@ -196,7 +203,12 @@ function _chatCodec(
     async completed(at, result) {
       await remember(at, result.reply, result.toolCalls);
       const { reply, usage, toolCalls, truncated } = result;
-      return chatCompletion(await id(at), model, reply, usage, toolCalls, truncated);
+      const body = chatCompletion(await id(at), model, reply, usage, toolCalls, truncated);
+      // The tools' files as links on the message: an extension field OpenAI clients pass over.
+      const files = await replyFiles(c, result.files);
+      if (!files.length) return body;
+      const [choice] = body.choices;
+      return { ...body, choices: [{ ...choice, message: { ...choice.message, files } }] };
     },
   };
 }

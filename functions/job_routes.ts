@@ -21,8 +21,12 @@ const _createRequest = z.strictObject({
   schedule: scheduleInput,
 });
 
-/** Session key prefixes that name a chat session (admin keys may schedule in them). */
-const _CHAT_PREFIXES = [...PLATFORM_ADAPTERS.map((a) => `${a.name}:`), "webhook:"];
+/**
+ * Session key prefixes that name a chat session (admin keys may schedule in them). Email is no
+ * webhook adapter (mail comes through the `email()` handler) but its sessions are chats all the
+ * same: a job there mails its answer in the thread.
+ */
+const _CHAT_PREFIXES = [...PLATFORM_ADAPTERS.map((a) => `${a.name}:`), "webhook:", "email:"];
 
 /**
  * Routes under /v1/jobs, each behind the API key. A job id names its session key; a session the

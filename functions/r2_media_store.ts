@@ -17,5 +17,15 @@ export function r2MediaStore(bucket: R2Bucket): MediaStore {
     async delete(key) {
       await bucket.delete(key);
     },
+    async list(prefix) {
+      const keys: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await bucket.list({ prefix, ...(cursor ? { cursor } : {}) });
+        keys.push(...page.objects.map((object) => object.key));
+        cursor = page.truncated ? page.cursor : undefined;
+      } while (cursor);
+      return keys;
+    },
   };
 }

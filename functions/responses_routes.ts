@@ -1,9 +1,10 @@
 // The OpenAI Responses API over the session objects: create (the Responses codec on the OpenAI pipeline; JSON, SSE, background), retrieve, delete, cancel, input items; Workers.
 import { type Context, Hono } from "hono";
-import type { ChatMessage } from "../lib/agent/mod.ts";
+import type { AttachedFile, ChatMessage } from "../lib/agent/mod.ts";
 import {
   inputItemsList,
   isResponseMeta,
+  outputFileItems,
   parseResponseId,
   responseId,
   type ResponseMeta,
@@ -20,6 +21,8 @@ import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { requestedModel } from "./_model_choice.ts";
 import { apiTurnQuota } from "./_api_quota.ts";
 import { apiImages, storeApiImages } from "./_api_images.ts";
+import { replyFiles } from "./_api_files.ts";
+import { capTextBytes } from "./_body_limit.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import {
   type ApiCodec,
@@ -43,6 +46,7 @@ export const responseRoutes = new Hono<App>();
 responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const body = new Uint8Array(await c.req.arrayBuffer());
   const request = parseJson(responseRequest, body);
+  capTextBytes(body, request);
   if (request.background && request.store === false) {
     throw new RequestError(400, "background: requires store: true", "invalid_request_error");
   }
@@ -90,13 +94,13 @@ responseRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
       placement,
       fork,
     },
-    _responsesCodec(c.var.tenant.name, meta),
+    _responsesCodec(c, meta),
   );
 });
 
 responseRoutes.get("/:id", requireApiKey, async (c) => {
   const { id, record, meta } = await _find(c);
-  return c.json(_object(id, record, meta));
+  return c.json(await _withFiles(c, _object(id, record, meta), record.files));
 });
 
 responseRoutes.delete("/:id", requireApiKey, async (c) => {
@@ -176,14 +180,14 @@ async function _place(
 }
 
 /** The Responses codec: a response object (JSON, or queued for a background one) or its SSE events. */
-function _responsesCodec(tenant: string, meta: ResponseMeta): ApiCodec {
-  const id = (at: TurnAt) => responseId(tenant, at.placement.session, at.seq);
+function _responsesCodec(c: Context<App>, meta: ResponseMeta): ApiCodec {
+  const id = (at: TurnAt) => responseId(c.var.tenant.name, at.placement.session, at.seq);
   return {
     frames: (at) => Promise.resolve(responseStreamFrames(id(at), meta)),
-    completed: (at, outcome) => {
+    completed: async (at, outcome) => {
       const { reply: output, usage, toolCalls, truncated } = outcome;
       const state = { status: "completed" as const, output, toolCalls, truncated, usage };
-      return Promise.resolve(responseObject({ id: id(at), meta, ...state }));
+      return await _withFiles(c, responseObject({ id: id(at), meta, ...state }), outcome.files);
     },
     queued: (at) => responseObject({ id: id(at), meta, status: "queued" }),
   };
@@ -242,6 +246,17 @@ function _object(id: string, record: MessageRecord, meta: ResponseMeta) {
     ...(record.truncated ? { truncated: true } : {}),
     ...(record.state.error ? { error: record.state.error } : {}),
   });
+}
+
+/** A response object with its turn's tool files as `output_file` items (fresh links) before its message. */
+async function _withFiles<R extends { id: string; output: unknown[] }>(
+  c: Context<App>,
+  response: R,
+  files: AttachedFile[] | undefined,
+): Promise<R> {
+  const linked = await replyFiles(c, files);
+  if (!linked.length) return response;
+  return { ...response, output: [...outputFileItems(response.id, linked), ...response.output] };
 }
 
 function _notFound(message = "no such response"): RequestError {

@@ -1,16 +1,17 @@
 // The Worker's HTTP surface: path → handler table, JSON errors for everything refused; Workers.
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { secureHeaders } from "hono/secure-headers";
 import { type Deployment, readConfig } from "../lib/deployment/mod.ts";
 import { errorText, log, setLogLevel, withSessionContext } from "../lib/runtime/mod.ts";
+import { requestBodyLimit } from "./_body_limit.ts";
 import { corsPolicy } from "./_cors.ts";
-import { type App, jsonError, MAX_BODY_BYTES, RequestError } from "./_http.ts";
+import { type App, jsonError, RequestError } from "./_http.ts";
 import { accessRoutes } from "./access_routes.ts";
 import { apiRoutes } from "./api_routes.ts";
 import { jobRoutes } from "./job_routes.ts";
 import { mcpRoutes } from "./mcp_routes.ts";
+import { mediaRoutes } from "./media_routes.ts";
 import { responseRoutes } from "./responses_routes.ts";
 import { runRoutes } from "./run_routes.ts";
 import { userRoutes } from "./user_routes.ts";
@@ -71,14 +72,8 @@ export function batonApp(deployment: Deployment): Hono<App> {
         ),
     }),
   );
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) =>
-        jsonError(c, 413, `request body over ${MAX_BODY_BYTES} bytes`, "request_too_large"),
-    }),
-  );
+  // 1 MiB, raised on the OpenAI routes for one medium when MEDIA is bound (functions/_body_limit.ts).
+  app.use("*", requestBodyLimit);
 
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.route("/v1/runs", runRoutes);
@@ -89,6 +84,7 @@ export function batonApp(deployment: Deployment): Hono<App> {
   app.route("/v1", apiRoutes);
   app.route("/webhooks", webhookRoutes);
   app.route("/mcp", mcpRoutes);
+  app.route("/media", mediaRoutes);
 
   // No route matched: a GET or HEAD may name one of the console's files (`/` is its page); anything
   // else, and a file that is not there, is our JSON 404. The assets never see another method.

@@ -7,7 +7,7 @@ import type { ContextFields } from "../lib/runtime/mod.ts";
 import { APPROVAL_CHOICES, type ApprovalChoice, type InboundMessage } from "../lib/session/mod.ts";
 import { type App, jsonError, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { DROPPED_MESSAGE, messageDropped } from "./_message_hook.ts";
-import { apiTurnQuota } from "./_api_quota.ts";
+import { apiTurnQuota, requestSpend } from "./_api_quota.ts";
 import { refusalError, sessionStub, submitMessage } from "./session_client.ts";
 import { newSessionId, requestIdentity } from "./_idempotency.ts";
 import { relayRunEvents } from "./_run_events.ts";
@@ -33,7 +33,14 @@ runRoutes.post("/", requireApiKey, apiTurnQuota, async (c) => {
   const identity = await requestIdentity(c, "runs", bytes);
   const session = body.session ?? newSessionId(identity, "r");
   const context = _context(c.var.tenant.name, session);
-  const message: InboundMessage = { text: body.input, context, events: true, ...identity };
+  // Its tokens settle with the tenant's record (its reservation, or the day's sums).
+  const message: InboundMessage = {
+    text: body.input,
+    context,
+    events: true,
+    ...identity,
+    ...requestSpend(c),
+  };
   if (await messageDropped(c, message, "api")) {
     return jsonError(c, 422, DROPPED_MESSAGE, "message_dropped");
   }
@@ -96,7 +103,12 @@ runRoutes.post("/:id/steer", requireApiKey, apiTurnQuota, async (c) => {
   const bytes = new Uint8Array(await c.req.arrayBuffer());
   const body = parseJson(_steerRequest, bytes);
   const identity = await requestIdentity(c, `runs/${id}/steer`, bytes);
-  const message: InboundMessage = { text: body.input, context: run.context, ...identity };
+  const message: InboundMessage = {
+    text: body.input,
+    context: run.context,
+    ...identity,
+    ...requestSpend(c),
+  };
   if (await messageDropped(c, message, "api")) {
     return jsonError(c, 422, DROPPED_MESSAGE, "message_dropped");
   }

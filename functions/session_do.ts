@@ -51,12 +51,14 @@ import {
 } from "../lib/session/mod.ts";
 import { d1DirectoryWriter } from "./_directory.ts";
 import { r2MediaStore } from "./r2_media_store.ts";
+import { mediaLinker, notingMediaStore } from "../lib/media/mod.ts";
 import { accessMemoryStore } from "./_memory_store.ts";
 import type { Env } from "./env.ts";
 import { admitJobOccurrence } from "./_job_creator.ts";
 import { admitTenantSession } from "./_tenant_caps.ts";
 import { tenantJobCount } from "./_tenant_jobs.ts";
 import { sessionSpend } from "./_spend.ts";
+import { emptyDayUsage, type SessionDayUsage } from "../lib/session/session_usage.ts";
 
 /**
  * One per session key (idFromName): durable inbox, run claim, transcript, outbox, and nothing
@@ -115,7 +117,12 @@ export class SessionDO extends DurableObject<Env> {
     const { tools, turn, hooks = {} } = this.#deployment;
     // The deployment's hooks (defineBaton's `hooks`), each within HOOK_TIMEOUT_MS.
     const hooking = { hooks, hookTimeoutMs: this.#config.hookTimeoutMs };
-    const media = env.MEDIA ? r2MediaStore(env.MEDIA) : undefined;
+    // Every medium this object stores is noted for MEDIA_RETENTION_DAYS (the alarm deletes it).
+    const media = env.MEDIA
+      ? notingMediaStore(r2MediaStore(env.MEDIA), (key) => this.#built?.noteMedia([key]))
+      : undefined;
+    const retentionDays = this.#config.mediaRetentionDays;
+    const link = mediaLinker(this.#config.mediaLinks);
     const memory = this.#config.memory.on ? accessMemoryStore(env) : undefined;
     // A chat's photos, voice notes and files are fetched inside the turn (media_turns.ts).
     const executor = withChatMedia(
@@ -131,6 +138,9 @@ export class SessionDO extends DurableObject<Env> {
       ...hooking,
       ...(eventsWebhook ? { events: eventsWebhookSink(eventsWebhook) } : {}),
       historyWindow: this.#config.historyWindow,
+      ...(media && retentionDays > 0
+        ? { mediaRetention: { store: media, retentionMs: retentionDays * 86_400_000 } }
+        : {}),
       // CONTEXT_TOKENS: the oldest turns summarised by the model once too long (compactor.ts).
       compaction: {
         contextTokens: this.#config.contextTokens,
@@ -147,7 +157,11 @@ export class SessionDO extends DurableObject<Env> {
       busyNotice: this.#config.busyAck,
       groupStop: this.#config.groupStop,
       models: { allowed: this.#config.models, default: this.#config.llmModel },
-      channel: replyChannel(CHAT_ADAPTERS, env as unknown as PlatformEnv),
+      // Files a turn's tools returned go out from MEDIA: uploaded, or linked (signed) or named.
+      channel: replyChannel(CHAT_ADAPTERS, env as unknown as PlatformEnv, {
+        ...(media ? { store: media } : {}),
+        ...(link ? { link } : {}),
+      }),
       approvalTimeoutMs: this.#config.approvalTimeoutMs,
       maxJobs: this.#config.maxJobsPerSession,
       streamReplies: this.#config.streamReplies,
@@ -286,6 +300,14 @@ export class SessionDO extends DurableObject<Env> {
   /** Stops one run; false when it had already ended. */
   cancelRun(seq: number, context: ContextFields): boolean {
     return this.#bound(context, () => this.#session(false)?.cancelRun(seq) ?? false);
+  }
+
+  /** The session's tokens on each of `days` (UTC `YYYY-MM-DD`); zeros when it used none. */
+  usage(days: string[], context: ContextFields): SessionDayUsage[] {
+    return this.#bound(context, () => {
+      const sentinel = this.#session(false);
+      return sentinel ? sentinel.usage(days) : days.map(emptyDayUsage);
+    });
   }
 
   /** The session's state and current conversation; null once erased (until a new message). */

@@ -1,9 +1,16 @@
-// Workerd tests of email as a way in: Email Routing's handler endpoint in, the local send_email binding out (threads, dedup, robots, pairing, refusals); Deno.
+// Workerd tests of email as a way in: Email Routing's handler endpoint in, the local send_email binding out (threads, dedup, robots, pairing, refusals, approvals by mail, jobs, busy notices and commands); Deno.
 import { assert, assertEquals, assertMatch } from "@std/assert";
-import PostalMime from "postal-mime";
-import { sessionState, settled, until } from "./_support/clients.ts";
+import { MAIL_APPROVAL_HINT } from "../lib/email/mod.ts";
+import { API_KEY, sessionState, settled, until } from "./_support/clients.ts";
+import { askThenEcho, holdOn, toolRuns } from "./_support/fake_llm_scripts.ts";
+import {
+  deliverMail as _deliver,
+  mailSessionKey as _sessionKey,
+  mailsTo as _mailsTo,
+  mailText as _mail,
+  untilMails as _untilMails,
+} from "./_support/mail_driver.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
-import type { TestWorker } from "./_support/worker.ts";
 
 // Listed senders write; anyone else is a stranger who gets a pairing code.
 const baton = sharedBaton({
@@ -11,68 +18,17 @@ const baton = sharedBaton({
   vars: {
     ACCESS_POLICY: "pairing",
     ALLOWED_USERS: "email:alice@example.com,email:bob@example.com,email:carol@example.com," +
-      "email:dave@example.com,email:frank@example.com",
+      "email:dave@example.com,email:frank@example.com,email:grace@example.com," +
+      "email:heidi@example.com,email:ivan@example.com",
     EMAIL_FROM: "bot@baton.example",
+    // session_info asks first (askThenEcho calls it; the default echo never does).
+    APPROVAL_TOOLS: "session_info",
   },
 });
 
 /** Fails unless `text` contains `part`. */
 function _includes(text: string, part: string): void {
   assert(text.includes(part), `expected ${JSON.stringify(part)} in ${JSON.stringify(text)}`);
-}
-
-/** A passing Authentication-Results, as Email Routing adds it on top of a genuine mail. */
-const _PASS = "mx.cloudflare.net; dkim=pass header.d=example.com header.s=s1; " +
-  "spf=pass smtp.mailfrom=example.com; dmarc=pass header.from=example.com";
-
-/** An RFC 5322 message (written out by hand: no MIME builder is a dependency), CRLF line ends. */
-function _mail(m: {
-  from: string;
-  id?: string;
-  subject?: string;
-  body: string;
-  inReplyTo?: string;
-  references?: string;
-  headers?: Record<string, string>;
-}): string {
-  const headers: Record<string, string> = {
-    "Authentication-Results": _PASS,
-    From: `Someone <${m.from}>`,
-    To: "bot@baton.example",
-    Subject: m.subject ?? "Plans",
-    Date: "Wed, 1 Jul 2026 10:00:00 +0000",
-    ...(m.id ? { "Message-ID": m.id } : {}),
-    ...(m.inReplyTo ? { "In-Reply-To": m.inReplyTo } : {}),
-    ...(m.references ? { References: m.references } : {}),
-    "MIME-Version": "1.0",
-    "Content-Type": "text/plain; charset=utf-8",
-    ...m.headers,
-  };
-  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join("\r\n");
-  return `${head}\r\n\r\n${m.body.replace(/\n/g, "\r\n")}\r\n`;
-}
-
-/** Hands `raw` to the Worker's email() handler as Email Routing would. */
-function _deliver(worker: TestWorker, raw: string, from: string): Promise<Response> {
-  const query = new URLSearchParams({ from, to: "bot@baton.example" });
-  return worker.fetch(`/cdn-cgi/handler/email?${query}`, { method: "POST", body: raw });
-}
-
-async function _sessionKey(address: string, rootId: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(rootId));
-  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return `email:${address}:${hex.slice(0, 16)}`;
-}
-
-/** The mails sent to `to` so far, parsed. */
-async function _mailsTo(worker: TestWorker, to: string) {
-  const parsed = await Promise.all(worker.mails().map((raw) => PostalMime.parse(raw)));
-  return parsed.filter((m) => m.to?.some((a) => a.address === to));
-}
-
-async function _untilMails(worker: TestWorker, to: string, n: number) {
-  await until(async () => (await _mailsTo(worker, to)).length >= n, `${n} mails to ${to}`, 30_000);
-  return await _mailsTo(worker, to);
 }
 
 baton.test(
@@ -244,6 +200,103 @@ baton.test(
     const mails = await _untilMails(worker, "dave@example.com", 1);
     assertEquals(mails.map((m) => m.inReplyTo), ["<good@example.com>"]);
     assert(!fake.requests.some((r) => /Broken|Forged/.test(r.lastUserText)));
+  },
+);
+
+baton.test(
+  "email() an approval question is mailed; a reply whose first line is approve answers it",
+  async (worker, fake) => {
+    fake.script(askThenEcho);
+    const first = "<ask.1@example.com>";
+    const ask = _mail({ from: "grace@example.com", id: first, body: "Who am I?" });
+    assertEquals((await _deliver(worker, ask, "grace@example.com")).status, 200);
+    const [question] = await _untilMails(worker, "grace@example.com", 1);
+    _includes(question.text ?? "", "Approval needed: session_info");
+    _includes(question.text ?? "", MAIL_APPROVAL_HINT);
+    assertEquals(question.inReplyTo, first);
+    assertEquals(toolRuns(fake), 0);
+    // The answer quotes the question below it: only its new first line is read.
+    const answer = _mail({
+      from: "grace@example.com",
+      id: "<ask.2@example.com>",
+      subject: "Re: Plans",
+      inReplyTo: question.messageId,
+      references: `${first} ${question.messageId}`,
+      body: `Approve.\n\nOn Wed, 1 Jul 2026 at 10:01, Bot <bot@baton.example> wrote:\n> ${
+        question.text?.split("\n")[0]
+      }`,
+    });
+    assertEquals((await _deliver(worker, answer, "grace@example.com")).status, 200);
+    const mails = await _untilMails(worker, "grace@example.com", 3);
+    const texts = mails.map((m) => m.text ?? "");
+    assert(texts.some((t) => t.includes("Approved: session_info runs now.")), texts.join("|"));
+    assert(texts.some((t) => t.startsWith("done: ")), texts.join("|"));
+    await settled(worker, await _sessionKey("grace@example.com", first));
+    assertEquals(toolRuns(fake), 1);
+    // The answer was a command, never a message the model saw.
+    assert(!fake.requests.some((r) => /approve/i.test(r.lastUserText)));
+  },
+);
+
+baton.test(
+  "POST /v1/jobs in an email session: the scheduled turn mails its answer in the thread",
+  async (worker) => {
+    const first = "<job.1@example.com>";
+    const raw = _mail({ from: "heidi@example.com", id: first, body: "Hello." });
+    assertEquals((await _deliver(worker, raw, "heidi@example.com")).status, 200);
+    const [reply] = await _untilMails(worker, "heidi@example.com", 1);
+    const session = await _sessionKey("heidi@example.com", first);
+    await settled(worker, session);
+    const res = await worker.fetch("/v1/jobs", {
+      method: "POST",
+      headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ session, prompt: "Water the plants.", schedule: { in: 1 } }),
+    });
+    assertEquals(res.status, 201, await res.text());
+    const mails = await _untilMails(worker, "heidi@example.com", 2);
+    const answer = mails.find((m) => (m.text ?? "").includes("Water the plants."))!;
+    assert(answer, mails.map((m) => m.text).join("|"));
+    assertEquals(answer.subject, "Re: Plans");
+    assertEquals(answer.inReplyTo, first);
+    assertMatch(answer.messageId ?? "", /^<baton\.[0-9a-f]{16}\./);
+    assert(answer.messageId !== reply.messageId, "each mail its own Message-ID");
+  },
+);
+
+baton.test(
+  "email() busy: a mail while a turn runs is queued with a notice mail; /status by mail answers",
+  async (worker, fake) => {
+    fake.script(holdOn("Slow one."));
+    const first = "<busy.1@example.com>";
+    const slow = _mail({ from: "ivan@example.com", id: first, body: "Slow one." });
+    assertEquals((await _deliver(worker, slow, "ivan@example.com")).status, 200);
+    await until(() => fake.requests.some((r) => r.lastUserText === "Slow one."), "the held turn");
+    const followUp = (id: string, body: string) =>
+      _mail({
+        from: "ivan@example.com",
+        id,
+        subject: "Re: Plans",
+        inReplyTo: first,
+        references: first,
+        body,
+      });
+    const next = followUp("<busy.2@example.com>", "Next one.");
+    assertEquals((await _deliver(worker, next, "ivan@example.com")).status, 200);
+    const [queued] = await _untilMails(worker, "ivan@example.com", 1);
+    assertEquals(queued.text?.trim(), "Queued — I'll answer after the current reply.");
+    assertEquals(queued.inReplyTo, "<busy.2@example.com>");
+    const status = followUp("<busy.3@example.com>", "/status");
+    assertEquals((await _deliver(worker, status, "ivan@example.com")).status, 200);
+    const mails = await _untilMails(worker, "ivan@example.com", 2);
+    const answer = mails.find((m) => m.inReplyTo === "<busy.3@example.com>")!;
+    assertMatch(answer.text ?? "", /^Working on a reply for \d+ s .*1 message waiting\./);
+    fake.release();
+    const all = await _untilMails(worker, "ivan@example.com", 4);
+    const replies = all.map((m) => [m.inReplyTo, m.text?.trim()].join(" "));
+    _includes(replies.join("|"), `${first} Slow one.`);
+    _includes(replies.join("|"), "<busy.2@example.com> Next one.");
+    await settled(worker, await _sessionKey("ivan@example.com", first));
+    assert(!fake.requests.some((r) => r.lastUserText === "/status"));
   },
 );
 

@@ -9,6 +9,7 @@ import { ACCESS_ROUTES } from "./_support/_fuzz_access.ts";
 import { API_ROUTES, MCP_ROUTE, RANDOM_ROUTE } from "./_support/_fuzz_api.ts";
 import { type Built, MAX_BODY, type RouteFuzz } from "./_support/_fuzz_gen.ts";
 import { MORE_WEBHOOKS, webhookFuzz, WEBHOOKS, webhookVars } from "./_support/_fuzz_webhooks.ts";
+import { MEDIA_ROUTES } from "./_support/_fuzz_media.ts";
 import { fuzzReplays, REPLAY_DRIVERS, replayVerdicts } from "./_support/_fuzz_replays.ts";
 
 /** Cases per route (FUZZ_RUNS overrides), the fixed seed (FUZZ_SEED overrides), requests in flight at once. */
@@ -261,6 +262,8 @@ Deno.test("every route: fuzzed requests answer 2xx/4xx JSON and rejected ones st
         // Added later, so appended: the routes above keep their seeds.
         ...(MORE_WEBHOOKS.map(webhookFuzz) as unknown as RouteFuzz<never>[]),
         MCP_ROUTE,
+        // Media parts and attachments (MEDIA is bound: admitted ones are stored and run).
+        ...MEDIA_ROUTES,
       ];
       // Replays first, while the drivers' ids are fresh (a fuzzed case may reuse one of their ids
       // later and be taken for a copy, which is the dedup's job); their seeds follow the routes'.
@@ -315,7 +318,7 @@ Deno.test("every route: fuzzed requests answer 2xx/4xx JSON and rejected ones st
           `turns started by rejected requests: ${leaked.slice(0, 20).join(", ")}`,
         );
       });
-    }, { platform });
+    }, { platform, media: true });
   } finally {
     await platform.close();
   }

@@ -235,7 +235,7 @@ baton.test(
         channel: at.channel,
         channel_type: "channel",
       }),
-      at.dm("", { subtype: "file_share", files: [{ id: "F1", name: "cat.png" }] }),
+      // A `file_share` is a turn now (its files read: test/chat_media_test.ts).
       { ...at.dm(""), text: undefined, blocks: [] },
       at.dm("chatter in a channel", { channel: at.channel, channel_type: "channel" }),
       {

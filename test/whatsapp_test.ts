@@ -126,7 +126,7 @@ baton.test(
 );
 
 baton.test(
-  "POST /webhooks/whatsapp acknowledges status callbacks and media with no turn",
+  "POST /webhooks/whatsapp acknowledges status callbacks and reactions with no turn",
   async (worker, fake, graph) => {
     const customer = customerOf(4);
     const statuses = notification("", customer, { messages: [] });
@@ -138,7 +138,13 @@ baton.test(
       await post(
         worker,
         notification("", customer, {
-          messages: [messageOf(customer, "wamid.IMG", { type: "image", image: { id: "1" } })],
+          // Media are turns now (test/chat_media_test.ts); a reaction still is none.
+          messages: [
+            messageOf(customer, "wamid.REACT", {
+              type: "reaction",
+              reaction: { message_id: "wamid.OUT", emoji: "\u{1F44D}" },
+            }),
+          ],
         }),
       ),
     );

@@ -2,16 +2,24 @@
 import { tenantOfSessionKey } from "../api/mod.ts";
 import type { JobSkip } from "../session/job_scheduler.ts";
 import type { Sender } from "../chat/mod.ts";
-import { type AccessConfig, accessVerdict } from "./access_policy.ts";
+import { type AccessConfig, accessVerdict, senderEntry } from "./access_policy.ts";
 import type { AdmitRequest, AdmitResult } from "./sender_record.ts";
 
 const _MINUTE_MS = 60_000;
 const _HOUR_MS = 60 * 60_000;
 
-/** The settings a job's occurrence is held to: the chat access settings and `API_TURNS_PER_MINUTE`. */
+/**
+ * The settings a job's occurrence is held to: the chat access settings, `API_TURNS_PER_MINUTE`,
+ * and the daily token caps (`spend`; absent: none).
+ */
 export interface JobLimits {
   access: AccessConfig;
   apiTurnsPerMinute: number | null;
+  spend?: {
+    userTokensPerDay: number | null;
+    tenantTokensPerDay: number | null;
+    turnReserve: number;
+  };
 }
 
 /** The context a job was created in (`Job.context`): whose turn or request made it. */
@@ -32,6 +40,28 @@ export interface JobCreatorCheck {
   request: Omit<AdmitRequest, "now">;
   /** The setting whose limit the request counts against, for a skipped occurrence's texts. */
   limit: { setting: "API_TURNS_PER_MINUTE" | "USER_TURNS_PER_HOUR"; value: number } | null;
+  /** The daily token cap the occurrence reserves from, for a skipped occurrence's texts. */
+  tokens?: { setting: "USER_TOKENS_PER_DAY" | "TENANT_TOKENS_PER_DAY"; value: number };
+}
+
+/**
+ * The access record a job's turns settle their tokens with (`InboundMessage.spend`): its API
+ * tenant's, or its chat creator's — the record `jobCreatorCheck` reserved from, under the same
+ * key — so a job's turns count against their creator's day. Null: a job of no one's (the
+ * generic webhook's).
+ */
+export function jobSpend(
+  context: JobCreatorContext,
+  occurrence: string,
+): { record: string; key: string } | null {
+  const sessionKey = context.session_key ?? "";
+  const key = `${sessionKey}:${occurrence}`;
+  const tenant = tenantOfSessionKey(sessionKey);
+  if (context.platform === "api" || (!context.platform && tenant !== null)) {
+    return tenant === null ? null : { record: `tenant:${tenant}`, key };
+  }
+  const sender = jobCreator(context);
+  return sender ? { record: `sender:${senderEntry(sender)}`, key } : null;
 }
 
 /**
@@ -51,17 +81,22 @@ export function jobCreatorCheck(
   if (platform === "api" || (!platform && tenant !== null)) {
     // An API session's job: its tenant's quota, as for a chat call (no pairing: the key decided).
     const limit = limits.apiTurnsPerMinute;
-    if (limit === null || tenant === null) return null;
+    const tokenCap = limits.spend?.tenantTokensPerDay ?? null;
+    if ((limit === null && tokenCap === null) || tenant === null) return null;
     return {
       record: { tenant },
       request: {
         needsPairing: false,
         refusal: "silence",
         name: "",
-        quota: { limit, windowMs: _MINUTE_MS },
+        quota: limit === null ? null : { limit, windowMs: _MINUTE_MS },
         deliveryKey,
+        tokens: _tokens(limits, tokenCap),
       },
-      limit: { setting: "API_TURNS_PER_MINUTE", value: limit },
+      limit: limit === null ? null : { setting: "API_TURNS_PER_MINUTE", value: limit },
+      ...(tokenCap === null
+        ? {}
+        : { tokens: { setting: "TENANT_TOKENS_PER_DAY", value: tokenCap } }),
     };
   }
   const sender = jobCreator(context);
@@ -71,7 +106,9 @@ export function jobCreatorCheck(
   const needsPairing = verdict.kind === "unlisted" && sender.platform !== "github";
   const admin = verdict.kind === "allowed" && verdict.admin;
   const perHour = admin ? null : limits.access.userTurnsPerHour;
-  if (!needsPairing && perHour === null) return null;
+  // USER_TOKENS_PER_DAY holds admins too (a money cap), as for their messages.
+  const tokenCap = limits.spend?.userTokensPerDay ?? null;
+  if (!needsPairing && perHour === null && tokenCap === null) return null;
   return {
     record: { sender },
     request: {
@@ -80,9 +117,16 @@ export function jobCreatorCheck(
       name: sender.name,
       quota: perHour === null ? null : { limit: perHour, windowMs: _HOUR_MS },
       deliveryKey,
+      tokens: _tokens(limits, tokenCap),
     },
     limit: perHour === null ? null : { setting: "USER_TURNS_PER_HOUR", value: perHour },
+    ...(tokenCap === null ? {} : { tokens: { setting: "USER_TOKENS_PER_DAY", value: tokenCap } }),
   };
+}
+
+// The occurrence's reservation from a daily token cap, as a message's.
+function _tokens(limits: JobLimits, cap: number | null): AdmitRequest["tokens"] {
+  return cap === null ? null : { limit: cap, estimate: limits.spend!.turnReserve };
 }
 
 /**
@@ -116,8 +160,19 @@ export function jobOccurrenceVerdict(
 ): boolean | JobSkip {
   if (result.kind === "admitted") return true;
   if (result.kind === "refused") return false;
-  // Jobs do not reserve tokens yet (no `tokens` in the check): a budget verdict cannot come.
-  if (result.kind === "over_budget") return true;
+  if (result.kind === "over_budget") {
+    const cap = check.tokens;
+    if (!cap) return true; // over a budget it was not asked to reserve from: cannot happen
+    const who = "tenant" in check.record ? "its tenant" : "its creator";
+    return {
+      error: {
+        type: "budget_exceeded",
+        message: `${who} is over ${cap.setting} (${cap.value}) for today; this occurrence was ` +
+          "skipped, not run",
+      },
+      notice: result.notify ? jobOverBudgetText(cap.value, result.resetAt, Date.now()) : null,
+    };
+  }
   const limit = check.limit;
   if (!limit) return true; // over a quota it was not asked to count: cannot happen
   const who = "tenant" in check.record ? "its tenant" : "its creator";
@@ -129,6 +184,14 @@ export function jobOccurrenceVerdict(
     },
     notice: result.notify ? jobSkippedText(limit, result.retryAfterMs) : null,
   };
+}
+
+/** To a chat whose scheduled task was skipped because its creator is over their daily tokens. */
+export function jobOverBudgetText(limit: number, resetAt: number, now: number): string {
+  const hours = Math.max(1, Math.ceil((resetAt - now) / 3_600_000));
+  return `A scheduled task was skipped, not run: today's limit of ` +
+    `${limit.toLocaleString("en-US")} tokens is reached. It resets at midnight UTC (in about ` +
+    `${hours} hour${hours === 1 ? "" : "s"}).`;
 }
 
 /** To a chat whose scheduled task was skipped because its creator is over their quota. */

@@ -34,22 +34,30 @@ export interface NoticeOutboxOptions {
 }
 
 /**
- * Creates the session's `outbox` table as it stands (lib/session/schema.ts: the table schema 2
- * made, with the columns later migrations added), plus `undo`, the throttles a notice counted, and
- * the index unsent notices are read by. Created with the first notice: most access objects never
- * send one. The statements run together, with no await between: one implicit transaction.
+ * The columns the session's outbox gained after the table schema 2 made (lib/session/schema.ts:
+ * `choices`, `replaces`, `media`), plus `undo`, the throttles a notice counted. The outbox store
+ * writes them all, so an access object's table must have each: a column added to the session's
+ * outbox later belongs here too (`notice_outbox_test.ts` compares the two tables).
+ */
+const _ADDED_COLUMNS = ["choices", "replaces", "media", "undo"] as const;
+
+/**
+ * Creates the `outbox` table as the session's stands, and the index unsent notices are read by,
+ * with the first notice (most access objects never send one); adds any column an older access
+ * object's table lacks. The statements run together, with no await between: one implicit
+ * transaction.
  */
 function _createOutbox(sql: SessionStorage["sql"]): void {
-  if (_hasOutbox(sql)) return;
-  for (
-    const statement of [
-      outboxTable("outbox"),
-      `ALTER TABLE outbox ADD COLUMN choices TEXT`,
-      `ALTER TABLE outbox ADD COLUMN replaces TEXT`,
-      `ALTER TABLE outbox ADD COLUMN undo TEXT`,
-      `CREATE INDEX outbox_unsent ON outbox (kind, sent_at, error, id)`,
-    ]
-  ) sql.exec(statement);
+  if (!_hasOutbox(sql)) {
+    sql.exec(outboxTable("outbox"));
+    sql.exec(`CREATE INDEX outbox_unsent ON outbox (kind, sent_at, error, id)`);
+  }
+  const present = new Set(
+    sql.exec(`PRAGMA table_info(outbox)`).toArray().map((row) => String(row.name)),
+  );
+  for (const column of _ADDED_COLUMNS) {
+    if (!present.has(column)) sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} TEXT`);
+  }
 }
 
 function _hasOutbox(sql: SessionStorage["sql"]): boolean {

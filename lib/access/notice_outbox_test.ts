@@ -3,6 +3,9 @@ import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { DatabaseSync } from "node:sqlite";
 import { type InDoubt, type ReplyChannel, RESEND_NOTE, type SendResult } from "../chat/mod.ts";
 import { sqliteStorage } from "../session/_sqlite_storage.ts";
+import { outboxTable } from "../session/outbox.ts";
+import { migrate } from "../session/schema.ts";
+import { SessionDb } from "../session/session_db.ts";
 import { holdsNotices, NoticeOutbox, type NoticeUndo } from "./notice_outbox.ts";
 
 const target = { platform: "test", chat: "c1" };
@@ -96,4 +99,22 @@ Deno.test("NoticeOutbox.alarm() after a kill resends the notice in doubt behind 
     const [row] = db.prepare(`SELECT sent_at, error FROM outbox`).all();
     assert(way === "skip" ? row.error !== null : row.sent_at !== null, JSON.stringify(row));
   }
+});
+
+Deno.test("NoticeOutbox's table has every column of the session's outbox, and an older table gains the missing ones", () => {
+  const columns = (storage: ReturnType<typeof sqliteStorage>) =>
+    storage.sql.exec(`PRAGMA table_info(outbox)`).toArray().map((row) => String(row.name));
+  const session = sqliteStorage();
+  migrate(new SessionDb(session));
+  const { storage } = outbox(channel().ch);
+  const missing = columns(session).filter((name) => !columns(storage).includes(name));
+  assertEquals(missing, [], "columns the session's outbox has and a notice outbox lacks");
+  // An access object made before the `media` column: its table is brought up to date.
+  const older = sqliteStorage();
+  older.sql.exec(outboxTable("outbox"));
+  for (const column of ["choices", "replaces", "undo"]) {
+    older.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} TEXT`);
+  }
+  outbox(channel().ch, older);
+  assert(columns(older).includes("media"), columns(older).join());
 });

@@ -10,6 +10,10 @@ const _DAY_MS = 24 * 60 * 60 * 1000;
 const _USAGE = "usage:";
 /** Reservations not settled yet, by key: each counts against the day it was taken on. */
 const _HELD = "budget_held";
+/** The keys of the latest turns settled: a settlement retried after it landed counts nothing. */
+const _SETTLED = "budget_settled";
+/** How many settled keys are remembered (a retry follows its first try within seconds). */
+const _SETTLED_KEEP = 100;
 /** When the last over-budget notice was counted as sent. */
 export const BUDGET_NOTICE_AT = "budget_notice_at";
 /** Days of usage a record keeps; older days are dropped as new ones are written. */
@@ -20,6 +24,8 @@ export interface TokenCounts {
   prompt_tokens: number;
   completion_tokens: number;
   cached_tokens?: number;
+  /** What the calls cost at `MODEL_PRICES` (absent: unpriced). */
+  cost?: number;
 }
 
 /** What a record's turns used on one UTC day (`day`: `YYYY-MM-DD`). */
@@ -29,6 +35,8 @@ export interface DayUsage {
   completion_tokens: number;
   cached_tokens: number;
   total_tokens: number;
+  /** What the day's calls cost at `MODEL_PRICES` (0 when unpriced). */
+  cost: number;
   /** Turns settled that day. */
   turns: number;
   /** Tokens reserved for turns not settled yet (running, queued, or lost before they settled). */
@@ -95,9 +103,10 @@ export function reserveTokens(
 }
 
 /**
- * Settles the turn `key` reserved: its reservation is replaced by what it really used, added to
- * the day it was reserved on. True when it was held; a second settlement (a retried call) or a key
- * never reserved changes nothing, so a turn is summed once.
+ * Settles turn `key`: a reservation it took is replaced by what it really used, added to the day
+ * it was reserved on; a turn that reserved nothing (no cap applies: the record's usage is summed
+ * all the same) is added to today, when it used any tokens. True when this counted it; a second
+ * settlement (a retried call) changes nothing, so a turn is summed once.
  */
 export function settleTokens(
   storage: RecordStorage,
@@ -105,12 +114,19 @@ export function settleTokens(
   used: TokenCounts,
   now: number,
 ): boolean {
+  const settled = storage.get<string[]>(_SETTLED) ?? [];
+  if (settled.includes(key)) return false;
   const held = storage.get<Record<string, _Held>>(_HELD) ?? {};
   const entry = held[key];
-  if (!entry) return false;
-  delete held[key];
-  storage.put(_HELD, held);
-  addTokens(storage, entry.day, used, now);
+  const any = _count(used.prompt_tokens) + _count(used.completion_tokens) > 0;
+  if (!entry && !any) return false;
+  if (entry) {
+    delete held[key];
+    storage.put(_HELD, held);
+  }
+  storage.put(_SETTLED, [...settled.slice(1 - _SETTLED_KEEP), key]);
+  // Nothing used (a `/steer` taken into a running turn): the reservation is freed, no turn counted.
+  if (any) addTokens(storage, entry?.day ?? utcDay(now), used, now);
   return true;
 }
 
@@ -132,6 +148,7 @@ export function addTokens(storage: RecordStorage, day: string, used: TokenCounts
     prompt_tokens: sum.prompt_tokens + prompt,
     completion_tokens: sum.completion_tokens + completion,
     cached_tokens: sum.cached_tokens + _count(used.cached_tokens),
+    cost: sum.cost + _money(used.cost),
     turns: sum.turns + 1,
   };
   storage.put(`${_USAGE}${day}`, row);
@@ -153,6 +170,7 @@ function _usage(storage: RecordStorage, day: string): Omit<DayUsage, "day" | "re
     prompt_tokens: number;
     completion_tokens: number;
     cached_tokens: number;
+    cost?: number;
     turns: number;
   }>(`${_USAGE}${day}`);
   const prompt = row?.prompt_tokens ?? 0;
@@ -162,6 +180,7 @@ function _usage(storage: RecordStorage, day: string): Omit<DayUsage, "day" | "re
     completion_tokens: completion,
     cached_tokens: row?.cached_tokens ?? 0,
     total_tokens: prompt + completion,
+    cost: row?.cost ?? 0,
     turns: row?.turns ?? 0,
   };
 }
@@ -172,6 +191,10 @@ function _held(storage: RecordStorage, day: string): Record<string, _Held> {
   const today = Object.fromEntries(Object.entries(held).filter(([, h]) => h.day === day));
   if (Object.keys(today).length !== Object.keys(held).length) storage.put(_HELD, today);
   return today;
+}
+
+function _money(n: number | undefined): number {
+  return typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0;
 }
 
 function _count(n: number | undefined): number {

@@ -35,6 +35,7 @@ Deno.test("settleTokens() replaces a reservation by the real usage, once", () =>
     completion_tokens: 20,
     cached_tokens: 40,
     total_tokens: 100,
+    cost: 0,
     turns: 1,
     reserved_tokens: 0,
   });
@@ -42,6 +43,16 @@ Deno.test("settleTokens() replaces a reservation by the real usage, once", () =>
   assertEquals(reserveTokens(record, { limit, estimate: 600, key: "b" }, T0).kind, "admitted");
   assertEquals(reserveTokens(record, { limit, estimate: 600, key: "b" }, T0).kind, "admitted");
   assertEquals(dayUsage(record, utcDay(T0)).reserved_tokens, 600);
+});
+
+Deno.test("settleTokens() sums a turn that reserved nothing (no cap set) once, with its cost", () => {
+  const record = memoryRecordStorage();
+  const used = { prompt_tokens: 300, completion_tokens: 100, cost: 0.25 };
+  assert(settleTokens(record, "free", used, T0));
+  assert(!settleTokens(record, "free", used, T0 + 1)); // a retried settlement counts nothing
+  assert(!settleTokens(record, "idle", { prompt_tokens: 0, completion_tokens: 0 }, T0));
+  const day = dayUsage(record, utcDay(T0));
+  assertEquals([day.total_tokens, day.turns, day.cost, day.reserved_tokens], [400, 1, 0.25, 0]);
 });
 
 Deno.test("reserveTokens() starts afresh the next UTC day, with one notice per day", () => {

@@ -28,4 +28,12 @@ export type {
   TurnStartEvent,
 } from "./turn_hooks.ts";
 export { defineTool, sessionInfoTool, toolAsks, ToolRegistry } from "./tools.ts";
+export {
+  FILES_ATTACHED_NOTE,
+  messageFiles,
+  toolResultFiles,
+  turnFiles,
+  withoutToolFiles,
+} from "./tool_files.ts";
+export type { AttachedFile, ToolFile, ToolFileStore } from "./tool_files.ts";
 export type { Tool } from "./tools.ts";

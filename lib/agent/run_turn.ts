@@ -17,6 +17,13 @@ import {
 } from "../runtime/mod.ts";
 import { callHook, hookContext, type HookOptions } from "./turn_hooks.ts";
 import { cutToolResult } from "./tool_result_cut.ts";
+import {
+  type AttachedFile,
+  storeToolFiles,
+  type ToolFileStore,
+  toolResultFiles,
+  withoutToolFiles,
+} from "./tool_files.ts";
 
 /** What one turn needs; `hooks.toolCall` is asked before each baton tool call runs (`HookOptions`). */
 export interface TurnRequest extends HookOptions {
@@ -47,6 +54,12 @@ export interface TurnRequest extends HookOptions {
   maxSteps: number;
   /** `TOOL_RESULT_MAX_CHARS`: a longer result of a baton tool is cut with a note (tool_result_cut.ts). */
   toolResultMaxChars?: number;
+  /**
+   * Stores the files a baton tool returns (`{ files: [...] }`, tool_files.ts): kept on its tool
+   * message and sent with the reply, the model told only that they were attached. Absent: such
+   * files are dropped with a note to the model.
+   */
+  toolFiles?: ToolFileStore;
   /**
    * The turn's token ceiling (`TURN_MAX_TOKENS`): no model call starts once the turn's tokens so
    * far plus the last call's prompt (what the next one sends at least) would pass it; the turn
@@ -118,6 +131,8 @@ export type ModelEvent =
   | {
     type: "model.completed";
     step: number;
+    /** The model that answered (a fallback's where the chain moved): what `MODEL_PRICES` prices. */
+    model: string;
     duration_ms: number;
     prompt_tokens: number;
     completion_tokens: number;
@@ -237,8 +252,11 @@ async function _complete(
 ): ReturnType<ChatModel["complete"]> {
   const { model, tools, signal, onModel } = request;
   const started = Date.now();
+  // The model that answered: the turn's, or the last a fallback chain moved to (its price).
+  let answered = request.modelName ?? model.name;
   try {
-    const messages = [...prefix, ...added];
+    // The tool messages' `files` are baton's own: never sent to the model.
+    const messages = withoutToolFiles([...prefix, ...added]);
     const reply = await model.complete({
       messages: request.view ? await request.view(messages) : messages,
       tools: [...tools.definitions(), ...(request.clientTools ?? [])],
@@ -247,12 +265,18 @@ async function _complete(
       onDelta: request.onDelta,
       ...(request.modelName ? { model: request.modelName } : {}),
       ...(onModel
-        ? { onFallback: (attempt) => onModel({ type: "model.fallback", step, ...attempt }) }
+        ? {
+          onFallback: (attempt) => {
+            answered = attempt.to;
+            onModel({ type: "model.fallback", step, ...attempt });
+          },
+        }
         : {}),
     });
     onModel?.({
       type: "model.completed",
       step,
+      model: answered,
       duration_ms: Date.now() - started,
       prompt_tokens: reply.usage.prompt_tokens,
       completion_tokens: reply.usage.completion_tokens,
@@ -308,7 +332,7 @@ async function _runCalls(
     resumed?.record?.(call.id, null);
     request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
     const started = Date.now();
-    const ran = await _runTool(tools, call, { signal, context });
+    const ran = await _runTool(tools, call, { signal, context }, request.toolFiles);
     // Cut before anything keeps it: the model, the transcript, a resumed turn's record.
     const result = { ...ran, content: cutToolResult(ran.content, request.toolResultMaxChars) };
     resumed?.record?.(call.id, result.content);
@@ -319,7 +343,10 @@ async function _runCalls(
       duration_ms: Date.now() - started,
       ...(result.error !== undefined ? { error: result.error } : {}),
     });
-    added.push({ role: "tool", tool_call_id: call.id, content: result.content });
+    const files = ran.files?.length ? { files: ran.files } : {};
+    added.push(
+      { role: "tool", tool_call_id: call.id, content: result.content, ...files } as ChatMessage,
+    );
   }
   return calls.filter((call) => clientNames.has(_callName(call)));
 }
@@ -413,7 +440,8 @@ async function _runTool(
   tools: ToolRegistry,
   call: ToolCall,
   options: ToolRunOptions,
-): Promise<{ content: string; error?: string }> {
+  fileStore?: ToolFileStore,
+): Promise<{ content: string; error?: string; files?: AttachedFile[] }> {
   const { signal } = options;
   const fail = (error: string) => ({ content: JSON.stringify({ error }), error });
   if (call.type !== "function") return fail("unsupported tool call type");
@@ -430,6 +458,8 @@ async function _runTool(
   }
   try {
     const result = await tool.run(args as Record<string, unknown>, options);
+    const withFiles = toolResultFiles(result);
+    if (withFiles) return await storeToolFiles(withFiles, fileStore, signal);
     return { content: typeof result === "string" ? result : JSON.stringify(result ?? null) };
   } catch (error) {
     signal.throwIfAborted();

@@ -11,6 +11,7 @@ export type {
   EventContext,
   InDoubt,
   Ingress,
+  OutgoingFile,
   PartSend,
   PlatformAdapter,
   PlatformChoice,
@@ -25,6 +26,8 @@ export type {
 } from "./platform.ts";
 export { PART_ROOM, replyChannel } from "./reply_channel.ts";
 export type { ReplyChannel } from "./reply_channel.ts";
+export { fileNote, sendFilePart } from "./file_part.ts";
+export type { FileSources } from "./file_part.ts";
 export {
   approvalAnsweredText,
   approvalClickText,

@@ -1,7 +1,7 @@
 // The shape every chat-platform adapter fills (verify, parse, send, presence); runtime-neutral.
 import type { z } from "zod";
 import type { ContextFields } from "../runtime/mod.ts";
-import type { FetchedMedia, MediaPart, PlatformMedia } from "../media/mod.ts";
+import type { FetchedMedia, MediaPart, MediaRef, PlatformMedia } from "../media/mod.ts";
 import type { Sender } from "./sender.ts";
 import type { ClickAnswer } from "./session_commands.ts";
 
@@ -185,6 +185,22 @@ export interface PartSend {
    * cannot show twice.
    */
   replaces?: string;
+  /**
+   * The file this part sends (a tool's, stored in `MEDIA`); its text is the caption. The reply
+   * channel reads the bytes and hands them to the adapter's `sendFile`, or sends a link or a note
+   * where the adapter has none.
+   */
+  file?: MediaRef;
+}
+
+/**
+ * A file as an adapter's `sendFile` gets it: its stored reference (type by content, size, name),
+ * its bytes, and a signed, expiring link to it (`GET /media/{id}`) where the deployment can make
+ * one (`PUBLIC_URL` and `MEDIA_URL_SECRET`), for platforms that fetch media by URL.
+ */
+export interface OutgoingFile extends MediaRef {
+  bytes: Uint8Array;
+  url: string | null;
 }
 
 /**
@@ -280,6 +296,19 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
    * returned, never thrown.
    */
   send(target: T, text: string, part: PartSend, env: PlatformEnv): Promise<SendResult>;
+  /**
+   * Sends a reply part that is a file as the platform's own media (Telegram's `sendPhoto` for an
+   * image, `sendDocument` otherwise), `caption` under it ("" for none), exactly like `send`:
+   * `part.leaving` just before the request leaves, errors returned, never thrown. Without it, a
+   * file part is sent with `send` as a link to the file, or a note naming it.
+   */
+  sendFile?(
+    target: T,
+    file: OutgoingFile,
+    caption: string,
+    part: PartSend,
+    env: PlatformEnv,
+  ): Promise<SendResult>;
   /**
    * Where the platform can be read back: whether a part carrying `marker` was posted to the target
    * at or after `sinceMs` — true found, false absent, null when the platform could not be asked.

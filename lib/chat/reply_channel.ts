@@ -10,6 +10,8 @@ import type {
   SendResult,
 } from "./platform.ts";
 import { splitMessage } from "./split_message.ts";
+import { type FileSources, sendFilePart } from "./file_part.ts";
+import type { MediaRef } from "../media/mod.ts";
 
 /** How the session sends a stored reply back: split into parts, then one send per part. */
 export interface ReplyChannel {
@@ -17,11 +19,12 @@ export interface ReplyChannel {
   send(target: ReplyTarget, text: string, part: PartSend): Promise<SendResult>;
   /**
    * What to do with a part whose send, last attempted at `attemptedAt`, was cut off: look where
-   * the platform allows it, resend where a repeat cannot show twice, else `REPLY_IN_DOUBT`.
+   * the platform allows it, resend where a repeat cannot show twice, else `REPLY_IN_DOUBT`. A
+   * file sent as native media carries no marker: it is never looked for.
    */
   inDoubt(
     target: ReplyTarget,
-    part: { index: number; marker?: string; replaces?: string | null },
+    part: { index: number; marker?: string; replaces?: string | null; file?: MediaRef | null },
     attemptedAt: number,
   ): Promise<InDoubt>;
   /** The adapter's `typing`; false where there is none. */
@@ -48,9 +51,15 @@ const _LOOK_BACK_MS = 5 * 60 * 1000;
 /**
  * The reply channel over a table of adapters, by `target.platform`. Each stored target is checked
  * against its adapter's `replyTarget` here, once, so adapters receive only well-formed targets; a
- * target that fails the check, or names no adapter, is a final failure, never a throw.
+ * target that fails the check, or names no adapter, is a final failure, never a throw. A part
+ * that is a file (`PartSend.file`) is read from `files.store` and sent as the platform's own
+ * media, or as a link or a note (./file_part.ts).
  */
-export function replyChannel(adapters: readonly PlatformAdapter[], env: PlatformEnv): ReplyChannel {
+export function replyChannel(
+  adapters: readonly PlatformAdapter[],
+  env: PlatformEnv,
+  files: FileSources = {},
+): ReplyChannel {
   const byName = new Map(adapters.map((a) => [a.name, a]));
   const unsure: InDoubt = (env.REPLY_IN_DOUBT ?? "").trim().toLowerCase() === "skip"
     ? "skip"
@@ -69,7 +78,10 @@ export function replyChannel(adapters: readonly PlatformAdapter[], env: Platform
       // Sent again, a broken target fails for good like the first time: nothing can show twice.
       if (!adapter || !checked?.success) return "resend";
       if (adapter.idempotentPart?.(part.index)) return "resend";
-      if (adapter.findPart && part.marker) {
+      // A file share carries no marker (Slack's file message has no metadata): not finding one
+      // would say "absent" of a file that may be in the chat.
+      const native = part.file && adapter.sendFile;
+      if (adapter.findPart && part.marker && !native) {
         const found = await adapter.findPart(
           checked.data,
           part.marker,
@@ -103,6 +115,9 @@ export function replyChannel(adapters: readonly PlatformAdapter[], env: Platform
         return _refused(
           `the ${adapter.name} reply target is invalid: ${_firstIssue(checked.error)}`,
         );
+      }
+      if (part.file) {
+        return sendFilePart(adapter, checked.data, text, { ...part, file: part.file }, env, files);
       }
       return adapter.send(checked.data, text, part, env);
     },

@@ -15,6 +15,7 @@ export type SessionCommand =
   | "memory"
   | "compact"
   | "steer"
+  | "usage"
   | "unknown";
 
 /** A parsed command: which, the word as typed (lower case), and the rest of the line. */
@@ -38,6 +39,7 @@ const _KNOWN = [
   "memory",
   "compact",
   "steer",
+  "usage",
 ] as const;
 
 /** The command in `text`, or null when the text is an ordinary message. */
@@ -72,6 +74,7 @@ export const HELP_TEXT = [
   "/jobs — the tasks scheduled in this chat (ask me to set a reminder)",
   "/model [name] — the model answering here, and which you may switch to",
   "/compact — summarise the conversation so far (later replies see the summary)",
+  "/usage — the tokens this chat and you used today and yesterday",
   "/help — this list",
 ].join("\n");
 

@@ -19,7 +19,13 @@ import type { BatonConfig } from "./config.ts";
 import { SCHEDULE_TOOL_NAMES, scheduleTools } from "./schedule_tools.ts";
 import type { TurnExecutor } from "../session/mod.ts";
 import { currentContext, type SessionContext } from "../runtime/mod.ts";
-import { describeMedia, imageDescriber, mediaModelView, type MediaStore } from "../media/mod.ts";
+import {
+  describeMedia,
+  imageDescriber,
+  mediaModelView,
+  type MediaStore,
+  outFileStore,
+} from "../media/mod.ts";
 import { type MemoryStore, turnMemory } from "./memory_tools.ts";
 
 /**
@@ -158,6 +164,16 @@ export function createTurnExecutor(
       maxSteps: config.maxTurnSteps,
       // TOOL_RESULT_MAX_CHARS: a huge tool result is cut before the model and the transcript see it.
       toolResultMaxChars: config.toolResultMaxChars,
+      // Files a tool returns go to MEDIA and out with the reply (lib/media/out_files.ts).
+      ...(media
+        ? {
+          toolFiles: outFileStore({
+            store: media,
+            scope: currentContext().session_key,
+            maxBytes: config.media.maxBytes,
+          }),
+        }
+        : {}),
       // TURN_MAX_TOKENS: no model call past the turn's ceiling (lib/agent/run_turn.ts).
       ...(config.spend.turnMaxTokens !== null ? { maxTokens: config.spend.turnMaxTokens } : {}),
       signal,

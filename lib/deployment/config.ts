@@ -12,6 +12,7 @@ import {
 import { SETTINGS } from "./settings.ts";
 import { parseTenantKeys, type TenantKey } from "../api/mod.ts";
 import { type McpConfig, parseMcpServers } from "../mcp/mcp_servers.ts";
+import { type ModelPrices, parseModelPrices } from "../access/model_prices.ts";
 import type { BusyMode } from "../session/mod.ts";
 import type { GroupStop } from "../session/group_stop.ts";
 import { type FallbackModel, parseModelFallbacks } from "./model_config.ts";
@@ -110,6 +111,14 @@ export interface BatonConfig {
   /** Images over the APIs (`MEDIA_MAX_BYTES`, `MEDIA_IMAGES_IN_CONTEXT`, `VISION`); the bytes need the `MEDIA` binding. */
   media: MediaSettings;
   /**
+   * Signed file links (`MEDIA_URL_SECRET`, under `PUBLIC_URL`: lib/media/media_url.ts); null
+   * without the secret. `publicUrl` "" : an API reply's links use the request's origin, and a
+   * chat platform without file upload gets a note.
+   */
+  mediaLinks: { secret: string; publicUrl: string } | null;
+  /** `MEDIA_RETENTION_DAYS` (default 30): a session's alarm deletes older media; 0: kept. */
+  mediaRetentionDays: number;
+  /**
    * Memory across chats (`MEMORY`, default off; `MEMORY_MAX_CHARS` 4,000 per user,
    * `MEMORY_FACT_MAX_CHARS` 500 per fact): lib/access/user_memory.ts.
    */
@@ -132,6 +141,8 @@ export interface SpendConfig {
   turnMaxTokens: number | null;
   /** What a turn reserves before it starts: `TURN_MAX_TOKENS`, else `DEFAULT_TURN_RESERVE`. */
   turnReserve: number;
+  /** `MODEL_PRICES`: per-model prices per million tokens; null: usage in tokens only. */
+  modelPrices: ModelPrices | null;
 }
 
 /**
@@ -217,6 +228,10 @@ export function readConfig(vars: object): BatonConfig {
         }
         : null,
     },
+    mediaLinks: textSetting(env, "MEDIA_URL_SECRET")
+      ? { secret: textSetting(env, "MEDIA_URL_SECRET"), publicUrl: textSetting(env, "PUBLIC_URL") }
+      : null,
+    mediaRetentionDays: countSetting(env, "MEDIA_RETENTION_DAYS"),
     memory: {
       on: switchSetting(env, "MEMORY"),
       maxChars: countSetting(env, "MEMORY_MAX_CHARS"),
@@ -234,5 +249,6 @@ function _spend(env: Record<string, unknown>): SpendConfig {
     sessionTokensPerDay: intSetting(env, "SESSION_TOKENS_PER_DAY"),
     turnMaxTokens,
     turnReserve: turnMaxTokens ?? DEFAULT_TURN_RESERVE,
+    modelPrices: parseModelPrices(textSetting(env, "MODEL_PRICES")),
   };
 }

@@ -387,6 +387,16 @@ export const SETTINGS = {
     description: "how many of a conversation's newest images go to the model as images; older " +
       "ones as a short text placeholder",
   },
+  MEDIA_RETENTION_DAYS: {
+    kind: "int",
+    group: "media",
+    min: 0,
+    max: 36_500,
+    default: 30,
+    description: "days a session keeps a medium after it was last stored: then the session's " +
+      "alarm deletes it from `MEDIA` and the conversation shows its placeholder; `0` keeps media " +
+      "until the session is erased (or an R2 lifecycle rule removes them)",
+  },
   VISION: {
     kind: "enum",
     group: "media",
@@ -420,6 +430,16 @@ export const SETTINGS = {
     description: "an OpenAI-compatible endpoint whose `/audio/transcriptions` turns voice notes " +
       "and audio into text, e.g. `https://api.openai.com/v1`; unset, a voice message is " +
       'refused ("voice notes are not transcribed on this deployment")',
+  },
+  MEDIA_URL_SECRET: {
+    kind: "string",
+    group: "media",
+    secret: true,
+    shown: "unset → no file links",
+    description: "the key that signs file links (`GET /media/{id}?exp=…&sig=…`, HMAC-SHA256, a " +
+      "day long) under `PUBLIC_URL`: for platforms that fetch media by link (WhatsApp, LINE, " +
+      "Twilio), those without file upload, and the APIs' `files` (see [Files out](#files-out)); " +
+      "unset, such a platform gets a note naming the file",
   },
   TRANSCRIBE_MODEL: {
     kind: "string",
@@ -503,6 +523,15 @@ export const SETTINGS = {
     description: "tokens one turn may use: no model call starts once the turn's tokens plus the " +
       "last call's prompt would pass it, and the turn ends with a note saying so; also what each " +
       "turn reserves against the daily caps",
+  },
+  MODEL_PRICES: {
+    kind: "json",
+    group: "spend",
+    description: "prices per million tokens by model, e.g. " +
+      '`{"gpt-4o-mini":{"in":0.15,"out":0.6,"cached":0.075}}` (`cached`: prompt tokens the ' +
+      "provider served from its cache, else priced as `in`; the key `*` prices any other model): " +
+      "each model call's cost is added where its tokens are summed, and `/usage` and " +
+      "`GET /v1/usage` show it; unset: tokens only",
   },
   // Logs.
   LOG_LEVEL: {
@@ -784,6 +813,12 @@ export const SETTINGS = {
     group: "platform:line",
     default: "https://api.line.me",
     description: "the Messaging API's root",
+  },
+  LINE_DATA_API_ROOT: {
+    kind: "url",
+    group: "platform:line",
+    default: "https://api-data.line.me",
+    description: "the root media sent to the bot are downloaded from (the message content API)",
   },
   // Twilio.
   TWILIO_ACCOUNT_SID: {

@@ -11,9 +11,16 @@ import {
 import { errorText } from "../runtime/mod.ts";
 import { platformEvent } from "../platforms/_platform_event.ts";
 import type { InboundMail } from "./inbound_mail.ts";
+import { MAIL_APPROVAL_HINT, mailCommandText } from "./mail_commands.ts";
 import { newText } from "./new_text.ts";
 import { replyMime } from "./reply_mime.ts";
-import { mailThread, outgoingMessageId, replySubject, sessionTag } from "./thread.ts";
+import {
+  isBatonMessageId,
+  mailThread,
+  outgoingMessageId,
+  replySubject,
+  sessionTag,
+} from "./thread.ts";
 
 /** How many ids a reply's `References` keeps: the thread's first, and the newest ones. */
 const _MAX_REFERENCES = 20;
@@ -55,14 +62,16 @@ export type MailPost = (env: PlatformEnv, mail: RawMail) => Promise<void>;
  * The complete chat event of an inbound mail that passed the mail checks: its sender's session
  * in its thread, the Message-ID as the delivery key (a mail delivered twice runs once), the new
  * text only (quoted history and signature cut), and the reply target that threads the answer.
- * Null when no new text is left (an empty mail, or one that only quotes).
+ * A reply to one of baton's mails whose first line is `approve` or `deny` is that command
+ * (`mailCommandText`). Null when no new text is left (an empty mail, or one that only quotes).
  */
 export async function emailMessage(
   mail: InboundMail,
   env: PlatformEnv,
 ): Promise<PlatformMessage<EmailTarget> | null> {
-  const text = newText(mail.text);
-  if (!text) return null;
+  const written = newText(mail.text);
+  if (!written) return null;
+  const text = mailCommandText(written, mail.inReplyTo.some(isBatonMessageId));
   const { thread, sessionKey } = await mailThread(mail);
   const replyFrom = (env.EMAIL_FROM ?? "").trim() || mail.to;
   // Without a Message-ID (rare: Email Routing adds one) the mail itself names the delivery.
@@ -103,7 +112,9 @@ export async function emailMessage(
 
 /**
  * The email adapter over `post`: each reply or notice one mail (`Re:` subject, `In-Reply-To`,
- * `References`, a Message-ID fixed by its outbox row), never split. Mail arrives through the
+ * `References`, a Message-ID fixed by its outbox row), never split; a question's choices become
+ * a line saying what to reply. A send cut off (a kill, or the binding throwing) leaves the part in
+ * doubt: resent once behind the note with the same Message-ID. Mail arrives through the
  * Worker's `email()` handler (functions/email_route.ts), never as a webhook: `verify` and `parse`
  * refuse, and the adapter is not in the webhook table.
  */
@@ -131,6 +142,8 @@ async function _send(
   env: PlatformEnv,
 ): Promise<SendResult> {
   const marker = part.marker ?? crypto.randomUUID();
+  // A notice that asks (an approval question) has no buttons by mail: the answer is a reply.
+  const body = part.choices?.length ? `${text}\n\n${MAIL_APPROVAL_HINT}` : text;
   const raw = replyMime({
     from: target.from,
     to: target.to,
@@ -138,7 +151,7 @@ async function _send(
     messageId: outgoingMessageId(target, marker),
     inReplyTo: target.in_reply_to,
     references: target.references,
-    text,
+    text: body,
     date: new Date(),
   });
   part.leaving?.();
@@ -146,8 +159,10 @@ async function _send(
     await post(env, { from: target.from, to: target.to, raw });
     return { ok: true };
   } catch (error) {
-    // The binding says little: whether the mail left is unknown. A resend carries the same
-    // Message-ID, which receivers show once.
+    // The binding says little: whether the mail left is unknown, so the part is in doubt, as
+    // after a kill mid-send. It goes again behind RESEND_NOTE (or not, REPLY_IN_DOUBT=skip) with
+    // the same Message-ID: a mailbox that drops a repeated Message-ID shows one; any other shows
+    // the repeat marked as one.
     return {
       ok: false,
       status: 0,

@@ -10,9 +10,11 @@ export {
 } from "./inbound_mail.ts";
 export { type MailIngress, mailIngress } from "./mail_ingress.ts";
 export { authProblem, automatedReason } from "./mail_policy.ts";
+export { MAIL_APPROVAL_HINT, mailCommandText } from "./mail_commands.ts";
 export { newText } from "./new_text.ts";
 export { encodedWord, htmlBody, type OutgoingMail, replyMime } from "./reply_mime.ts";
 export {
+  isBatonMessageId,
   mailThread,
   normalizedSubject,
   outgoingMessageId,

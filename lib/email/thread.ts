@@ -30,6 +30,11 @@ export async function mailThread(mail: InboundMail): Promise<MailThread> {
   return { thread, sessionKey: `email:${mail.from}:${thread}` };
 }
 
+/** Whether `id` is the Message-ID of a mail baton sent (see `outgoingMessageId`). */
+export function isBatonMessageId(id: string): boolean {
+  return _OURS.test(id);
+}
+
 /** The subject without its reply and forward prefixes (`Re:`, `Fwd:`, `AW:`, `[tags]`…), lower-cased. */
 export function normalizedSubject(subject: string): string {
   let s = subject.trim();

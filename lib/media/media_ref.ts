@@ -51,8 +51,17 @@ export interface MediaPart {
  * sends its whole history again (as Chat Completions clients do) stores each image once.
  */
 export async function mediaKey(scope: string, bytes: Uint8Array): Promise<string> {
-  const hash = async (data: Uint8Array) =>
-    encodeHex(new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource)));
-  const prefix = (await hash(new TextEncoder().encode(scope))).slice(0, 24);
-  return `${prefix}/${(await hash(bytes)).slice(0, 40)}`;
+  return `${await mediaPrefix(scope)}${(await _sha256Hex(bytes)).slice(0, 40)}`;
+}
+
+/**
+ * The prefix every key of session `scope` starts with (`<hash of scope>/`, slash included): what
+ * an erasure lists and deletes, and what an R2 lifecycle rule may name.
+ */
+export async function mediaPrefix(scope: string): Promise<string> {
+  return `${(await _sha256Hex(new TextEncoder().encode(scope))).slice(0, 24)}/`;
+}
+
+async function _sha256Hex(data: Uint8Array): Promise<string> {
+  return encodeHex(new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource)));
 }

@@ -1,4 +1,4 @@
-// Where media bytes live (R2 in a Worker, memory in tests): put, get and delete by key; runtime-neutral.
+// Where media bytes live (R2 in a Worker, memory in tests): put, get, delete and list by key; runtime-neutral.
 
 /**
  * A store of media bytes by key. The Worker's is the `MEDIA` R2 bucket (functions/r2_media_store.ts);
@@ -12,6 +12,11 @@ export interface MediaStore {
   get(key: string): Promise<Uint8Array | null>;
   /** Removes `key`; removing what is not there is no error. */
   delete(key: string): Promise<void>;
+  /**
+   * Every key that starts with `prefix` (a session's media: `mediaPrefix`), for erasure. Optional:
+   * a store without it cannot erase a session's media by prefix (retention still deletes by key).
+   */
+  list?(prefix: string): Promise<string[]>;
 }
 
 /** A `MediaStore` in memory, for tests; `failing` makes every `get` reject, as a broken bucket would. */
@@ -34,6 +39,25 @@ export function memoryMediaStore(): MediaStore & {
     delete(key) {
       objects.delete(key);
       return Promise.resolve();
+    },
+    list(prefix) {
+      return Promise.resolve([...objects.keys()].filter((key) => key.startsWith(prefix)));
+    },
+  };
+}
+
+/**
+ * `store`, telling `stored` the key of each medium put into it once the put succeeded (the
+ * session's retention ledger: lib/session/media_retention.ts).
+ */
+export function notingMediaStore(store: MediaStore, stored: (key: string) => void): MediaStore {
+  return {
+    get: (key) => store.get(key),
+    delete: (key) => store.delete(key),
+    ...(store.list ? { list: store.list.bind(store) } : {}),
+    async put(key, bytes, type) {
+      await store.put(key, bytes, type);
+      stored(key);
     },
   };
 }

@@ -26,4 +26,6 @@ export {
 } from "./responses_api.ts";
 export type { ResponseMeta, ResponseTurn } from "./responses_api.ts";
 export { responseStreamFrames } from "./responses_stream.ts";
+export { outputFileItems, type ReplyFile } from "./reply_files.ts";
+export { mediaBodyLimit, mediaPayloadChars } from "./media_body.ts";
 export { jobId, parseJobId, parseRunId, RUN_ID_HEADER, runId } from "./run_ids.ts";

@@ -1,10 +1,11 @@
-// Discord HTTP interactions adapter: Ed25519 verify, slash-command parse, deferred-reply send; runtime-neutral (fetch, Web Crypto).
+// Discord HTTP interactions adapter: Ed25519 verify, slash-command parse (text and attachments), deferred-reply send; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
   approvalClickText,
   type Choice,
   type Ingress,
   isChoiceData,
+  type OutgoingFile,
   parseJsonBody,
   type PartSend,
   type PlatformAdapter,
@@ -22,6 +23,9 @@ import {
   timestampProblem,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
+import { discordMedia, fetchDiscordMedia } from "./discord_media.ts";
+import { DISCORD_FILE_MAX_BYTES, discordFileForm } from "./discord_files.ts";
+import { fileAsText } from "./_file_out.ts";
 import { decodeHex, log, withPrefix } from "../runtime/mod.ts";
 
 const _API_ROOT = "https://discord.com/api/v10";
@@ -38,7 +42,7 @@ const _STRING_OPTION = 3;
 /** Message flag EPHEMERAL. */
 const _EPHEMERAL = 64;
 
-/** Told to the user, at once, when a command carries no text to answer. */
+/** Told to the user, at once, when a command carries no text and no attachment to answer. */
 export const DISCORD_NO_TEXT_NOTICE = "This command needs a text option.";
 
 type _Option = { type: number; value?: unknown; options?: _Option[] };
@@ -190,13 +194,16 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
     return _notice("This bot is misconfigured: DISCORD_APPLICATION_ID does not match.");
   }
   const text = _firstText(data?.options);
-  if (text === null) return _notice(DISCORD_NO_TEXT_NOTICE);
+  // Attachment options are announced, never fetched here: the turn fetches them (`fetchMedia`).
+  const media = discordMedia(data);
+  if (text === null && !media.length) return _notice(DISCORD_NO_TEXT_NOTICE);
   return {
     kind: "message",
     message: platformEvent("discord", {
       sessionKey: `discord:${chatId}`,
       deliveryKey: `discord:${interaction.id}`,
-      text,
+      text: text ?? "",
+      ...(media.length ? { media } : {}),
       context: {
         chat_id: chatId,
         chat_name: channel?.name ?? "",
@@ -298,32 +305,42 @@ function _describe(status: number): string {
   return `the Discord API answered ${status}${hint}`;
 }
 
+/**
+ * Part 0 edits the deferred `@original`, later parts are follow-ups; with `file`, the part is that
+ * file as the message's attachment (multipart, `text` its caption).
+ */
 async function _send(
   target: DiscordTarget,
   text: string,
   part: PartSend,
   env: PlatformEnv,
+  file?: OutgoingFile,
 ): Promise<SendResult> {
   const first = part.index === 0;
   // Discord refuses blank content; the deferred placeholder must still be replaced.
-  if (!text.trim() && !first) return { ok: true };
+  if (!text.trim() && !first && !file) return { ok: true };
   const root = apiRoot(env, "DISCORD_API_ROOT", _API_ROOT);
   const hook = `${root}/webhooks/${encodeURIComponent(env.DISCORD_APPLICATION_ID ?? "")}/${
     encodeURIComponent(target.token)
   }`;
+  const payload = {
+    // A file needs no text; a message without either is refused.
+    content: text.trim() || file ? text : "(empty reply)",
+    allowed_mentions: { parse: [] },
+    // An edit of @original without choices also takes away a question's buttons: the reply
+    // that replaces the question must not leave them clickable under it.
+    ...(part.choices?.length
+      ? { components: _components(part.choices) }
+      : first
+      ? { components: [] }
+      : {}),
+  };
   return await sendRequest(first ? `${hook}/messages/@original` : hook, {
     method: first ? "PATCH" : "POST",
-    headers: { "content-type": "application/json", "user-agent": _USER_AGENT },
-    body: JSON.stringify({
-      content: text.trim() ? text : "(empty reply)",
-      allowed_mentions: { parse: [] },
-      // An edit of @original without choices also takes away a question's buttons: the reply
-      // that replaces the question must not leave them clickable under it.
-      ...(part.choices?.length
-        ? { components: _components(part.choices) }
-        : first
-        ? { components: [] }
-        : {}),
+    // Form data sets its own multipart content type, boundary included.
+    ...(file ? { headers: { "user-agent": _USER_AGENT }, body: discordFileForm(payload, file) } : {
+      headers: { "content-type": "application/json", "user-agent": _USER_AGENT },
+      body: JSON.stringify(payload),
     }),
   }, {
     api: "Discord API",
@@ -360,8 +377,8 @@ async function _editOriginal(
 }
 
 /**
- * Discord HTTP interactions in (slash commands start turns, clicks on baton's buttons answer
- * questions), deferred interaction replies out (a question with its buttons).
+ * Discord HTTP interactions in (slash commands start turns, their attachment options fetched
+ * inside the turn: discord_media.ts; clicks on baton's buttons answer questions), deferred interaction replies out (a question with its buttons).
  */
 export const discordAdapter: PlatformAdapter<DiscordTarget> = {
   name: "discord",
@@ -377,6 +394,13 @@ export const discordAdapter: PlatformAdapter<DiscordTarget> = {
   // read back, so a follow-up in doubt is resent behind the note (REPLY_IN_DOUBT).
   idempotentPart: (index) => index === 0,
   send: _send,
+  // A file is the part's attachment: on `@original` for part 0 (an edit, so a repeat shows it
+  // once), a follow-up after; past the upload limit, its signed link in text.
+  sendFile: (target, file, caption, part, env) =>
+    file.size > DISCORD_FILE_MAX_BYTES
+      ? _send(target, fileAsText(file, caption), part, env)
+      : _send(target, caption, part, env, file),
+  fetchMedia: fetchDiscordMedia,
   // The deferred response shows "thinking…" by itself; the reply grows in @original, whose final
   // edit (part 0 of the reply) replaces the preview like any repeat of that edit.
   preview: async (target, text, _draft, env) => {

@@ -1,10 +1,9 @@
 // Google Chat adapter: events in (Chat API interaction events, or a Workspace add-on's event objects) as JWTs from Chat's issuer or Google ID tokens for a URL audience, card clicks answered privately, Chat API messages out as the service account, idempotent by client message id; runtime-neutral (fetch, Web Crypto, jose).
-import { importPKCS8, SignJWT } from "jose";
-import { z } from "zod";
 import type { PartSend, PlatformAdapter, PlatformEnv, SendResult } from "../chat/mod.ts";
 import { apiRoot, detail, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
 import { encodeHex } from "../runtime/mod.ts";
-import { accessToken } from "./_jwt.ts";
+import { googleChatToken } from "./google_chat_token.ts";
+import { fetchGoogleChatMedia } from "./google_chat_media.ts";
 import { googleChatAddOnAgentOf, verifyGoogleChatRequest } from "./google_chat_auth.ts";
 import {
   answerGoogleChatChoice,
@@ -21,18 +20,9 @@ import {
 export { GOOGLE_CHAT_ISSUER, googleChatAddOnAgent } from "./google_chat_auth.ts";
 export type { GoogleChatTarget } from "./google_chat_events.ts";
 
-const _DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";
 const _DEFAULT_API_ROOT = "https://chat.googleapis.com/v1";
-const _SCOPE = "https://www.googleapis.com/auth/chat.bot";
 /** Google's 429s usually state no wait: two seconds, then the outbox backs off further. */
 const _DEFAULT_RATE_LIMIT_WAIT_MS = 2_000;
-
-/** The fields of a service-account key JSON baton uses. */
-const _serviceAccount = z.looseObject({
-  client_email: z.string().min(3).max(512),
-  private_key: z.string().min(64),
-  private_key_id: z.string().max(128).optional(),
-});
 
 /**
  * What a card button invokes: for an app built as a Workspace add-on, its HTTP endpoint (an
@@ -60,74 +50,13 @@ export async function googleChatMessageId(
   return `client-baton-${encodeHex(new Uint8Array(digest)).slice(0, 48)}`;
 }
 
-async function _assertionForm(
-  account: z.infer<typeof _serviceAccount>,
-  tokenUrl: string,
-): Promise<URLSearchParams> {
-  const key = await importPKCS8(account.private_key, "RS256");
-  const assertion = await new SignJWT({ scope: _SCOPE })
-    .setProtectedHeader({
-      alg: "RS256",
-      typ: "JWT",
-      ...(account.private_key_id ? { kid: account.private_key_id } : {}),
-    })
-    .setIssuer(account.client_email)
-    .setSubject(account.client_email)
-    .setAudience(tokenUrl)
-    .setIssuedAt()
-    .setExpirationTime("1h")
-    .sign(key);
-  return new URLSearchParams({
-    grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer",
-    assertion,
-  });
-}
-
-/** The service account of `GOOGLE_CHAT_SERVICE_ACCOUNT`, or null (nothing of it is ever quoted). */
-function _account(env: PlatformEnv): z.infer<typeof _serviceAccount> | null {
-  try {
-    const parsed = _serviceAccount.safeParse(JSON.parse(env.GOOGLE_CHAT_SERVICE_ACCOUNT ?? ""));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
 async function _send(
   target: GoogleChatTarget,
   text: string,
   part: PartSend,
   env: PlatformEnv,
 ): Promise<SendResult> {
-  const account = _account(env);
-  if (!account) {
-    return {
-      ok: false,
-      status: 0,
-      retryable: false,
-      message: "GOOGLE_CHAT_SERVICE_ACCOUNT is not a service-account key JSON",
-    };
-  }
-  const tokenUrl = env.GOOGLE_CHAT_TOKEN_URL || _DEFAULT_TOKEN_URL;
-  const secrets = [account.private_key, env.GOOGLE_CHAT_SERVICE_ACCOUNT ?? ""];
-  let token: Awaited<ReturnType<typeof accessToken>>;
-  try {
-    token = await accessToken({
-      cacheKey: `google-chat ${tokenUrl} ${account.client_email}`,
-      url: tokenUrl,
-      api: "Google OAuth token endpoint",
-      secrets,
-      form: () => _assertionForm(account, tokenUrl),
-    });
-  } catch {
-    // importPKCS8 refuses a key that is not PKCS#8 PEM; its error is not passed on.
-    return {
-      ok: false,
-      status: 0,
-      retryable: false,
-      message: "GOOGLE_CHAT_SERVICE_ACCOUNT's private_key is not a PKCS#8 RSA key",
-    };
-  }
+  const token = await googleChatToken(env);
   if (!token.ok) return token;
   const root = apiRoot(env, "GOOGLE_CHAT_API_ROOT", _DEFAULT_API_ROOT);
   const id = await googleChatMessageId(target.space, part.marker);
@@ -146,7 +75,7 @@ async function _send(
   }, {
     api: "Google Chat API",
     leaving: part.leaving,
-    secrets: [token.token, ...secrets],
+    secrets: [token.token, ...token.secrets],
     // The request id makes a repeat return the message already created: a 5xx may be resent.
     idempotent: true,
     waitFrom: [retryAfterHeader],
@@ -180,4 +109,5 @@ export const googleChatAdapter: PlatformAdapter<GoogleChatTarget> = {
   // Every part's request id is drawn from its marker: sending it again cannot show twice.
   idempotentPart: () => true,
   answerChoice: answerGoogleChatChoice,
+  fetchMedia: fetchGoogleChatMedia,
 };

@@ -11,6 +11,7 @@ import {
 import { jsonField } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { GOOGLE_CHAT_ADD_ON, GOOGLE_CHAT_CHOICE } from "./google_chat_cards.ts";
+import { googleChatMedia } from "./google_chat_media.ts";
 
 const _SPACE = /^spaces\/[A-Za-z0-9_-]{1,128}$/;
 const _THREAD = /^spaces\/[A-Za-z0-9_-]{1,128}\/threads\/[A-Za-z0-9_.-]{1,128}$/;
@@ -35,6 +36,7 @@ const _message = z.looseObject({
   text: z.string().max(100_000).optional(),
   argumentText: z.string().max(100_000).optional(),
   thread: _thread,
+  attachment: z.unknown().optional(),
 });
 const _cardMessage = z.looseObject({ name: z.string().regex(_MESSAGE), thread: _thread });
 
@@ -129,7 +131,9 @@ function _messageIngress(
   if (user.type === "BOT") return _IGNORE; // another app: never a turn
   // In a space Chat sends only messages that mention the app; argumentText is them without it.
   const text = (message.argumentText ?? message.text ?? "").trim();
-  if (!text) return _IGNORE;
+  // Uploaded files: announced, fetched inside the turn (google_chat_media.ts); one alone is a turn.
+  const media = googleChatMedia(message.attachment);
+  if (!text && !media.length) return _IGNORE;
   return {
     kind: "message",
     message: {
@@ -137,6 +141,7 @@ function _messageIngress(
       // The message's resource name: a redelivery names the same message.
       deliveryKey: `google-chat:${message.name}`,
       text,
+      ...(media.length ? { media } : {}),
     },
   };
 }

@@ -6,6 +6,7 @@ import {
   type ClickAnswer,
   type Ingress,
   isChoiceData,
+  type OutgoingFile,
   parseJsonBody,
   type PartSend,
   type PlatformAdapter,
@@ -26,6 +27,9 @@ import {
   sendRequest,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
+import { fileAsText } from "./_file_out.ts";
+import { lineImageMessage } from "./line_files.ts";
+import { fetchLineMedia, lineMedia } from "./line_media.ts";
 import {
   decodeBase64,
   encodeBase64,
@@ -197,12 +201,17 @@ function _choice(raw: unknown, nowSeconds: number): PlatformChoice<LineTarget> |
 
 function _message(raw: unknown, nowSeconds: number): PlatformMessage<LineTarget> | null {
   const parsed = _messageEvent.safeParse(raw);
-  // Follows, joins, stickers, images: acknowledged, no turn.
-  if (!parsed.success || parsed.data.message.type !== "text") return null;
+  if (!parsed.success) return null;
   const event = parsed.data;
   const { source, message } = event;
+  // Images, videos, audio and files: announced, fetched inside the turn (line_media.ts).
+  const media = message.type === "text" ? null : lineMedia(message);
+  // Follows, joins, stickers, locations: acknowledged, no turn.
+  if (message.type !== "text" && !media) return null;
   const author = _author(event, message.id, nowSeconds);
   if (!author) return null;
+  // A group's media cannot mention the bot: only a 1:1 chat's are for it.
+  if (media) return source.type === "user" ? { ...author, text: "", ...media } : null;
   let text = message.text ?? "";
   if (source.type !== "user") {
     // A group hears everything: only a mention of the bot, or a command, is for it.
@@ -265,11 +274,13 @@ function _call(
   });
 }
 
+/** A reply part pushed: `lead` messages (a file's image), then `text` unless it is empty beside them. */
 async function _push(
   target: LineTarget,
   text: string,
   part: PartSend,
   env: PlatformEnv,
+  lead: Record<string, unknown>[] = [],
 ): Promise<SendResult> {
   const message = {
     type: "text",
@@ -277,7 +288,8 @@ async function _push(
     ...(part.choices?.length ? { quickReply: _quickReply(part.choices) } : {}),
   };
   const retryKey = await lineRetryKey(target.to, part.marker);
-  const result = await _call("/v2/bot/message/push", { to: target.to, messages: [message] }, env, {
+  const messages = lead.length && !text ? lead : [...lead, message];
+  const result = await _call("/v2/bot/message/push", { to: target.to, messages }, env, {
     leaving: part.leaving,
     // The retry key makes a repeat harmless: a lost answer or a 5xx may be sent again.
     idempotent: true,
@@ -359,7 +371,7 @@ async function _typing(target: LineTarget, env: PlatformEnv): Promise<boolean> {
 
 /**
  * LINE Messaging API webhooks in (signed; text `message` events from a user, or mentioning the bot
- * in a group or room; postbacks of baton's quick replies; redeliveries run once; events older than
+ * in a group or room; a user's images, videos, voice and files, fetched inside the turn; postbacks of baton's quick replies; redeliveries run once; events older than
  * the replay horizon refused), push messages out (the reply token expires before a turn may end; a
  * question carries quick replies), each part under a retry key so a resend can never show twice;
  * the loading animation while a turn runs.
@@ -383,10 +395,19 @@ export const lineAdapter: PlatformAdapter<LineTarget> = {
   },
   parse: (request) => _parse(request.body, request.nowSeconds),
   send: _push,
+  // An image as an image message LINE fetches from its signed link (its caption a text message
+  // in the same push, under the same retry key); any other file, or no link, as text.
+  sendFile: (target: LineTarget, file: OutgoingFile, caption, part, env) => {
+    const image = lineImageMessage(file);
+    return image
+      ? _push(target, caption, part, env, [image])
+      : _push(target, fileAsText(file, caption), part, env);
+  },
   // Every part carries a retry key drawn from its marker: sending it again cannot show twice.
   idempotentPart: () => true,
   answerChoice: _answerChoice,
   typing: _typing,
+  fetchMedia: fetchLineMedia,
 };
 
 /** Signs a body as LINE does: base64 HMAC-SHA256 under the channel secret. For tests and tooling. */

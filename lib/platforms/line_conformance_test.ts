@@ -197,7 +197,7 @@ Deno.test("lineAdapter.parse() reads a webhook.PostbackEvent of an approval quic
   assertStrictEquals(other.kind, "respond");
 });
 
-Deno.test("lineAdapter.parse() acknowledges follow, image, standby and the console's empty verify delivery without a turn", async () => {
+Deno.test("lineAdapter.parse() acknowledges follow, a group's image, standby and the console's empty verify delivery without a turn", async () => {
   const follow: webhook.FollowEvent = {
     ...base,
     type: "follow",
@@ -211,7 +211,8 @@ Deno.test("lineAdapter.parse() acknowledges follow, image, standby and the conso
     type: "message",
     webhookEventId: "01HIMAGE0000000000000000001",
     replyToken: "r-image",
-    source: user,
+    // A group's media cannot mention the bot: not for it (a 1:1 chat's image is a turn).
+    source: group,
     message: {
       type: "image",
       id: "354718705033693861",

@@ -1,4 +1,4 @@
-// Slack Events API adapter: v0 signature check, event parsing, chat.postMessage replies, previews by chat.update; runtime-neutral (fetch, Web Crypto).
+// Slack Events API adapter: v0 signature check, event parsing (text and files), chat.postMessage replies, previews by chat.update; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
   approvalClickText,
@@ -23,8 +23,10 @@ import {
 import { platformEvent } from "./_platform_event.ts";
 import { findSlackPart, PART_EVENT_TYPE } from "./slack_find_part.ts";
 import { slackCall } from "./slack_call.ts";
+import { sendSlackFile } from "./slack_files.ts";
 import { slackId, type SlackTarget, slackTarget, slackTs } from "./slack_target.ts";
 import { endSlackPreview, previewSlackReply, replacePreview } from "./slack_preview.ts";
+import { fetchSlackMedia, slackMedia } from "./slack_media.ts";
 import { decodeHex, encodeHex, hmacSign, hmacVerify, log, withPrefix } from "../runtime/mod.ts";
 
 const _LEADING_MENTION = /^\s*<@([A-Z0-9]+)(?:\|[^>]*)?>\s*/i;
@@ -98,7 +100,10 @@ function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarg
   const parsed = _messageEvent.safeParse(payload.event);
   if (!parsed.success) return ignore();
   const event = parsed.data;
-  if (event.bot_id != null || event.subtype != null) return ignore();
+  // An upload (`file_share`) is a message with files; other subtypes are edits, joins, bots.
+  if (event.bot_id != null || (event.subtype != null && event.subtype !== "file_share")) {
+    return ignore();
+  }
   const botUserId = payload.authorizations?.[0]?.user_id;
   if (botUserId && event.user === botUserId) return ignore();
   const direct = _isDirect(event);
@@ -106,7 +111,9 @@ function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarg
   const team = payload.team_id ?? event.team;
   if (!team) return ignore();
   const text = _stripMention(event.text, botUserId, event.type === "app_mention").trim();
-  if (!text) return ignore();
+  // Files are announced, never fetched here: the turn fetches them (`fetchMedia`).
+  const media = slackMedia(payload.event);
+  if (!text && !media.length) return ignore();
 
   const thread = direct ? event.thread_ts : (event.thread_ts ?? event.ts);
   const sessionKey = thread
@@ -123,6 +130,7 @@ function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarg
       sessionKey,
       deliveryKey: `slack:${event.channel}:${event.ts}`,
       text,
+      ...(media.length ? { media } : {}),
       context: {
         chat_id: event.channel,
         chat_name: "",
@@ -261,8 +269,9 @@ export async function signSlackRequest(opts: {
 }
 
 /**
- * Slack Events API deliveries in (app mentions and direct messages) and interactivity (clicks on
- * baton's buttons), chat.postMessage replies out (a question with block buttons).
+ * Slack Events API deliveries in (app mentions and direct messages, their files fetched inside
+ * the turn: slack_media.ts) and interactivity (clicks on baton's buttons), chat.postMessage replies
+ * out (a question with block buttons).
  */
 export const slackAdapter: PlatformAdapter<SlackTarget> = {
   name: "slack",
@@ -335,7 +344,10 @@ export const slackAdapter: PlatformAdapter<SlackTarget> = {
     );
   },
 
+  // A file goes through the external upload flow into the same channel and thread.
+  sendFile: sendSlackFile,
   findPart: findSlackPart,
+  fetchMedia: fetchSlackMedia,
   answerChoice: _answerChoice,
   typing: _typing,
   preview: previewSlackReply,

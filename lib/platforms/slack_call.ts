@@ -1,4 +1,4 @@
-// One Slack Web API call: the bot token, a JSON payload, `ok: false` read as a refusal, no secret in any message; runtime-neutral (fetch).
+// One Slack Web API call: the bot token, a JSON (or form) payload, `ok: false` read as a refusal, no secret in any message; runtime-neutral (fetch).
 import type { PlatformEnv, SendResult } from "../chat/mod.ts";
 import { apiRoot, jsonField, type SendOptions, sendRequest } from "./_kit.ts";
 import { SLACK_DEFAULT_API_ROOT } from "./slack_target.ts";
@@ -17,6 +17,11 @@ export async function slackCall(
   env: PlatformEnv,
   options: Partial<Pick<SendOptions, "leaving" | "idempotent" | "answered">> & {
     refusedWith?: (code: string) => void;
+    /**
+     * Send the payload form-encoded (objects and arrays as JSON), as methods that refuse a JSON
+     * body want (files.getUploadURLExternal).
+     */
+    form?: boolean;
   } = {},
 ): Promise<SendResult> {
   const token = env.SLACK_BOT_TOKEN ?? "";
@@ -27,9 +32,11 @@ export async function slackCall(
       method: "POST",
       headers: {
         authorization: `Bearer ${token}`,
-        "content-type": "application/json; charset=utf-8",
+        "content-type": options.form
+          ? "application/x-www-form-urlencoded"
+          : "application/json; charset=utf-8",
       },
-      body: JSON.stringify(payload),
+      body: options.form ? _form(payload) : JSON.stringify(payload),
     },
     {
       api: "Slack API",
@@ -49,6 +56,15 @@ export async function slackCall(
           : `Slack ${method} answered HTTP ${status}`,
     },
   );
+}
+
+// Strings and numbers as they are; anything else as JSON (Slack's form fields take JSON arrays).
+function _form(payload: Record<string, unknown>): string {
+  const form = new URLSearchParams();
+  for (const [key, value] of Object.entries(payload)) {
+    form.set(key, typeof value === "string" ? value : JSON.stringify(value));
+  }
+  return form.toString();
 }
 
 // Only a well-formed code is quoted: the field is the API's free text otherwise.

@@ -393,9 +393,8 @@ Deno.test("slackAdapter.parse() starts no second turn for a MessageChangedEvent"
   await assertIgnored(JSON.stringify(envelope(edited)));
 });
 
-Deno.test("slackAdapter.parse() starts no turn for a FileShareMessageEvent (files are not served)", async () => {
-  // What Slack sends when a user shares a file in the DM, with a comment. Baton reads no files,
-  // and today leaves the comment too (see the conformance report: Telegram takes a caption).
+Deno.test("slackAdapter.parse() starts a turn for a FileShareMessageEvent: its comment, and its file announced by its download link (nothing fetched)", async () => {
+  // What Slack sends when a user shares a file in the DM, with a comment.
   const share: FileShareMessageEvent = {
     type: "message",
     subtype: "file_share",
@@ -432,7 +431,17 @@ Deno.test("slackAdapter.parse() starts no turn for a FileShareMessageEvent (file
     channel_type: "im",
     event_ts: "1700000300.000600",
   };
-  await assertIgnored(JSON.stringify(envelope(share)));
+  const ingress = await parse(JSON.stringify(envelope(share)));
+  assert(ingress.kind === "message", JSON.stringify(ingress));
+  assertEquals(ingress.message.text, "what is in this?");
+  assertEquals(ingress.message.media, [{
+    platform: "slack",
+    file: "https://files.slack.com/files-pri/T0TEAM-F0FILE/download/notes.txt",
+    kind: "document",
+    name: "notes.txt",
+    type: "text/plain",
+    size: 12,
+  }]);
 });
 
 // ── out: Web API arguments, checked against @slack/web-api and @slack/types ─────────────────────

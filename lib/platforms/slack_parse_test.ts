@@ -131,7 +131,8 @@ Deno.test("slackAdapter.parse() ignores bot messages, subtypes, channel messages
     dm({ subtype: "bot_message" }),
     dm({ subtype: "message_changed", message: { text: "edited" } }),
     dm({ subtype: "message_deleted" }),
-    dm({ subtype: "file_share", files: [{}] }),
+    // An upload with neither a comment nor a file in it: nothing to answer.
+    dm({ subtype: "file_share", text: "", files: [] }),
     {
       type: "message",
       subtype: "channel_join",

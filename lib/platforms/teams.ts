@@ -19,13 +19,13 @@ import {
 } from "../chat/mod.ts";
 import { detail, ignore, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
-import { accessToken, bearerToken, forgetAccessToken, verifyJwt } from "./_jwt.ts";
+import { bearerToken, forgetAccessToken, verifyJwt } from "./_jwt.ts";
+import { teamsBotToken } from "./teams_token.ts";
+import { fetchTeamsMedia, teamsMedia } from "./teams_media.ts";
 
 const _DEFAULT_OPENID_URL = "https://login.botframework.com/v1/.well-known/openidconfiguration";
 /** The issuer of every token the Bot Connector sends to a bot. */
 export const TEAMS_ISSUER = "https://api.botframework.com";
-/** What a bot's own token is for: calling the Bot Connector. */
-const _SCOPE = "https://api.botframework.com/.default";
 /** Teams states no wait for some throttles: a second, then the outbox backs off further. */
 const _DEFAULT_RATE_LIMIT_WAIT_MS = 1_000;
 /** A service URL as the channel names it; http only matters for tests and the emulator. */
@@ -51,6 +51,7 @@ const _activity = z.looseObject({
     isGroup: z.boolean().optional(),
   }),
   text: z.string().max(200_000).optional(),
+  attachments: z.unknown().optional(),
   /** The card message a click answers (an `Action.Submit` comes as a reply to it). */
   replyToId: z.string().min(1).max(512).optional(),
   /** An `Action.Submit`'s data: present on a card click, absent on a typed message. */
@@ -83,12 +84,6 @@ const _CHOICE_KEY = "baton_choice";
  * web and mobile) renders.
  */
 const _CARD_VERSION = "1.2";
-
-function _tokenUrl(env: PlatformEnv): string {
-  const tenant = (env.TEAMS_TENANT_ID ?? "").trim() || "botframework.com";
-  return env.TEAMS_TOKEN_URL ||
-    `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0/token`;
-}
 
 /** The claim in which the Bot Connector names the activity's service URL: lowercase, unlike the activity's field. */
 export const SERVICE_URL_CLAIM = "serviceurl";
@@ -158,7 +153,9 @@ function _parse(body: Uint8Array): Ingress<TeamsTarget> {
   for (const mention of self) text = text.split(mention.text ?? "").join("");
   text = text.trim();
   if (!direct && self.length === 0 && !text.startsWith("/")) return ignore("not mentioned");
-  if (!text) return ignore("no text");
+  // Images and files: announced, fetched inside the turn (teams_media.ts); one alone is a turn.
+  const media = teamsMedia(activity.attachments, activity.serviceUrl);
+  if (!text && !media.length) return ignore("no text");
   const { user, name } = _person(from);
   return {
     kind: "message",
@@ -168,6 +165,7 @@ function _parse(body: Uint8Array): Ingress<TeamsTarget> {
       // Activity ids are unique within a conversation; Teams resends with the same one.
       deliveryKey: `teams:${conversation.id}:${activity.id}`,
       text,
+      ...(media.length ? { media } : {}),
       context: {
         chat_id: conversation.id,
         chat_name: conversation.name ?? "",
@@ -294,26 +292,10 @@ async function _post(
   leaving: (() => void) | undefined,
   env: PlatformEnv,
 ): Promise<SendResult> {
-  const appId = env.TEAMS_APP_ID ?? "";
   const password = env.TEAMS_APP_PASSWORD ?? "";
-  const tokenUrl = _tokenUrl(env);
-  const cacheKey = `teams ${tokenUrl} ${appId}`;
-  const token = await accessToken({
-    cacheKey,
-    url: tokenUrl,
-    api: "Microsoft identity platform",
-    secrets: [password],
-    form: () =>
-      Promise.resolve(
-        new URLSearchParams({
-          grant_type: "client_credentials",
-          client_id: appId,
-          client_secret: password,
-          scope: _SCOPE,
-        }),
-      ),
-  });
+  const token = await teamsBotToken(env);
   if (!token.ok) return token;
+  const { cacheKey } = token;
   const root = target.serviceUrl.replace(/\/+$/, "");
   const url = `${root}/v3/conversations/${encodeURIComponent(target.conversation)}/activities`;
   const result = await sendRequest(url, {
@@ -373,7 +355,8 @@ async function _typing(target: TeamsTarget, env: PlatformEnv): Promise<boolean> 
 
 /**
  * Microsoft Teams through the Bot Framework: activities in (personal chats; channel and group
- * chat messages that mention the bot, the mention removed; clicks on baton's card buttons; every
+ * chat messages that mention the bot, the mention removed; their images and files, fetched inside
+ * the turn; clicks on baton's card buttons; every
  * other activity acknowledged), replies out through the Bot Connector of the activity's verified
  * `serviceUrl` (a question as an Adaptive Card with its buttons), typing while a turn runs. No
  * send can be made idempotent or looked up, so a part in doubt is resent marked.
@@ -390,4 +373,5 @@ export const teamsAdapter: PlatformAdapter<TeamsTarget> = {
   send: _send,
   answerChoice: _answerChoice,
   typing: _typing,
+  fetchMedia: fetchTeamsMedia,
 };

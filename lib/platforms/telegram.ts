@@ -6,6 +6,7 @@ import {
   type ClickAnswer,
   type Ingress,
   isChoiceData,
+  type OutgoingFile,
   parseJsonBody,
   type PartSend,
   type PlatformAdapter,
@@ -216,6 +217,40 @@ async function _sendMessage(
   };
 }
 
+/** Images Telegram shows as a photo (`sendPhoto`, at most 10 MB); any other file is a document. */
+const _PHOTO_TYPES = new Set(["image/jpeg", "image/png", "image/webp"]);
+const _PHOTO_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * A file part as Telegram media: `sendPhoto` for a JPEG, PNG or WebP image up to 10 MB, else
+ * `sendDocument`, the bytes uploaded as multipart form data (no public URL needed), the caption
+ * under it, replying to the user's message when it is the reply's first part.
+ */
+async function _sendFile(
+  target: TelegramTarget,
+  file: OutgoingFile,
+  caption: string,
+  part: PartSend,
+  env: PlatformEnv,
+): Promise<SendResult> {
+  const photo = _PHOTO_TYPES.has(file.type) && file.size <= _PHOTO_MAX_BYTES;
+  const form = new FormData();
+  for (const [key, value] of Object.entries(_chatOf(target))) form.set(key, String(value));
+  if (part.index === 0 && target.message_id !== undefined) {
+    const reply = { message_id: target.message_id, allow_sending_without_reply: true };
+    form.set("reply_parameters", JSON.stringify(reply));
+  }
+  if (caption) form.set("caption", caption.slice(0, 1024));
+  const blob = new Blob([new Uint8Array(file.bytes)], { type: file.type });
+  form.set(photo ? "photo" : "document", blob, file.name ?? (photo ? "image" : "file"));
+  return await _botCall(photo ? "sendPhoto" : "sendDocument", form, env, part.leaving) ?? {
+    ok: false,
+    status: 0,
+    retryable: false,
+    message: "TELEGRAM_BOT_TOKEN is not a bot token of the form <id>:<secret>",
+  };
+}
+
 /** Inline buttons, two to a row: four choices stay readable on a phone. */
 function _keyboard(choices: readonly Choice[]) {
   const buttons = choices.map((c) => ({ text: c.label, callback_data: c.data }));
@@ -246,13 +281,14 @@ async function _answerChoice(
 }
 
 /**
- * The one way to the Bot API: `method` with `payload`, null without a usable token. `leaving`:
+ * The one way to the Bot API: `method` with `payload` (JSON, or form data carrying a file), null
+ * without a usable token. `leaving`:
  * a reply part's hook (see `PartSend`), absent off the reply path (presence, drafts, a click's
  * answer).
  */
 async function _botCall(
   method: string,
-  payload: Record<string, unknown>,
+  payload: Record<string, unknown> | FormData,
   env: PlatformEnv,
   leaving?: () => void,
 ): Promise<SendResult | null> {
@@ -261,8 +297,10 @@ async function _botCall(
   const url = `${apiRoot(env, "TELEGRAM_API_ROOT", _DEFAULT_API_ROOT)}/bot${token}/${method}`;
   return await sendRequest(url, {
     method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(payload),
+    // Form data sets its own multipart content type, boundary included.
+    ...(payload instanceof FormData
+      ? { body: payload }
+      : { headers: { "content-type": "application/json" }, body: JSON.stringify(payload) }),
   }, {
     api: "Telegram Bot API",
     leaving,
@@ -332,6 +370,7 @@ export const telegramAdapter: PlatformAdapter<TelegramTarget> = {
   },
   parse: _parseUpdate,
   send: _sendMessage,
+  sendFile: _sendFile,
   answerChoice: _answerChoice,
   typing: _typing,
   preview: _preview,

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import {
   type Ingress,
+  type OutgoingFile,
   type PartSend,
   PayloadError,
   type PlatformAdapter,
@@ -12,7 +13,10 @@ import {
 import { apiRoot, detail, isFormBody, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
 import { decodeBase64, encodeBase64, hmacSign, hmacVerify } from "../runtime/mod.ts";
 import { platformEvent } from "./_platform_event.ts";
+import { fileAsText } from "./_file_out.ts";
+import { twilioMediaUrl } from "./twilio_files.ts";
 import { UNDATED_KEY_MEMORY_MS } from "./_replay_horizon.ts";
+import { fetchTwilioMedia, twilioMedia } from "./twilio_media.ts";
 
 const _HEADER = "x-twilio-signature";
 const _DEFAULT_API_ROOT = "https://api.twilio.com";
@@ -96,7 +100,9 @@ function _parse(body: Uint8Array, env: PlatformEnv): Ingress<TwilioTarget> {
   // Another account's message, signed with its own token only if the tokens match: never ours.
   if (AccountSid !== env.TWILIO_ACCOUNT_SID) return ack;
   const text = Body.trim();
-  if (!text) return ack; // a picture without words
+  // An MMS's media: announced, fetched inside the turn (twilio_media.ts); a picture alone is a turn.
+  const media = twilioMedia(params);
+  if (!text && !media.length) return ack;
   const name = ProfileName ?? From;
   return {
     kind: "message",
@@ -107,6 +113,7 @@ function _parse(body: Uint8Array, env: PlatformEnv): Ingress<TwilioTarget> {
       // cannot be aged, so its MessageSid is kept a month rather than the inbox's day.
       keyMemoryMs: UNDATED_KEY_MEMORY_MS,
       text,
+      ...(media.length ? { media } : {}),
       context: {
         chat_id: From,
         chat_name: name,
@@ -122,11 +129,13 @@ function _parse(body: Uint8Array, env: PlatformEnv): Ingress<TwilioTarget> {
   };
 }
 
+/** A reply part as a message: `text`, with `media` (a file's signed link) as its MMS `MediaUrl`. */
 async function _send(
   target: TwilioTarget,
   text: string,
   part: PartSend,
   env: PlatformEnv,
+  media?: string,
 ): Promise<SendResult> {
   const sid = env.TWILIO_ACCOUNT_SID ?? "";
   const token = env.TWILIO_AUTH_TOKEN ?? "";
@@ -146,7 +155,13 @@ async function _send(
       authorization: `Basic ${basic}`,
       "content-type": "application/x-www-form-urlencoded",
     },
-    body: new URLSearchParams({ To: target.to, From: target.from, Body: text }).toString(),
+    body: new URLSearchParams({
+      To: target.to,
+      From: target.from,
+      // A media message needs no body.
+      ...(media ? { MediaUrl: media } : {}),
+      ...(text || !media ? { Body: text } : {}),
+    }).toString(),
   }, {
     api: "Twilio Messages API",
     leaving: part.leaving,
@@ -163,7 +178,8 @@ async function _send(
 
 /**
  * Twilio Messaging webhooks in (form-encoded, X-Twilio-Signature over the public URL and sorted
- * parameters; incoming SMS or WhatsApp messages, each run once: its MessageSid kept a month;
+ * parameters; incoming SMS, MMS (its media fetched inside the turn) or WhatsApp messages, each run
+ * once: its MessageSid kept a month;
  * status callbacks acknowledged), every delivery answered with empty TwiML, replies through the
  * Messages REST API.
  */
@@ -204,6 +220,14 @@ export const twilioAdapter: PlatformAdapter<TwilioTarget> = {
   },
   parse: (request, env) => _parse(request.body, env),
   send: _send,
+  // An image as MMS media Twilio fetches from its signed link; any other file, or no link, as text.
+  sendFile: (target: TwilioTarget, file: OutgoingFile, caption, part, env) => {
+    const media = twilioMediaUrl(file);
+    return media
+      ? _send(target, caption, part, env, media)
+      : _send(target, fileAsText(file, caption), part, env);
+  },
+  fetchMedia: fetchTwilioMedia,
 };
 
 /** Signs a request as Twilio does: base64 HMAC-SHA1 under the auth token. For tests and tooling. */

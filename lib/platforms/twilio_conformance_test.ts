@@ -10,7 +10,7 @@ import {
   splitMessage,
 } from "../chat/mod.ts";
 import { publicUrl } from "./_kit.ts";
-import { EMPTY_TWIML, signTwilioRequest, twilioAdapter, type TwilioTarget } from "./twilio.ts";
+import { signTwilioRequest, twilioAdapter, type TwilioTarget } from "./twilio.ts";
 import { type FetchCall, withFetch } from "./_fetch_stub.ts";
 import { assertDeclaredKeys, type KeyTable } from "./_conformance.ts";
 
@@ -226,13 +226,15 @@ Deno.test("twilioAdapter.parse() reads Twilio's documented SMS, MMS and WhatsApp
   const captioned = read(mms("look at this"));
   assert(captioned.kind === "message");
   assertStrictEquals(captioned.message.text, "look at this");
-  // A picture without words starts nothing (baton reads no media yet), acknowledged with TwiML.
-  assertEquals(read(mms("")), {
-    kind: "respond",
-    status: 200,
-    body: EMPTY_TWIML,
-    contentType: "text/xml",
-  });
+  assertStrictEquals(captioned.message.media?.length, 2);
+  // A picture without words is a turn too: its media, fetched inside it (twilio_media.ts).
+  const pictures = read(mms(""));
+  assert(pictures.kind === "message");
+  assertStrictEquals(pictures.message.text, "");
+  assertEquals(pictures.message.media?.map((m) => [m.kind, m.type]), [
+    ["photo", "image/jpeg"],
+    ["voice", "audio/ogg"],
+  ]);
 
   const wa = read(whatsapp("hola"));
   assert(wa.kind === "message");

@@ -1,10 +1,11 @@
-// WhatsApp Business Cloud API adapter: GET handshake, X-Hub-Signature-256 webhooks in (text messages, clicks on baton's buttons), Graph API messages and typing out; runtime-neutral (fetch, Web Crypto).
+// WhatsApp Business Cloud API adapter: GET handshake, X-Hub-Signature-256 webhooks in (text and media messages, clicks on baton's buttons), Graph API messages and typing out; runtime-neutral (fetch, Web Crypto).
 import { z } from "zod";
 import {
   approvalClickText,
   type ClickAnswer,
   type Ingress,
   isChoiceData,
+  type OutgoingFile,
   parseJsonBody,
   type PartSend,
   type PlatformAdapter,
@@ -28,7 +29,10 @@ import {
   type WaitSource,
 } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
+import { fileAsText } from "./_file_out.ts";
+import { whatsappFileContent } from "./whatsapp_files.ts";
 import { whatsappInteractive, whatsappTapData } from "./whatsapp_choices.ts";
+import { fetchWhatsappMedia, whatsappMedia } from "./whatsapp_media.ts";
 import {
   constantTimeEquals,
   decodeHex,
@@ -167,7 +171,7 @@ function _parse(body: Uint8Array, env: PlatformEnv, nowSeconds: number): Ingress
       for (const status of value.data.statuses ?? []) _logStatus(status);
       for (const raw of value.data.messages ?? []) {
         const parsed = _inbound.safeParse(raw);
-        // Media, reactions, locations, unsupported types: acknowledged, no turn.
+        // Malformed: acknowledged, no turn (as reactions, locations and unsupported types are).
         if (!parsed.success) continue;
         const { id, timestamp, type, text, interactive } = parsed.data;
         const eventMs = timestamp === undefined ? undefined : Number(timestamp) * 1000;
@@ -175,6 +179,17 @@ function _parse(body: Uint8Array, env: PlatformEnv, nowSeconds: number): Ingress
         if (type === "text" && text?.body) {
           const author = _author(parsed.data, value.data, ours);
           messages.push({ ...author, keyMemoryMs: _KEY_MEMORY_MS, text: text.body });
+        }
+        // Media are announced, never fetched here: the turn fetches them (`fetchMedia`).
+        const medium = whatsappMedia(parsed.data);
+        if (medium) {
+          const author = _author(parsed.data, value.data, ours);
+          messages.push({
+            ...author,
+            keyMemoryMs: _KEY_MEMORY_MS,
+            text: medium.caption,
+            media: [medium.media],
+          });
         }
         const data = whatsappTapData(interactive);
         // Another flow's buttons or lists: acknowledged, nothing to answer.
@@ -254,18 +269,21 @@ function _post(
   }, { ...options, api: "WhatsApp Cloud API", secrets: [token] });
 }
 
+/** A reply part: `text`, or the message `content` given (a file's media by link). */
 async function _send(
   target: WhatsappTarget,
   text: string,
   part: PartSend,
   env: PlatformEnv,
+  content?: Record<string, unknown>,
 ): Promise<SendResult> {
   const payload: Record<string, unknown> = {
     recipient_type: "individual",
     to: target.to,
-    ...(part.choices?.length
-      ? { type: "interactive", interactive: whatsappInteractive(text, part.choices) }
-      : { type: "text", text: { body: text, preview_url: false } }),
+    ...(content ??
+      (part.choices?.length
+        ? { type: "interactive", interactive: whatsappInteractive(text, part.choices) }
+        : { type: "text", text: { body: text, preview_url: false } })),
   };
   // The first part quotes the customer's message, as a reply in the app does.
   if (part.index === 0 && target.message_id) payload.context = { message_id: target.message_id };
@@ -333,7 +351,8 @@ async function _typing(target: WhatsappTarget, env: PlatformEnv): Promise<boolea
 
 /**
  * WhatsApp Business Cloud API webhooks in (the GET subscription handshake; signed `messages`
- * notifications with text, and taps on baton's buttons and lists; status callbacks acknowledged;
+ * notifications with text, media (fetched inside the turn: whatsapp_media.ts), and taps on
+ * baton's buttons and lists; status callbacks acknowledged;
  * messages older than the replay horizon refused), Graph API messages out (a question as reply
  * buttons or a list), the typing indicator while a turn runs. A reply outside the 24-hour
  * customer-service window is refused by the API (131047): a final failure, never retried.
@@ -362,6 +381,14 @@ export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
   // Message ids kept for as long as Meta retries, past the inbox's day.
   handshake: _handshake,
   send: _send,
+  // A file as media WhatsApp fetches from its signed link; without a link, its note in text.
+  sendFile: (target: WhatsappTarget, file: OutgoingFile, caption, part, env) => {
+    const content = whatsappFileContent(file, caption);
+    return content
+      ? _send(target, caption, part, env, content)
+      : _send(target, fileAsText(file, caption), part, env);
+  },
+  fetchMedia: fetchWhatsappMedia,
   answerChoice: _answerChoice,
   typing: _typing,
   typingEveryMs: _TYPING_RENEW_MS,

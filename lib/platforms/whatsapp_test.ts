@@ -189,7 +189,7 @@ Deno.test("whatsappAdapter.parse() keeps several messages of one notification in
   ]);
 });
 
-Deno.test("whatsappAdapter.parse() acknowledges statuses, media, other numbers and other objects with no turn", async () => {
+Deno.test("whatsappAdapter.parse() acknowledges statuses, reactions, other numbers and other objects with no turn", async () => {
   const ignored = [
     waNotification({
       statuses: [{ id: "wamid.X", status: "delivered", timestamp: "1", recipient_id: "1" }],
@@ -201,8 +201,17 @@ Deno.test("whatsappAdapter.parse() acknowledges statuses, media, other numbers a
         errors: [{ code: 131047, title: "Re-engagement message" }],
       }],
     }),
+    // Media are turns (whatsapp_media.ts); a reaction, or a medium with no usable id, is none.
     waNotification({
-      messages: [{ from: "16505551234", id: "wamid.I", type: "image", image: { id: "1" } }],
+      messages: [{
+        from: "16505551234",
+        id: "wamid.R",
+        type: "reaction",
+        reaction: { message_id: "wamid.OUT", emoji: "+1" },
+      }],
+    }),
+    waNotification({
+      messages: [{ from: "16505551234", id: "wamid.I", type: "image", image: {} }],
     }),
     waNotification({ messages: [waText("")] }),
     waNotification({ messages: [waText("for another number")], phoneNumberId: "999" }),
@@ -214,6 +223,26 @@ Deno.test("whatsappAdapter.parse() acknowledges statuses, media, other numbers a
     const ingress = whatsappAdapter.parse(await signed(payload), ENV);
     assertStrictEquals(ingress.kind, "respond", JSON.stringify(payload));
   }
+});
+
+Deno.test("whatsappAdapter.parse() starts a turn for an image: its caption the text, its media id announced (nothing fetched)", async () => {
+  const ingress = whatsappAdapter.parse(
+    await signed(waNotification({
+      messages: [{
+        from: "16505551234",
+        id: "wamid.IMG",
+        timestamp: String(NOW_S),
+        type: "image",
+        image: { id: "1234", mime_type: "image/jpeg", sha256: "00", caption: "what is this?" },
+      }],
+    })),
+    ENV,
+  );
+  assert(ingress.kind === "message", JSON.stringify(ingress));
+  assertStrictEquals(ingress.message.text, "what is this?");
+  assertEquals(ingress.message.media, [
+    { platform: "whatsapp", file: "1234", kind: "photo", type: "image/jpeg" },
+  ]);
 });
 
 Deno.test("whatsappAdapter.parse() refuses a message older than Meta's 7 days of retries: acknowledged, logged, no turn", async () => {

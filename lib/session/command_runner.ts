@@ -27,6 +27,8 @@ import type { Tx } from "./session_db.ts";
 import type { SessionStores } from "./session_stores.ts";
 import type { TurnRunner } from "./turn_runner.ts";
 import type { InboundMessage, TurnOutcome } from "./types.ts";
+import { type SessionDayUsage, utcDay } from "./session_usage.ts";
+import { usageText } from "../chat/usage_text.ts";
 
 /** Answers commands inside `submit`'s transaction; they never take the claim. */
 export class CommandRunner {
@@ -127,6 +129,15 @@ export class CommandRunner {
       case "steer":
         // Only a `/steer` without text is answered: one with text is a message (message_admission.ts).
         return STEER_USAGE;
+      case "usage": {
+        // A chat's `/usage` is answered at the gate (its user's figures too); here, the session's.
+        const day = this.#now();
+        const figures = [0, 1].map((back) =>
+          this.#stores.usage.day(utcDay(day - back * 86_400_000))
+        ) as [SessionDayUsage, SessionDayUsage];
+        const priced = figures.some((f) => f.cost > 0);
+        return usageText({ session: figures, user: null, priced, userCap: null });
+      }
       case "unknown":
         return unknownCommandText(word);
     }

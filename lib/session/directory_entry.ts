@@ -31,6 +31,21 @@ export interface DirectoryEntry {
    * (`DELETE /v1/users/{platform:user}`) erases it; null for a group chat or an API session.
    */
   user: string | null;
+  /**
+   * The session's tokens on the latest UTC day it used any (`GET /v1/usage` lists these rows);
+   * absent while it used none. Sums only grow: the writer keeps the largest.
+   */
+  usage?: DirectoryUsage;
+}
+
+/** One session's usage row of one UTC day, as the directory keeps it. */
+export interface DirectoryUsage {
+  day: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  cost: number;
+  turns: number;
 }
 
 /**
@@ -87,5 +102,14 @@ export function directoryEntry(stores: SessionStores): DirectoryEntry | null {
     status,
     queued,
     user: tenant === null && group !== true && context.user_id ? context.user_id : null,
+    ..._usage(stores),
   };
+}
+
+// The latest day's sums, read with the row (one small indexed read).
+function _usage(stores: SessionStores): { usage?: DirectoryUsage } {
+  const day = stores.usage.days(1)[0];
+  if (!day || day.total_tokens === 0) return {};
+  const { total_tokens: _, ...usage } = day;
+  return { usage };
 }

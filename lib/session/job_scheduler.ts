@@ -5,6 +5,7 @@ import type { Job } from "./jobs.ts";
 import type { Tx } from "./session_db.ts";
 import { runStateOf, type SessionStores } from "./session_stores.ts";
 import type { InboundMessage, RunState } from "./types.ts";
+import { jobSpend } from "../access/job_creator.ts";
 
 /** What a job asks and when. */
 export interface JobSpec {
@@ -311,11 +312,18 @@ export class JobScheduler {
     if (inbox.seen(tx, deliveryKey, now) !== null) return;
     const due = new Date(occurrence).toISOString();
     const text = late ? `(Scheduled for ${due}; running late, ${late}.) ${job.prompt}` : job.prompt;
+    // Its tokens count against its creator: settled with the record the occurrence's check
+    // reserved from (under the same key), or summed there when no cap applies.
+    const spend = jobSpend(
+      job.context,
+      tag === "manual" ? deliveryKey : `job:${job.id}:${occurrence}`,
+    );
     const message: InboundMessage = {
       text,
       deliveryKey,
       context: { ...job.context, job_id: String(job.id), message_id: deliveryKey },
       ...(job.target ? { reply: job.target } : { events: true }),
+      ...(spend ? { spend } : {}),
     };
     const seq = inbox.insert(tx, message, now, "queued");
     if (message.events) events.emit(tx, seq, "run.queued", {});

@@ -1,5 +1,6 @@
 // The session's outbox: every text a chat user gets (reply parts and notices), with its send record; runtime-neutral.
 import type { Choice, ReplyTarget } from "../chat/mod.ts";
+import type { MediaRef } from "../media/mod.ts";
 import { json, num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
 
 /**
@@ -22,6 +23,12 @@ export function outboxTable(name: string): string {
     error TEXT
   )`;
 }
+
+/**
+ * A reply part may be a file (a tool's, stored in `MEDIA`): its reference, JSON in `media`. The
+ * bytes stay in the store; the part is sent, recorded and resolved in doubt like a text part.
+ */
+export const OUTBOX_MEDIA_SCHEMA: readonly string[] = [`ALTER TABLE outbox ADD COLUMN media TEXT`];
 
 /** One text to send: a part of a turn's reply, or a notice (a command's answer, queued, queue full). */
 export interface OutboxPart {
@@ -46,6 +53,8 @@ export interface OutboxPart {
   choices: Choice[] | null;
   /** The preview message this part replaces (a reply's first part; see `PartSend.replaces`), or null. */
   replaces: string | null;
+  /** The file this part sends (its `text` is then the caption, "" for none), or null for a text. */
+  file: MediaRef | null;
 }
 
 /** A part's place in its text, as log lines and the run's timeline name it: "2/3". */
@@ -71,7 +80,8 @@ export class OutboxStore {
   /**
    * Adds the parts of message `seq`'s reply (again: ignored) or of a notice; `choices` go with
    * the last part, so the buttons sit under the whole text; `replaces`, a preview message that
-   * the first part replaces.
+   * the first text part replaces; `files`, files sent ahead of the text as parts of their own
+   * (a reply's only: the text's parts follow them in the same numbering).
    */
   add(
     tx: Tx,
@@ -80,11 +90,31 @@ export class OutboxStore {
     target: ReplyTarget,
     parts: string[],
     now: number,
-    extras: { choices?: readonly Choice[]; replaces?: string | null } = {},
+    extras: {
+      choices?: readonly Choice[];
+      replaces?: string | null;
+      files?: readonly MediaRef[];
+    } = {},
   ): void {
     const choices = extras.choices ?? [];
-    for (const [index, text] of parts.entries()) {
-      const last = index === parts.length - 1 && choices.length > 0;
+    const files = extras.files ?? [];
+    const count = files.length + parts.length;
+    for (const [at, file] of files.entries()) {
+      this.#db.exec(
+        tx,
+        `INSERT OR IGNORE INTO outbox (seq, kind, part, count, text, target, created_at, media)
+         VALUES (?, ?, ?, ?, '', ?, ?, ?)`,
+        seq,
+        kind,
+        at,
+        count,
+        JSON.stringify(target),
+        now,
+        JSON.stringify(file),
+      );
+    }
+    for (const [i, text] of parts.entries()) {
+      const last = i === parts.length - 1 && choices.length > 0;
       this.#db.exec(
         tx,
         `INSERT OR IGNORE INTO outbox
@@ -92,13 +122,13 @@ export class OutboxStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         seq,
         kind,
-        index,
-        parts.length,
+        files.length + i,
+        count,
         text,
         JSON.stringify(target),
         now,
         last ? JSON.stringify(choices) : null,
-        index === 0 ? extras.replaces ?? null : null,
+        i === 0 ? extras.replaces ?? null : null,
       );
     }
   }
@@ -163,7 +193,7 @@ export class OutboxStore {
   #select(where: string, ...bindings: number[]): OutboxRecord[] {
     return this.#db.rows(
       `SELECT id, seq, kind, part, count, text, target, created_at, attempted_at, choices,
-         replaces, sent_at, error
+         replaces, sent_at, error, media
        FROM outbox ${where}`,
       ...bindings,
     ).map((row) => ({
@@ -178,6 +208,7 @@ export class OutboxStore {
       marker: `o${num(row, "id")}-${num(row, "created_at").toString(36)}`,
       choices: json<Choice[]>(row, "choices"),
       replaces: typeof row.replaces === "string" ? row.replaces : null,
+      file: typeof row.media === "string" ? json<MediaRef>(row, "media") : null,
       createdAt: num(row, "created_at"),
       sentAt: numOrNull(row, "sent_at"),
       error: row.error === null ? null : str(row, "error"),

@@ -179,6 +179,7 @@ export class OutboxSender {
           leaving: () => mark(true),
           ...(part.choices ? { choices: part.choices } : {}),
           ...(part.replaces ? { replaces: part.replaces } : {}),
+          ...(part.file ? { file: part.file } : {}),
         });
       } catch (error) {
         return error instanceof Error ? error.message : String(error);

@@ -1,5 +1,6 @@
 // Runs one claimed message through the executor: the abort and timeout, the outcome, the messages to keep; runtime-neutral.
 import { type ChatMessage, ModelError, type PendingCall } from "../agent/mod.ts";
+import { turnFiles } from "../agent/tool_files.ts";
 import { abortable } from "./abortable.ts";
 import { interruptedTurn } from "./transcript.ts";
 import type {
@@ -52,6 +53,8 @@ export async function runClaimedTurn(
       const paused = { calls: result.paused, messages, step: result.steps ?? 0, usage };
       return { outcome: { status: "completed", reply: "", usage }, messages: [], paused };
     }
+    // References only (id, type, size, name): an API caller is given links to them.
+    const files = turnFiles(result.messages);
     return {
       outcome: {
         status: "completed",
@@ -59,6 +62,7 @@ export async function runClaimedTurn(
         usage: result.usage,
         ...(result.toolCalls?.length ? { toolCalls: result.toolCalls } : {}),
         ...(result.truncated ? { truncated: true } : {}),
+        ...(files.length ? { files } : {}),
       },
       messages: [...seed, ...result.messages],
     };

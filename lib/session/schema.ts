@@ -1,10 +1,11 @@
 // Every table of a session object and the migrations between releases, versioned in one row; runtime-neutral.
-import { outboxTable } from "./outbox.ts";
+import { OUTBOX_MEDIA_SCHEMA, outboxTable } from "./outbox.ts";
 import { EVENT_OUTBOX_SCHEMA } from "./event_outbox.ts";
 import { COMPACTION_SCHEMA } from "./compaction.ts";
 import { STEER_SCHEMA } from "./steers.ts";
-import { SESSION_USAGE_SCHEMA } from "./session_usage.ts";
+import { SESSION_USAGE_SCHEMA, SESSION_USAGE_V2 } from "./session_usage.ts";
 import { num, type SessionDb, type Tx } from "./session_db.ts";
+import { MEDIA_OBJECT_SCHEMA } from "./media_retention.ts";
 
 /** One step between schema versions: statements, or a function when the step depends on the data. */
 type _Migration = readonly string[] | ((db: SessionDb, tx: Tx) => void);
@@ -291,6 +292,12 @@ const _MIGRATIONS: readonly _Migration[] = [
   STEER_SCHEMA,
   // → +1: the session's tokens per UTC day (SESSION_TOKENS_PER_DAY, `/usage`).
   SESSION_USAGE_SCHEMA,
+  // → +1: the day's cost at MODEL_PRICES, and whether its SESSION_TOKENS_PER_DAY notice went out.
+  SESSION_USAGE_V2,
+  // → +1: a reply part may be a file (a tool's, in MEDIA): its reference on the outbox row.
+  OUTBOX_MEDIA_SCHEMA,
+  // → +1: the media the session stored and when (MEDIA_RETENTION_DAYS: the alarm's sweep).
+  MEDIA_OBJECT_SCHEMA,
 ];
 
 /**
@@ -317,6 +324,9 @@ const _CURRENT = [
   ...COMPACTION_SCHEMA,
   ...STEER_SCHEMA,
   ...SESSION_USAGE_SCHEMA,
+  ...SESSION_USAGE_V2,
+  ...OUTBOX_MEDIA_SCHEMA,
+  ...MEDIA_OBJECT_SCHEMA,
   ..._VERSION_TABLE,
 ];
 

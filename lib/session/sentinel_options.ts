@@ -10,6 +10,7 @@ import type { TenantJobCount } from "./tenant_job_sync.ts";
 import type { BusyMode } from "./types.ts";
 import type { CompactionOptions } from "./compactor.ts";
 import type { TurnSpendOptions } from "./turn_spend.ts";
+import type { MediaRetentionOptions } from "./media_retention.ts";
 
 /** Tunables of a sentinel. */
 export interface SentinelOptions {
@@ -80,6 +81,11 @@ export interface SentinelOptions {
    * None: no event is written.
    */
   events?: EventSink;
+  /**
+   * Media retention (`MEDIA_RETENTION_DAYS`): the media the session stored are deleted from
+   * `store` by the alarm once older than `retentionMs` (media_retention.ts). None: kept.
+   */
+  mediaRetention?: MediaRetentionOptions;
   /** Where the session's directory row goes (see `DirectorySync`); none: no directory. */
   directory?: DirectoryWriter;
   now?: () => number;

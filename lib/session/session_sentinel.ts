@@ -13,12 +13,14 @@ import type { SentinelOptions } from "./sentinel_options.ts";
 import { JobScheduler, type JobSpec } from "./job_scheduler.ts";
 import { TenantJobSync } from "./tenant_job_sync.ts";
 import { OutboxSender } from "./outbox_sender.ts";
+import { MediaRetention } from "./media_retention.ts";
 import { EventOutboxStore } from "./event_outbox.ts";
 import { EventSender } from "./event_sender.ts";
 import { TurnEvents } from "./turn_events.ts";
 import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
 import { runStateOf, SessionStores } from "./session_stores.ts";
 import { steerable } from "./steers.ts";
+import type { SessionDayUsage } from "./session_usage.ts";
 import { type ClaimedMessage, TurnRunner } from "./turn_runner.ts";
 import type {
   InboundMessage,
@@ -59,6 +61,8 @@ export class SessionSentinel {
   readonly #turnEvents: TurnEvents;
   /** The session's directory row, kept current (`options.directory`). */
   readonly #directory: DirectorySync | null;
+  /** The media past MEDIA_RETENTION_DAYS, swept by the alarm (`options.mediaRetention`). */
+  readonly #media: MediaRetention | null;
 
   constructor(storage: SessionStorage, execute: TurnExecutor, options: SentinelOptions) {
     this.#options = options;
@@ -132,6 +136,13 @@ export class SessionSentinel {
     }, options);
     this.#directory = options.directory
       ? DirectorySync.attach(this.#stores, options.directory, this.#now)
+      : null;
+    this.#media = options.mediaRetention
+      ? new MediaRetention(
+        this.#stores.db,
+        options.mediaRetention,
+        () => this.#stores.claims.state().seq !== null,
+      )
       : null;
     // A new instance: a claim left is a dead executor's (a crash, an eviction), and queued
     // messages wait for nobody. They are taken up on this first use, not only when the watchdog
@@ -297,6 +308,11 @@ export class SessionSentinel {
     };
   }
 
+  /** The session's tokens on each of `days` (UTC `YYYY-MM-DD`; zeros for a day it used none). */
+  usage(days: readonly string[]): SessionDayUsage[] {
+    return days.map((day) => this.#stores.usage.day(day));
+  }
+
   #compactions(conversation: number): { compactions?: SessionSnapshot["compactions"] } {
     const compactions = this.#runner.compactor.store.inspect(conversation);
     return compactions.length ? { compactions } : {};
@@ -330,10 +346,20 @@ export class SessionSentinel {
     return this.#tenantJobs.idle();
   }
 
-  /** The alarm's work: the watchdog, due jobs, and the drain of last resort. */
-  alarm(): Promise<void> {
+  /**
+   * Records that the session stored media under `keys` now (the host's store tells it of each
+   * put), so that the alarm deletes them once past MEDIA_RETENTION_DAYS. No I/O.
+   */
+  noteMedia(keys: readonly string[]): void {
+    if (!this.#closing) this.#media?.note(keys, this.#now());
+  }
+
+  /** The alarm's work: the watchdog, due jobs, expired media, and the drain of last resort. */
+  async alarm(): Promise<void> {
     this.#stores.db.alarmFired();
     this.#directory?.retry();
+    // Only here, never on a message's path; one indexed read when nothing has expired.
+    if (this.#media && !this.#closing) await this.#media.sweep(this.#now());
     return this.drain();
   }
 
@@ -377,6 +403,8 @@ export class SessionSentinel {
           this.#runner.claimNext();
         if (!next) break;
         this.#armWatchdog();
+        // Media an API request stored before it was submitted: their retention starts now.
+        this.noteMedia((next.message.media ?? []).flatMap((m) => "id" in m ? [m.id] : []));
         // A chat platform's ack leaves before the turn's work starts; a caller that waits for the
         // outcome (API, generic webhook) gains nothing from the hop.
         if (next.message.reply) await new Promise((resolve) => setTimeout(resolve, 0));
@@ -394,7 +422,8 @@ export class SessionSentinel {
     // A turn waiting for approval needs no watchdog, only its deadline (then it counts as denied);
     // one alarm serves it and the next job occurrence, whichever comes first.
     const deadline = this.#stores.db.transaction((tx) => this.#gate.expire(tx, this.#now()));
-    const next = [deadline, this.#jobs.nextDue()].filter((t): t is number => t !== null);
+    const next = [deadline, this.#jobs.nextDue(), this.#media?.nextDue() ?? null]
+      .filter((t): t is number => t !== null);
     if (next.length) this.#stores.db.armAlarm(Math.min(...next));
   }
 

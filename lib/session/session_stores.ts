@@ -119,6 +119,7 @@ export class SessionStores {
       ...(done ? { usage: done.usage } : {}),
       ...(done?.toolCalls ? { toolCalls: done.toolCalls } : {}),
       ...(done?.truncated ? { truncated: true } : {}),
+      ...(done?.files?.length ? { files: done.files } : {}),
     };
   }
 

@@ -1,6 +1,7 @@
 // Claims, runs, delivers and ends a session's turns, and recovers a dead executor's claim; runtime-neutral.
 import type { TurnResume } from "../agent/mod.ts";
 import { callHook, hookContext, type HookOptions } from "../agent/turn_hooks.ts";
+import { turnFiles } from "../agent/tool_files.ts";
 import type { ApprovalGate, ResumedTurn } from "./approval_gate.ts";
 import type { Claim } from "./claim.ts";
 import type { JobScheduler } from "./job_scheduler.ts";
@@ -230,7 +231,7 @@ export class TurnRunner {
     const meter = contextMeter(timelineRecorder(this.#stores, claim, message));
     // The turn's tokens, whatever its end: summed per day here, settled with its reservation.
     const spent = noTokens();
-    const emit = countingTokens(meter.emit, spent);
+    const emit = countingTokens(meter.emit, spent, this.#options.spend?.prices ?? null);
     // Messages steered into this turn (steers.ts); a resumed turn's pause holds those taken before it.
     const given = resume ? steersIn(this.#stores, claim.seq, resume.messages) : new Set<number>();
     const steers = () => takeSteers(this.#stores, claim, given);
@@ -308,29 +309,35 @@ export class TurnRunner {
       if (!claims.holds(claim)) return false;
       const now = this.#options.now();
       transcript.append(tx, claim.conversation, claim.seq, result.messages, now);
-      this.#stores.usage.add(tx, utcDay(now), spent);
+      // A turn SESSION_TOKENS_PER_DAY refused never ran: not a turn of the day's usage, and its
+      // chat is told once a day (later refusals end silently).
+      if (!refusal) this.#stores.usage.add(tx, utcDay(now), spent);
       if (outcome.status === "completed") {
         this.compactor.measure(tx, claim.conversation, meter.tokens());
       }
-      if (!target) {
+      if (!target || (refusal && !this.#stores.usage.noticeDue(tx, utcDay(now)))) {
         this.#stores.release(tx, claim.seq, outcome);
-        return true;
+        return "released";
       }
       const text = outcome.status === "completed" ? outcome.reply : failureNotice(outcome.error);
       const parts = this.#options.sender!.split(target, text);
-      // The first part replaces the turn's preview message, where the platform made one.
-      outbox.add(tx, "reply", claim.seq, target, parts, now, { replaces: live?.handle });
+      // The files its tools returned go first, each a part; the first text part replaces the
+      // turn's preview message, where the platform made one.
+      const files = outcome.status === "completed" ? turnFiles(result.messages) : [];
+      outbox.add(tx, "reply", claim.seq, target, parts, now, { replaces: live?.handle, files });
       inbox.markDelivering(tx, claim.seq, outcome);
-      return true;
+      return "delivering";
     });
     if (written) this.#settleSpend(message, spent);
-    if (written && target) await this.deliverAndRelease(claim, message);
+    // Messages steered into this turn used no turn of their own: their reservations are freed.
+    for (const seq of written ? given : []) this.#settleSpend(inbox.message(seq), noTokens());
+    if (written === "delivering") await this.deliverAndRelease(claim, message);
   }
 
   /** The reservation the message's turn took (`message.spend`) settled with what it used; never throws. */
-  #settleSpend(message: InboundMessage, spent: ReturnType<typeof noTokens>): void {
+  #settleSpend(message: InboundMessage | null, spent: ReturnType<typeof noTokens>): void {
     const settle = this.#options.spend?.settle;
-    if (!settle || !message.spend) return;
+    if (!settle || !message?.spend) return;
     settle(message, spent).catch(() => {}); // the reservation stands for the day: over-counted, never under
   }
 

@@ -1,5 +1,6 @@
 // A turn's tokens as its session counts them: summed from its model calls' events, checked against SESSION_TOKENS_PER_DAY before it starts, settled with the access record that reserved them; runtime-neutral.
 import { type UsageCounts, utcDay } from "./session_usage.ts";
+import { callCost, type ModelPrices } from "../access/model_prices.ts";
 import type { SessionStores } from "./session_stores.ts";
 import type { InboundMessage, TurnOutcome } from "./types.ts";
 
@@ -9,6 +10,8 @@ export interface TurnSpendOptions {
   sessionTokensPerDay: number | null;
   /** What a turn is expected to use at most (`TURN_MAX_TOKENS`, else a default). */
   turnReserve: number;
+  /** `MODEL_PRICES`: each call's cost is summed with its tokens; absent or null: tokens only. */
+  prices?: ModelPrices | null;
   /**
    * Settles the reservation `message.spend` names with what its turn used (the sender's or the
    * tenant's access record); called once the turn is stored, only for a message that reserved.
@@ -27,16 +30,27 @@ export function noTokens(): UsageCounts {
 /**
  * Wraps a run's event recorder so that every `model.completed` event's tokens are added to
  * `spent` as well: a turn's usage whatever its end (a failure or a stop after some calls too).
+ * With `prices`, each call's cost at its own model's price is added to `spent.cost`.
  */
 export function countingTokens(
   emit: (type: string, data: Record<string, unknown>) => void,
   spent: UsageCounts,
+  prices: ModelPrices | null = null,
 ): (type: string, data: Record<string, unknown>) => void {
   return (type, data) => {
     if (type === "model.completed") {
-      spent.prompt_tokens += _n(data.prompt_tokens);
-      spent.completion_tokens += _n(data.completion_tokens);
-      spent.cached_tokens += _n(data.cached_tokens);
+      const call = {
+        prompt_tokens: _n(data.prompt_tokens),
+        completion_tokens: _n(data.completion_tokens),
+        cached_tokens: _n(data.cached_tokens),
+      };
+      spent.prompt_tokens += call.prompt_tokens;
+      spent.completion_tokens += call.completion_tokens;
+      spent.cached_tokens += call.cached_tokens;
+      if (prices) {
+        const model = typeof data.model === "string" ? data.model : undefined;
+        spent.cost = (spent.cost ?? 0) + callCost(prices, model, call);
+      }
     }
     emit(type, data);
   };

@@ -39,3 +39,26 @@ Deno.test("sessionBudgetRefusal() refuses a turn whose reserve would pass SESSIO
   assertEquals(stores.usage.day(utcDay(T0)).turns, 2);
   assertStrictEquals(sessionBudgetRefusal(stores, undefined, T0), null); // no cap: no check
 });
+
+Deno.test("SessionUsageStore.noticeDue() is true once per UTC day: one SESSION_TOKENS_PER_DAY notice a day", () => {
+  const stores = new SessionStores(sqliteStorage(), () => T0);
+  const day = utcDay(T0);
+  const due = () => stores.db.transaction((tx) => stores.usage.noticeDue(tx, day));
+  assertStrictEquals(due(), true);
+  assertStrictEquals(due(), false);
+  assertStrictEquals(
+    stores.db.transaction((tx) => stores.usage.noticeDue(tx, utcDay(T0 + 86_400_000))),
+    true,
+  );
+  assertEquals(stores.usage.day(day).turns, 0); // a notice is no turn
+});
+
+Deno.test("countingTokens() adds each call's cost at its own model's MODEL_PRICES", () => {
+  const spent = noTokens();
+  const prices = { a: { in: 1, out: 2 }, b: { in: 10, out: 20 } };
+  const emit = countingTokens(() => {}, spent, prices);
+  emit("model.completed", { model: "a", prompt_tokens: 1_000_000, completion_tokens: 0 });
+  emit("model.completed", { model: "b", prompt_tokens: 0, completion_tokens: 100_000 });
+  emit("model.completed", { model: "unpriced", prompt_tokens: 5, completion_tokens: 5 });
+  assertStrictEquals(spent.cost, 1 + 2);
+});

@@ -1,6 +1,13 @@
 // The session core's public shapes: messages in, outcomes and run events out, the executor contract; runtime-neutral.
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
-import type { ChatMessage, ModelParams, PendingCall, ToolCall, TurnResume } from "../agent/mod.ts";
+import type {
+  AttachedFile,
+  ChatMessage,
+  ModelParams,
+  PendingCall,
+  ToolCall,
+  TurnResume,
+} from "../agent/mod.ts";
 import type { ParsedCommand, ReplyTarget } from "../chat/mod.ts";
 import type { ContextFields } from "../runtime/mod.ts";
 import type { InspectedCompaction } from "./inspection.ts";
@@ -126,6 +133,8 @@ export interface MessageRecord {
   toolCalls?: ToolCall[];
   /** The reply stopped at the model's output limit. */
   truncated?: boolean;
+  /** The files the turn's tools returned (stored in `MEDIA`), for an API's reply. */
+  files?: AttachedFile[];
 }
 
 /** Token counts of a turn. */
@@ -144,6 +153,8 @@ export type TurnOutcome =
     toolCalls?: ToolCall[];
     /** The reply stopped at the model's output limit (`max_tokens`, `max_output_tokens`). */
     truncated?: boolean;
+    /** The files the turn's tools returned (kept on its tool messages): linked in an API's reply. */
+    files?: AttachedFile[];
   }
   | { status: "failed"; error: { message: string; type: string } };
 

@@ -357,6 +357,7 @@ export async function startNewPlatformFakes(
       WHATSAPP_API_ROOT: whatsapp.url,
       WHATSAPP_ACCESS_TOKEN: C.whatsappToken,
       LINE_API_ROOT: line.url,
+      LINE_DATA_API_ROOT: line.url,
       LINE_CHANNEL_ACCESS_TOKEN: C.lineToken,
       TWILIO_API_ROOT: twilio.url,
       TEAMS_OPENID_URL: `${teams.url}/auth/openid`,

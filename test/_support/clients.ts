@@ -142,7 +142,13 @@ export function testVars(fake: FakeModel): Record<string, string> {
 /** Runs `fn` against baton in workerd wired to a fresh fake model; everything is disposed after. */
 export async function withBaton(
   fn: (worker: TestWorker, fake: FakeModel) => Promise<void>,
-  opts: { vars?: Record<string, string>; persistDir?: string; directory?: DirectoryMode } = {},
+  opts: {
+    vars?: Record<string, string>;
+    persistDir?: string;
+    directory?: DirectoryMode;
+    /** Bind the `MEDIA` R2 bucket (default none). */
+    media?: boolean;
+  } = {},
 ): Promise<void> {
   const fake = await startFakeModel();
   try {
@@ -150,6 +156,7 @@ export async function withBaton(
       vars: { ...testVars(fake), ...opts.vars },
       persistDir: opts.persistDir,
       directory: opts.directory,
+      ...(opts.media ? { media: true } : {}),
     });
     try {
       await fn(worker, fake);

@@ -1,4 +1,4 @@
-// Fake chat-platform HTTP API on loopback (Telegram, Slack, Discord, GitHub, WhatsApp, LINE, Twilio, Teams, Google Chat stand-in, with their key sets and token endpoints) for tests; Deno.
+// Fake chat-platform HTTP API on loopback (Telegram, Slack, Discord, GitHub, WhatsApp, LINE, Twilio, Teams, Google Chat stand-in, with their key sets, token endpoints and file downloads) for tests; Deno.
 
 /** One request the fake received. */
 export interface PlatformCall {
@@ -6,7 +6,12 @@ export interface PlatformCall {
   /** Path without the origin, e.g. "/botTOKEN/sendMessage". */
   path: string;
   headers: Headers;
-  /** JSON parsed; a form (Twilio) as an object of its fields; else the text. */
+  /**
+   * JSON parsed; a form (Twilio) as an object of its fields; a multipart upload (Telegram's
+   * `sendPhoto`, Discord's `files[0]`) as an object of its fields, each file an `UploadedFile`;
+   * raw bytes (`application/octet-stream`: Slack's upload to its upload URL) as an `UploadedFile`
+   * named by the path's last segment; else the text.
+   */
   // deno-lint-ignore no-explicit-any
   body: any;
   /** Arrival order across `calls` and `signals`. */
@@ -31,7 +36,13 @@ export interface FakePlatform {
    * drafts, Slack's assistant status. Kept apart so the reply calls stay countable.
    */
   signals: PlatformCall[];
-  /** Replaces the responder; the default answers 200 `{"ok":true,"result":{"message_id":N},"id":"N"}`. */
+  /**
+   * Replaces the responder; the default answers 200 `{"ok":true,"result":{"message_id":N},"id":"N"}`,
+   * but for the uploads it checks as the platforms do: Slack's file flow
+   * (`files.getUploadURLExternal` form-encoded → the bytes to the upload URL it named →
+   * `files.completeUploadExternal` of uploaded ids into a channel) and Discord's attachments
+   * (every `payload_json` attachment id has its `files[id]`), refusing a wrong shape as they do.
+   */
   respond(
     fn: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer>,
   ): void;
@@ -69,6 +80,33 @@ export interface FakePlatform {
    * either are kept in `fileCalls`, apart from the reply calls.
    */
   serveTelegramFile(token: string, fileId: string, file: FakeFile): void;
+  /**
+   * Serves `file` at `path` on the fake (GET) and returns its URL: with `file.bearer`, only to
+   * `Authorization: Bearer <bearer>` (anything else 401), as Slack's `url_private` is; without, to
+   * anyone, as Discord's CDN is. Calls are kept in `fileCalls`.
+   */
+  serveFile(path: string, file: FakeFile & { bearer?: string }): string;
+  /**
+   * Serves `file` as WhatsApp Cloud API media `mediaId` to the access token `token`: `GET /<id>`
+   * answers its `url` (on the fake), `mime_type` and `file_size`, and that URL its bytes — both
+   * with `Authorization: Bearer <token>` only (else 401, Graph's error shape).
+   */
+  serveWhatsappMedia(token: string, mediaId: string, file: FakeFile & { type: string }): void;
+  /**
+   * Serves `file` at `path` (GET) only to a request whose whole Authorization header is
+   * `authorization` (a RegExp: matches it; anything else 401) and, with `query`, whose query has
+   * those parameters (else 400): Twilio's basic auth, a token the fake's token endpoint sold
+   * (Teams, Google Chat's `?alt=media`). With `redirect`, the answer is a 307 to a second path
+   * that serves the bytes to anyone, as Twilio's media URL redirects to its CDN. Returns the URL.
+   */
+  serveAuthorizedFile(
+    path: string,
+    file: FakeFile & {
+      authorization: string | RegExp;
+      query?: Record<string, string>;
+      redirect?: boolean;
+    },
+  ): string;
   /** The file API's calls (`getFile`, downloads), in arrival order. */
   fileCalls: PlatformCall[];
   /**
@@ -78,6 +116,26 @@ export interface FakePlatform {
    */
   reset(): void;
   close(): Promise<void>;
+}
+
+/** A file a multipart call uploaded (a field of `PlatformCall.body`). */
+export interface UploadedFile {
+  filename: string;
+  type: string;
+  bytes: Uint8Array;
+}
+
+/** A multipart body as an object: text fields as strings, files as `UploadedFile`s. */
+async function _multipart(req: Request): Promise<Record<string, string | UploadedFile>> {
+  const fields: Record<string, string | UploadedFile> = {};
+  for (const [key, value] of await req.formData()) {
+    fields[key] = typeof value === "string" ? value : {
+      filename: value.name,
+      type: value.type,
+      bytes: new Uint8Array(await value.arrayBuffer()),
+    };
+  }
+  return fields;
 }
 
 /** A file the fake file API serves (see `FakePlatform.serveTelegramFile`). */
@@ -109,15 +167,87 @@ function _isSignal(pathname: string, body: unknown): boolean {
   return "typing_indicator" in fields || fields.type === "typing";
 }
 
+/** A served file's download: its bytes, or its `status` (a failing download). */
+function _fileBytes(file: FakeFile): Response {
+  if (file.status) return new Response("Internal Server Error", { status: file.status });
+  return new Response(file.bytes.slice(), {
+    headers: { "content-type": "application/octet-stream" },
+  });
+}
+
 /** Starts a fake platform API on 127.0.0.1 with a random port. */
 export function startFakePlatform(): Promise<FakePlatform> {
   const calls: PlatformCall[] = [];
   const signals: PlatformCall[] = [];
   let arrivals = 0;
-  const _default = (_: PlatformCall, i: number): PlatformAnswer => ({
-    status: 200,
-    body: { ok: true, result: { message_id: i + 1 }, id: String(i + 1), ts: `1700000000.${i + 1}` },
-  });
+  const _default = (call: PlatformCall, i: number): PlatformAnswer =>
+    _checkUpload(call, i) ?? {
+      status: 200,
+      body: {
+        ok: true,
+        result: { message_id: i + 1 },
+        id: String(i + 1),
+        ts: `1700000000.${i + 1}`,
+      },
+    };
+  /** Slack files reserved by `files.getUploadURLExternal`, by id: their stated length, and bytes once uploaded. */
+  const slackFiles = new Map<string, { filename: string; length: number; bytes?: Uint8Array }>();
+  /** The answer to an upload call of Slack's file flow or a Discord attachment; null for any other call. */
+  const _checkUpload = (call: PlatformCall, i: number): PlatformAnswer | null => {
+    const path = call.path.split("?")[0];
+    const form = call.headers.get("content-type")?.startsWith("application/x-www-form-urlencoded");
+    const slackError = (error: string) => ({ status: 200, body: { ok: false, error } });
+    if (path === "/api/files.getUploadURLExternal") {
+      if (!/^Bearer \S+/.test(call.headers.get("authorization") ?? "")) {
+        return slackError("not_authed");
+      }
+      // Slack refuses a JSON body here ("missing required field" though both are present).
+      const length = Number(call.body?.length);
+      if (!form || !call.body?.filename || !Number.isSafeInteger(length) || length <= 0) {
+        return slackError("invalid_arguments");
+      }
+      const id = `F${i + 1}UP`;
+      slackFiles.set(id, { filename: call.body.filename, length });
+      return {
+        status: 200,
+        body: { ok: true, upload_url: `${origin}/slack-upload/${id}`, file_id: id },
+      };
+    }
+    const upload = /^\/slack-upload\/([^/]+)$/.exec(path);
+    if (upload) {
+      const file = slackFiles.get(upload[1]);
+      const bytes = (call.body as UploadedFile | undefined)?.bytes;
+      if (!file || !bytes || bytes.length !== file.length) {
+        return { status: 400, body: { error: "upload does not match its reservation" } };
+      }
+      file.bytes = bytes;
+      return { status: 200, body: `OK - ${bytes.length}` };
+    }
+    if (path === "/api/files.completeUploadExternal") {
+      let files: { id?: unknown }[] = [];
+      try {
+        files = JSON.parse(call.body?.files ?? "[]");
+      } catch { /* refused below */ }
+      if (!form || !Array.isArray(files) || files.length === 0 || !call.body?.channel_id) {
+        return slackError("invalid_arguments");
+      }
+      if (files.some((f) => !slackFiles.get(String(f.id))?.bytes)) {
+        return slackError("file_not_found");
+      }
+      return { status: 200, body: { ok: true, files: files.map((f) => ({ id: f.id })) } };
+    }
+    const payload = typeof call.body?.payload_json === "string" ? call.body.payload_json : null;
+    if (payload && /^\/webhooks\//.test(path)) {
+      const attachments = JSON.parse(payload).attachments ?? [];
+      const whole = attachments.every((a: { id: number }) =>
+        typeof call.body[`files[${a.id}]`] === "object"
+      );
+      if (!whole) {
+        return { status: 400, body: { code: 50035, message: "Invalid Form Body" } };
+      }
+    }
+    return null;
+  };
   let responder: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer> =
     _default;
   let signalResponder = responder;
@@ -155,8 +285,31 @@ export function startFakePlatform(): Promise<FakePlatform> {
   ) => PlatformAnswer | Promise<PlatformAnswer> = _defaultAuth;
   const files = new Map<string, FakeFile & { token: string; path: string }>();
   const fileCalls: PlatformCall[] = [];
-  /** Telegram's file API, or null for any other path. */
-  const fileAnswer = (url: URL, body: unknown): Response | null => {
+  /** Files served by path (`serveFile`, `serveWhatsappMedia`): who may read them, and the answer. */
+  const served = new Map<
+    string,
+    { bearer?: string; authorization?: string | RegExp; answer: (url: URL) => Response }
+  >();
+  /** Slack's, Discord's and WhatsApp's files, then Telegram's file API; null for any other path. */
+  const fileAnswer = (url: URL, body: unknown, headers: Headers): Response | null => {
+    const hosted = served.get(url.pathname);
+    if (hosted) {
+      if (
+        hosted.bearer !== undefined && headers.get("authorization") !== `Bearer ${hosted.bearer}`
+      ) {
+        return Response.json({
+          error: { message: "Invalid OAuth access token.", type: "OAuthException", code: 190 },
+        }, { status: 401 });
+      }
+      if (hosted.authorization !== undefined) {
+        const given = headers.get("authorization") ?? "";
+        const ok = typeof hosted.authorization === "string"
+          ? given === hosted.authorization
+          : hosted.authorization.test(given);
+        if (!ok) return Response.json({ message: "Authentication Error" }, { status: 401 });
+      }
+      return hosted.answer(url);
+    }
     const getFile = _TG_GET_FILE.exec(url.pathname);
     if (getFile) {
       const id = (body as { file_id?: unknown } | undefined)?.file_id;
@@ -194,9 +347,21 @@ export function startFakePlatform(): Promise<FakePlatform> {
     });
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const text = await req.text();
+    const multipart = /^multipart\/form-data/i.test(req.headers.get("content-type") ?? "");
+    const raw = /^application\/octet-stream/i.test(req.headers.get("content-type") ?? "");
+    const text = multipart || raw ? "" : await req.text();
     let body: unknown = text;
-    if (/^application\/x-www-form-urlencoded/i.test(req.headers.get("content-type") ?? "")) {
+    if (raw) {
+      body = {
+        filename: new URL(req.url).pathname.split("/").pop() ?? "",
+        type: "application/octet-stream",
+        bytes: new Uint8Array(await req.arrayBuffer()),
+      } satisfies UploadedFile;
+    } else if (multipart) {
+      body = await _multipart(req);
+    } else if (
+      /^application\/x-www-form-urlencoded/i.test(req.headers.get("content-type") ?? "")
+    ) {
       body = Object.fromEntries(new URLSearchParams(text));
     } else {
       try {
@@ -213,7 +378,7 @@ export function startFakePlatform(): Promise<FakePlatform> {
       headers: req.headers,
       body,
     };
-    const filed = fileAnswer(url, body);
+    const filed = fileAnswer(url, body, req.headers);
     if (filed) {
       fileCalls.push(call);
       return filed;
@@ -250,7 +415,49 @@ export function startFakePlatform(): Promise<FakePlatform> {
     serveTelegramFile(token, fileId, file) {
       files.set(fileId, { ...file, token, path: `files/${fileId}` });
     },
+    serveFile(path, file) {
+      served.set(path, {
+        ...(file.bearer !== undefined ? { bearer: file.bearer } : {}),
+        answer: () => _fileBytes(file),
+      });
+      return origin + path;
+    },
+    serveWhatsappMedia(token, mediaId, file) {
+      const path = `/whatsapp-media/${mediaId}`;
+      served.set(path, { bearer: token, answer: () => _fileBytes(file) });
+      served.set(`/${mediaId}`, {
+        bearer: token,
+        answer: () =>
+          Response.json({
+            messaging_product: "whatsapp",
+            url: origin + path,
+            mime_type: file.type,
+            sha256: "0".repeat(64),
+            file_size: file.size ?? file.bytes.length,
+            id: mediaId,
+          }),
+      });
+    },
+    serveAuthorizedFile(path, file) {
+      const { authorization, query, redirect } = file;
+      const cdn = `/cdn${path}`;
+      if (redirect) served.set(cdn, { answer: () => _fileBytes(file) });
+      served.set(path, {
+        authorization,
+        answer: (url) => {
+          const missing = Object.entries(query ?? {}).some(([k, v]) =>
+            url.searchParams.get(k) !== v
+          );
+          if (missing) return Response.json({ error: "bad query" }, { status: 400 });
+          if (!redirect) return _fileBytes(file);
+          return new Response(null, { status: 307, headers: { location: origin + cdn } });
+        },
+      });
+      return origin + path;
+    },
     reset() {
+      slackFiles.clear();
+      served.clear();
       files.clear();
       fileCalls.length = 0;
       calls.length = 0;

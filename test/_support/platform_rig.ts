@@ -17,6 +17,7 @@ export function apiRoots(platform: FakePlatform): Record<string, string> {
     GITHUB_API_ROOT: platform.url,
     WHATSAPP_API_ROOT: platform.url,
     LINE_API_ROOT: platform.url,
+    LINE_DATA_API_ROOT: platform.url,
     TWILIO_API_ROOT: platform.url,
     // Teams replies go to each activity's serviceUrl: tests name the fake's URL there.
     TEAMS_OPENID_URL: `${platform.url}/auth/teams/openid`,
@@ -40,7 +41,7 @@ export function apiRoots(platform: FakePlatform): Record<string, string> {
 export async function withPlatform(
   vars: Record<string, string | undefined>,
   fn: (worker: TestWorker, fake: FakeModel, platform: FakePlatform) => Promise<void>,
-  opts: { persistDir?: string; platform?: FakePlatform } = {},
+  opts: { persistDir?: string; platform?: FakePlatform; media?: boolean } = {},
 ): Promise<void> {
   const platform = opts.platform ?? await startFakePlatform();
   try {
@@ -51,6 +52,7 @@ export async function withPlatform(
     await withBaton((worker, fake) => fn(worker, fake, platform), {
       vars: set,
       ...(opts.persistDir ? { persistDir: opts.persistDir } : {}),
+      ...(opts.media ? { media: true } : {}),
     });
   } finally {
     if (!opts.platform) await platform.close();

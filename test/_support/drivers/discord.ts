@@ -1,6 +1,7 @@
 // Discord's driver: slash-command interactions (typed by discord-api-types) signed with Ed25519 over timestamp + body, deferred-reply edits read back; Deno (workerd tests, fuzzer, chaos run; Web Crypto).
 import { assertEquals } from "@std/assert";
 import {
+  type APIAttachment,
   type APIChatInputApplicationCommandGuildInteraction,
   ApplicationCommandOptionType,
   ApplicationCommandType,
@@ -199,3 +200,44 @@ export const discordDriver: Driver<DiscordCredentials> = {
     ]);
   },
 };
+
+/**
+ * `/ask` with attachment options (`file`, `file2`, …: option type ATTACHMENT, each naming an
+ * attachment of `data.resolved.attachments`, as Discord sends an upload to a slash command), and
+ * the `prompt` option only when `post.text` is not empty.
+ */
+export function discordAttachmentCommand(
+  post: Post,
+  attachments: APIAttachment[],
+): APIChatInputApplicationCommandGuildInteraction {
+  const shaped = discordDriver.shape(post) as APIChatInputApplicationCommandGuildInteraction;
+  return {
+    ...shaped,
+    data: {
+      ...shaped.data,
+      options: [
+        ...(post.text
+          ? [{
+            name: "prompt",
+            type: ApplicationCommandOptionType.String as const,
+            value: post.text,
+          }]
+          : []),
+        ...attachments.map((a, i) => ({
+          name: i === 0 ? "file" : `file${i + 1}`,
+          type: ApplicationCommandOptionType.Attachment as const,
+          value: a.id,
+        })),
+      ],
+      resolved: { attachments: Object.fromEntries(attachments.map((a) => [a.id, a])) },
+    },
+  };
+}
+
+/** An attachment as Discord resolves one: `url` on its CDN (no auth), name, type and size. */
+export function discordAttachment(
+  id: string,
+  file: { url: string; filename: string; content_type: string; size: number },
+): APIAttachment {
+  return { id, ...file, proxy_url: file.url, ephemeral: true };
+}

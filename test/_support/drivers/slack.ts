@@ -1,6 +1,6 @@
 // Slack's driver: Events API envelopes of direct messages and channel app_mentions (typed by @slack/types and Bolt's envelope) signed per Slack's v0 HMAC scheme, chat.postMessage replies read back; Deno (workerd tests, fuzzer, chaos run).
 import type { EnvelopedEvent } from "@slack/bolt";
-import type { AppMentionEvent, GenericMessageEvent } from "@slack/types";
+import type { AppMentionEvent, FileShareMessageEvent, GenericMessageEvent } from "@slack/types";
 import { assertEquals, assertMatch } from "@std/assert";
 import { createHmac } from "node:crypto";
 import type { Delivery, Driver, Message, Post } from "./mod.ts";
@@ -152,3 +152,69 @@ export const slackDriver: Driver<SlackCredentials> = {
     assertMatch(metadata.event_payload.part, /^o[0-9]+-[0-9a-z]+$/);
   },
 };
+
+/** A file on a Slack message, as @slack/types has it. */
+export type SlackFile = NonNullable<FileShareMessageEvent["files"]>[number];
+
+/**
+ * A hosted file as Slack lists it on a message (`files[]`): `url_private` and
+ * `url_private_download` at `url` (read with the bot token), its name, MIME type and size.
+ */
+export function slackFile(
+  id: string,
+  file: { url: string; name: string; mimetype: string; size: number; subtype?: string },
+): SlackFile {
+  return {
+    id,
+    created: Math.floor(Date.now() / 1000),
+    name: file.name,
+    title: file.name,
+    mimetype: file.mimetype,
+    filetype: file.name.split(".").pop() ?? "",
+    pretty_type: file.mimetype,
+    user: "U0SENDER",
+    editable: false,
+    size: file.size,
+    mode: "hosted",
+    is_external: false,
+    external_type: null,
+    is_public: false,
+    public_url_shared: false,
+    display_as_bot: false,
+    username: null,
+    url_private: file.url,
+    url_private_download: file.url,
+    permalink: `https://baton-test.slack.com/files/U0SENDER/${id}/${file.name}`,
+    channels: null,
+    groups: null,
+    ...(file.subtype ? { subtype: file.subtype } : {}),
+  } as SlackFile;
+}
+
+/**
+ * A direct message carrying `files` (a `file_share` message event, as Slack sends an upload),
+ * its text `post.text` ("" for files alone).
+ */
+export function slackFileShare(
+  post: Post,
+  files: SlackFile[],
+): EnvelopedEvent<FileShareMessageEvent> {
+  const envelope = slackDriver.shape(post) as EnvelopedEvent<GenericMessageEvent>;
+  const { subtype: _, ...inner } = envelope.event;
+  return {
+    ...envelope,
+    event: {
+      ...inner,
+      type: "message",
+      subtype: "file_share",
+      text: post.text,
+      channel_type: "im",
+      upload: true,
+      display_as_bot: false,
+      files,
+    },
+  };
+}
+
+/** The bot token the driver's deployment runs with: the fake file server serves files to it. */
+export const slackBotToken = TOKEN;

@@ -139,3 +139,45 @@ export const whatsappDriver: Driver<WhatsappCredentials> = {
     assertEquals(calls.slice(1).map((c) => c.body.context), calls.slice(1).map(() => undefined));
   },
 };
+
+/** The media kinds of a Cloud API message (`type`), each an object naming its media `id`. */
+export type WhatsappMediaType = "image" | "audio" | "document" | "sticker" | "video";
+
+/**
+ * A media message notification in the shape of Meta's published samples: `type` and its object
+ * (`{ id, mime_type, sha256, caption?, filename?, voice? }`), the caption `post.text` when not
+ * empty (images, videos and documents carry one).
+ */
+export function whatsappMediaMessage(
+  post: Post,
+  type: WhatsappMediaType,
+  media: { id: string; mime_type: string; filename?: string; voice?: boolean },
+) {
+  const shaped = whatsappDriver.shape(post) as {
+    object: string;
+    entry: {
+      id: string;
+      changes: {
+        field: string;
+        value: { messages: Record<string, unknown>[] } & Record<string, unknown>;
+      }[];
+    }[];
+  };
+  const value = shaped.entry[0].changes[0].value;
+  const { text: _, ...message } = value.messages[0];
+  const captioned = post.text && type !== "audio" && type !== "sticker";
+  const item = { sha256: "0".repeat(64), ...media, ...(captioned ? { caption: post.text } : {}) };
+  return {
+    ...shaped,
+    entry: [{
+      ...shaped.entry[0],
+      changes: [{
+        ...shaped.entry[0].changes[0],
+        value: { ...value, messages: [{ ...message, type, [type]: item }] },
+      }],
+    }],
+  };
+}
+
+/** The access token the driver's deployment runs with: the fake Graph API serves media to it. */
+export const whatsappAccessToken = ACCESS_TOKEN;
