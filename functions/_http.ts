@@ -3,8 +3,8 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { type ApiTenant, tenantOfKey } from "../lib/api/mod.ts";
-import type { BatonConfig, Deployment } from "../lib/deployment/mod.ts";
-import { parsePayload } from "../lib/runtime/mod.ts";
+import { type BatonConfig, type Deployment, readConfig } from "../lib/deployment/mod.ts";
+import { parsePayload, setLogLevel, withSessionContext } from "../lib/runtime/mod.ts";
 import { isStopped } from "../lib/session/mod.ts";
 import { PayloadError, type WebhookAnswer } from "../lib/chat/mod.ts";
 import type { Env } from "./env.ts";
@@ -117,4 +117,20 @@ export function webhookAnswer(c: Context<App>, answer: WebhookAnswer): Response 
     });
   }
   return c.json(answer.body, answer.status as 200);
+}
+
+/**
+ * The one entry binding of a Worker request (an HTTP request, or a mail handed to the email app):
+ * the config is read here, once, the deployment set, and the session context bound empty. A turn's
+ * own context is bound where the turn runs: in its session object, by every RPC method and the
+ * alarm, from the fields the message carries.
+ */
+export function entryBinding(deployment: Deployment): MiddlewareHandler<App> {
+  return (c, next) => {
+    const config = readConfig(c.env);
+    setLogLevel(config.logLevel);
+    c.set("config", config);
+    c.set("deployment", deployment);
+    return withSessionContext({}, config.contextDefaults, next);
+  };
 }

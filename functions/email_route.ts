@@ -1,14 +1,13 @@
 // The Worker's email() handler: a mail from Email Routing read, judged, gated and stored as its thread's session's message, the way a webhook's message is; Workers.
 import { Hono } from "hono";
 import type { Deployment } from "../lib/deployment/mod.ts";
-import { readConfig } from "../lib/deployment/mod.ts";
 import type { PlatformEnv } from "../lib/chat/mod.ts";
 import { mailIngress, MAX_MAIL_BYTES } from "../lib/email/mod.ts";
 import { chatInbound } from "../lib/platforms/chat_inbound.ts";
-import { errorText, log, setLogLevel, withSessionContext } from "../lib/runtime/mod.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
 import { EMAIL_ADAPTER } from "./_chat_adapters.ts";
 import { gateMessage } from "./_access_gate.ts";
-import { type App, jsonError, RequestError } from "./_http.ts";
+import { type App, entryBinding, jsonError, RequestError } from "./_http.ts";
 import { messageDropped } from "./_message_hook.ts";
 import type { Env } from "./env.ts";
 import { submitMessage } from "./session_client.ts";
@@ -64,13 +63,7 @@ async function _reject(message: ForwardableEmailMessage, reason: string): Promis
 /** The app the handler hands each mail to: the config read and the context bound as for requests. */
 function _emailApp(deployment: Deployment): Hono<App> {
   const app = new Hono<App>();
-  app.use("*", (c, next) => {
-    const config = readConfig(c.env);
-    setLogLevel(config.logLevel);
-    c.set("config", config);
-    c.set("deployment", deployment);
-    return withSessionContext({}, config.contextDefaults, next);
-  });
+  app.use("*", entryBinding(deployment));
   app.post("/", async (c) => {
     const env = c.env as unknown as PlatformEnv;
     const envelope = {

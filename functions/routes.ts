@@ -2,11 +2,11 @@
 import { Hono } from "hono";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { secureHeaders } from "hono/secure-headers";
-import { type Deployment, readConfig } from "../lib/deployment/mod.ts";
-import { errorText, log, setLogLevel, withSessionContext } from "../lib/runtime/mod.ts";
+import type { Deployment } from "../lib/deployment/mod.ts";
+import { errorText, log } from "../lib/runtime/mod.ts";
 import { requestBodyLimit } from "./_body_limit.ts";
 import { corsPolicy } from "./_cors.ts";
-import { type App, jsonError, RequestError } from "./_http.ts";
+import { type App, entryBinding, jsonError, RequestError } from "./_http.ts";
 import { accessRoutes } from "./access_routes.ts";
 import { apiRoutes } from "./api_routes.ts";
 import { jobRoutes } from "./job_routes.ts";
@@ -45,16 +45,8 @@ export function batonApp(deployment: Deployment): Hono<App> {
       xXssProtection: false,
     }),
   );
-  // The one entry binding of a Worker request: the config is read here, once, and the session
-  // context is bound empty. A turn's own context is bound where the turn runs: in its session
-  // object, by every RPC method and the alarm, from the fields the message carries.
-  app.use("*", (c, next) => {
-    const config = readConfig(c.env);
-    setLogLevel(config.logLevel);
-    c.set("config", config);
-    c.set("deployment", deployment);
-    return withSessionContext({}, config.contextDefaults, next);
-  });
+  // The one entry binding of a Worker request (_http.ts).
+  app.use("*", entryBinding(deployment));
   // Before the method check and the routes' key checks: a preflight carries neither a routed method
   // (OPTIONS) nor the key, and is answered here.
   app.use("*", corsPolicy);

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { mayAddressSession } from "../lib/api/mod.ts";
 import { roundCost } from "../lib/access/model_prices.ts";
 import { utcDay } from "../lib/access/token_budget.ts";
+import type { UsageFigures } from "../lib/chat/usage_text.ts";
 import { errorText, log } from "../lib/runtime/mod.ts";
 import { accessStub, senderStub } from "./access_client.ts";
 import { type App, RequestError } from "./_http.ts";
@@ -13,14 +14,7 @@ const _MAX_SESSIONS = 500;
 const _DEFAULT_SESSIONS = 100;
 
 /** A day's sums, as every scope answers them. */
-interface _Totals {
-  prompt_tokens: number;
-  completion_tokens: number;
-  cached_tokens: number;
-  total_tokens: number;
-  cost: number;
-  turns: number;
-}
+type _Totals = Omit<UsageFigures, "day">;
 
 /** One session's row of the day, as the directory keeps it. */
 interface _SessionRow extends _Totals {

@@ -1,4 +1,5 @@
 // A daily token budget kept in one access record (a chat sender's, an API tenant's): reservations taken before a turn's model call, settled with the turn's real usage, summed per UTC day; runtime-neutral.
+import type { UsageFigures } from "../chat/usage_text.ts";
 import type { RecordStorage } from "./sender_record.ts";
 import { utcDay } from "../session/session_usage.ts";
 
@@ -28,18 +29,12 @@ export interface TokenCounts {
   cost?: number;
 }
 
-/** What a record's turns used on one UTC day (`day`: `YYYY-MM-DD`). */
-export interface DayUsage {
-  day: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cached_tokens: number;
-  total_tokens: number;
-  /** What the day's calls cost at `MODEL_PRICES` (0 when unpriced). */
-  cost: number;
-  /** Turns settled that day. */
-  turns: number;
-  /** Tokens reserved for turns not settled yet (running, queued, or lost before they settled). */
+/**
+ * What a record's turns used on one UTC day (`day`: `YYYY-MM-DD`; `cost` at `MODEL_PRICES`, 0 when
+ * unpriced; `turns` settled that day), and the tokens reserved for turns not settled yet
+ * (running, queued, or lost before they settled).
+ */
+export interface DayUsage extends UsageFigures {
   reserved_tokens: number;
 }
 

@@ -3,6 +3,7 @@ import { errorText, fetchOut, HTTP_OUT_TIMEOUT_MS } from "../runtime/mod.ts";
 import type { FetchFn } from "../runtime/http_out.ts";
 import { isMediaRef, type MediaItem } from "./media_ref.ts";
 import type { MediaStore } from "./media_store.ts";
+import { readCapped } from "./download_media.ts";
 import { IMAGE_TYPES, sniffMediaType } from "./sniff_media_type.ts";
 
 /** What reading an image needs. */
@@ -58,39 +59,9 @@ async function _linked(url: string, options: ImageReadOptions): Promise<ImageRea
     await res.body?.cancel();
     return { ok: false, why: `its server answered ${res.status}` };
   }
-  const bytes = await _capped(res, options.maxBytes);
+  const bytes = await readCapped(res, options.maxBytes);
   if (!bytes) return { ok: false, why: `it is over MEDIA_MAX_BYTES (${options.maxBytes})` };
   return _typed(bytes);
-}
-
-/** The body of `res`, or null as soon as it is longer than `max` bytes (the rest never read). */
-async function _capped(res: Response, max: number): Promise<Uint8Array | null> {
-  const declared = Number(res.headers.get("content-length") ?? NaN);
-  if (declared > max) {
-    await res.body?.cancel();
-    return null;
-  }
-  if (!res.body) return new Uint8Array();
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.length;
-    if (length > max) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return bytes;
 }
 
 function _typed(bytes: Uint8Array): ImageRead {
