@@ -54,6 +54,7 @@ import { r2MediaStore } from "./r2_media_store.ts";
 import { mediaLinker, notingMediaStore } from "../lib/media/mod.ts";
 import { accessMemoryStore } from "./_memory_store.ts";
 import type { Env } from "./env.ts";
+import { jobSpend } from "../lib/access/job_creator.ts";
 import { admitJobOccurrence } from "./_job_creator.ts";
 import { admitTenantSession } from "./_tenant_caps.ts";
 import { tenantJobCount } from "./_tenant_jobs.ts";
@@ -169,6 +170,8 @@ export class SessionDO extends DurableObject<Env> {
       // before each fire, never on a message's path.
       jobAllowed: (context, occurrence) =>
         admitJobOccurrence(env, this.#config, context, occurrence),
+      // A job's turns settle their tokens with its creator's record (lib/access/job_creator.ts).
+      jobSpend,
       // An API tenant's jobs across its sessions: asked when one is created, told when one ends.
       tenantJobs: tenantJobCount(
         env,

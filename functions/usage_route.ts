@@ -1,7 +1,7 @@
 // GET /v1/usage: a UTC day's tokens (and cost at MODEL_PRICES) for the caller's tenant, one session, one chat user, or (admin keys) everyone; Workers (D1 for the per-session listing).
 import type { Context } from "hono";
 import { mayAddressSession } from "../lib/api/mod.ts";
-import { roundCost } from "../lib/access/model_prices.ts";
+import { roundCost } from "../lib/agent/model_prices.ts";
 import { utcDay } from "../lib/access/token_budget.ts";
 import type { UsageFigures } from "../lib/chat/usage_text.ts";
 import { errorText, log } from "../lib/runtime/mod.ts";

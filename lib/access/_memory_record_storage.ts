@@ -1,5 +1,5 @@
 // Tests' stand-in for an access object's key-value storage: a Map that copies values in and out as Durable Object storage does; runtime-neutral (tests only).
-import type { RecordStorage } from "./sender_record.ts";
+import type { RecordStorage } from "./record_storage.ts";
 
 /**
  * An empty in-memory `RecordStorage`; values are cloned, so a caller never shares one with it.

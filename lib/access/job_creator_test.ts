@@ -2,7 +2,8 @@
 import { assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { accessConfig, type AccessMode } from "./access_policy.ts";
 import { jobCreator, jobCreatorCheck, jobOccurrenceVerdict } from "./job_creator.ts";
-import { admitToRecord, type RecordStorage } from "./sender_record.ts";
+import type { RecordStorage } from "./record_storage.ts";
+import { admitToRecord } from "./sender_record.ts";
 
 /** The limits of access settings written as env texts (only those these tests set). */
 const limits = (env: Record<string, string>, apiTurnsPerMinute: number | null = null) => ({

@@ -1,5 +1,5 @@
 // One sender's access record (paired or not, their pending pairing code, notices sent, turns in the quota window), kept in the sender's own object; runtime-neutral.
-import type { KeyStorage } from "../api/mod.ts";
+import type { RecordStorage } from "./record_storage.ts";
 import type { Refusal } from "./access_policy.ts";
 import {
   BUDGET_NOTICE_AT,
@@ -24,11 +24,6 @@ export const GROUP_NOTICE_MS = 10 * 60 * 1000;
 /** Unambiguous characters only: no 0/O, 1/I/L. */
 const _CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 const _CODE_LENGTH = 8;
-
-/** The storage a record lives in, with deletion (a Durable Object's `storage.kv`). */
-export interface RecordStorage extends KeyStorage {
-  delete(key: string): boolean;
-}
 
 /** What the Worker asks of a sender's record for one message. */
 export interface AdmitRequest {

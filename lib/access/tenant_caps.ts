@@ -1,5 +1,5 @@
 // An API tenant's caps kept in its own access object: the sessions it holds (MAX_SESSIONS_PER_TENANT) and its open event streams (MAX_STREAMS_PER_TENANT, leases that expire); runtime-neutral.
-import type { RecordStorage } from "./sender_record.ts";
+import type { RecordStorage } from "./record_storage.ts";
 
 /** How long a stream's slot is held without a renewal: an isolate that dies frees it by then. */
 export const STREAM_LEASE_MS = 120_000;

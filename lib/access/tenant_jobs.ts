@@ -1,5 +1,5 @@
 // An API tenant's jobs across its sessions (MAX_JOBS_PER_TENANT), kept in its own access object: each session's live job count as it last reported it, and their sum; runtime-neutral.
-import type { RecordStorage } from "./sender_record.ts";
+import type { RecordStorage } from "./record_storage.ts";
 
 /** A session's count: `jobs:<key>`; `jobs` is the sum over the tenant's sessions. */
 const _SESSION = "jobs:";

@@ -1,6 +1,6 @@
 // A daily token budget kept in one access record (a chat sender's, an API tenant's): reservations taken before a turn's model call, settled with the turn's real usage, summed per UTC day; runtime-neutral.
 import type { UsageFigures } from "../chat/usage_text.ts";
-import type { RecordStorage } from "./sender_record.ts";
+import type { RecordStorage } from "./record_storage.ts";
 import { utcDay } from "../session/session_usage.ts";
 
 /** The least time between two over-budget notices to one record: one per budget period (a day). */

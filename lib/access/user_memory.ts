@@ -1,5 +1,5 @@
 // One user's memory across chats (short facts the model stored with `remember`), kept in the user's own access record; runtime-neutral.
-import type { RecordStorage } from "./sender_record.ts";
+import type { RecordStorage } from "./record_storage.ts";
 
 /** One remembered fact. */
 export interface MemoryFact {

@@ -12,7 +12,7 @@ import {
 import { SETTINGS } from "./settings.ts";
 import { parseTenantKeys, type TenantKey } from "../api/mod.ts";
 import { type McpConfig, parseMcpServers } from "../mcp/mcp_servers.ts";
-import { type ModelPrices, parseModelPrices } from "../access/model_prices.ts";
+import { type ModelPrices, parseModelPrices } from "../agent/model_prices.ts";
 import type { BusyMode } from "../session/mod.ts";
 import type { GroupStop } from "../session/group_stop.ts";
 import { type FallbackModel, parseModelFallbacks } from "./model_config.ts";

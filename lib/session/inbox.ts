@@ -347,6 +347,19 @@ export class InboxStore {
     );
   }
 
+  /**
+   * Ends the messages steered into turn `seq` (lib/session/steers.ts) with it; returns their seqs,
+   * whose waiters get the turn's outcome.
+   */
+  finishSteered(tx: Tx, seq: number, now: number): number[] {
+    return this.#db.exec(
+      tx,
+      `UPDATE inbox SET finished_at = ? WHERE status = 'steered' AND merged_into = ? RETURNING seq`,
+      now,
+      seq,
+    ).map((row) => num(row, "seq"));
+  }
+
   /** Deletes rows finished before `cutoff` whose delivery key is forgotten; returns their seqs. */
   prune(tx: Tx, cutoff: number): number[] {
     const seqs = this.#db.exec(
@@ -370,3 +383,9 @@ export class InboxStore {
     };
   }
 }
+
+/**
+ * The schema step for steering: the turn an inbox row is offered to (`steer_of`). A taken row is
+ * `steered` and names its turn in `merged_into`.
+ */
+export const STEER_SCHEMA: readonly string[] = [`ALTER TABLE inbox ADD COLUMN steer_of INTEGER`];

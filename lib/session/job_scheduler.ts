@@ -5,7 +5,6 @@ import type { Job } from "./jobs.ts";
 import type { Tx } from "./session_db.ts";
 import { runStateOf, type SessionStores } from "./session_stores.ts";
 import type { InboundMessage, RunState } from "./types.ts";
-import { jobSpend } from "../access/job_creator.ts";
 
 /** What a job asks and when. */
 export interface JobSpec {
@@ -72,6 +71,11 @@ export interface JobSchedulerOptions {
   /** An occurrence fired later than this after its time says it is late. */
   lateAfterMs?: number;
   now: () => number;
+  /**
+   * The access record a job's turn settles its tokens with, under `key` (its creator's: given by
+   * the deployment, lib/access/job_creator.ts `jobSpend`); absent: not settled anywhere.
+   */
+  jobSpend?: (context: Job["context"], key: string) => { record: string; key: string } | null;
 }
 
 const _PROMPT_MAX = 4_000;
@@ -314,10 +318,10 @@ export class JobScheduler {
     const text = late ? `(Scheduled for ${due}; running late, ${late}.) ${job.prompt}` : job.prompt;
     // Its tokens count against its creator: settled with the record the occurrence's check
     // reserved from (under the same key), or summed there when no cap applies.
-    const spend = jobSpend(
+    const spend = this.#options.jobSpend?.(
       job.context,
       tag === "manual" ? deliveryKey : `job:${job.id}:${occurrence}`,
-    );
+    ) ?? null;
     const message: InboundMessage = {
       text,
       deliveryKey,

@@ -2,7 +2,7 @@
 import { OUTBOX_MEDIA_SCHEMA, outboxTable } from "./outbox.ts";
 import { EVENT_OUTBOX_SCHEMA } from "./event_outbox.ts";
 import { COMPACTION_SCHEMA } from "./compaction.ts";
-import { STEER_SCHEMA } from "./steers.ts";
+import { STEER_SCHEMA } from "./inbox.ts";
 import { SESSION_USAGE_SCHEMA, SESSION_USAGE_V2 } from "./session_usage.ts";
 import { num, type SessionDb, type Tx } from "./session_db.ts";
 import { MEDIA_OBJECT_SCHEMA } from "./media_retention.ts";

@@ -9,6 +9,7 @@ import type { GroupStop } from "./group_stop.ts";
 import type { TenantJobCount } from "./tenant_job_sync.ts";
 import type { BusyMode } from "./types.ts";
 import type { CompactionOptions } from "./compactor.ts";
+import type { JobSchedulerOptions } from "./job_scheduler.ts";
 import type { TurnSpendOptions } from "./turn_spend.ts";
 import type { MediaRetentionOptions } from "./media_retention.ts";
 
@@ -57,6 +58,8 @@ export interface SentinelOptions {
    * the log.
    */
   jobAllowed?: JobCheck;
+  /** The access record a job's turn settles its tokens with (JobSchedulerOptions `jobSpend`). */
+  jobSpend?: JobSchedulerOptions["jobSpend"];
   /**
    * The session's API tenant's count of its jobs (`MAX_JOBS_PER_TENANT`): asked before a job is
    * created, told when the session's live jobs change. None: no tenant cap, no I/O.

@@ -102,7 +102,11 @@ export class SessionSentinel {
       onAnswered: () => this.#armWatchdog(),
       now: this.#now,
     });
-    this.#jobs = new JobScheduler(this.#stores, { maxJobs: options.maxJobs ?? 20, now: this.#now });
+    this.#jobs = new JobScheduler(this.#stores, {
+      maxJobs: options.maxJobs ?? 20,
+      now: this.#now,
+      ...(options.jobSpend ? { jobSpend: options.jobSpend } : {}),
+    });
     this.#tenantJobs = new TenantJobSync(options.tenantJobs, () => this.#stores.jobs.liveCount());
     this.#runner = new TurnRunner(this.#stores, {
       scheduler: this.#jobs,

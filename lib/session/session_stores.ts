@@ -12,7 +12,6 @@ import { migrate } from "./schema.ts";
 import { SeenDeliveryStore } from "./seen_deliveries.ts";
 import { SessionUsageStore } from "./session_usage.ts";
 import { SessionDb, type SessionStorage, type Tx } from "./session_db.ts";
-import { finishSteers } from "./steers.ts";
 import { TranscriptStore } from "./transcript.ts";
 import { isStopped, type MessageRecord, type RunState, type TurnOutcome } from "./types.ts";
 
@@ -65,7 +64,10 @@ export class SessionStores {
   settle(tx: Tx, seq: number, outcome: TurnOutcome): void {
     const message = this.inbox.finish(tx, seq, outcome, this.#now());
     this.inbox.finishMerged(tx, seq, this.#now()); // the messages merged into it (busy merge, albums)
-    finishSteers(this, tx, seq, outcome, this.#now()); // the messages steered into it end with it
+    // The messages steered into it (steers.ts) end with it, their waiters told its outcome.
+    for (const steered of this.inbox.finishSteered(tx, seq, this.#now())) {
+      this.waiters.settled(tx, steered, outcome);
+    }
     this.approvals.end(tx, seq);
     this.waiters.settled(tx, seq, outcome);
     this.onSettle?.(tx, seq, outcome);

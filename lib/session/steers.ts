@@ -3,7 +3,7 @@ import type { ChatMessage } from "../agent/mod.ts";
 import type { Claim } from "./claim.ts";
 import { num, type Tx } from "./session_db.ts";
 import type { SessionStores } from "./session_stores.ts";
-import type { InboundMessage, TurnOutcome } from "./types.ts";
+import type { InboundMessage } from "./types.ts";
 
 /**
  * What the model reads before a steered message's text: a user message that arrived while the
@@ -90,38 +90,12 @@ export function steersIn(stores: SessionStores, seq: number, messages: ChatMessa
   return given;
 }
 
-/**
- * Ends the steered messages of turn `seq` with it: their outcome is the turn's (`SessionSentinel.outcome`
- * follows `merged_into`), told to callers that waited on them since before they were taken.
- */
-export function finishSteers(
-  stores: SessionStores,
-  tx: Tx,
-  seq: number,
-  outcome: TurnOutcome,
-  now: number,
-): void {
-  const rows = stores.db.exec(
-    tx,
-    `UPDATE inbox SET finished_at = ? WHERE status = 'steered' AND merged_into = ? RETURNING seq`,
-    now,
-    seq,
-  );
-  for (const row of rows) stores.waiters.settled(tx, num(row, "seq"), outcome);
-}
-
 function _steered(stores: SessionStores, seq: number): number[] {
   return stores.db.rows(
     `SELECT seq FROM inbox WHERE status = 'steered' AND merged_into = ? ORDER BY seq`,
     seq,
   ).map((row) => num(row, "seq"));
 }
-
-/**
- * The schema step for steering: the turn an inbox row is offered to (`steer_of`). A taken row is
- * `steered` and names its turn in `merged_into`.
- */
-export const STEER_SCHEMA: readonly string[] = [`ALTER TABLE inbox ADD COLUMN steer_of INTEGER`];
 
 /** The text of a `/steer TEXT` chat message as typed (case kept), or "" when it has none. */
 export function steerArgument(text: string): string {

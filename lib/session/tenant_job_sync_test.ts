@@ -1,7 +1,7 @@
 // Unit tests of a session's side of MAX_JOBS_PER_TENANT (lib/session/tenant_job_sync.ts) against an in-memory tenant (lib/access/tenant_jobs.ts), and through the sentinel; Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { admitJob, reportJobs, tenantJobCount } from "../access/tenant_jobs.ts";
-import type { RecordStorage } from "../access/sender_record.ts";
+import type { RecordStorage } from "../access/record_storage.ts";
 import { type JobSpec, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { msg, options, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";

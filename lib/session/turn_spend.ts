@@ -1,6 +1,6 @@
 // A turn's tokens as its session counts them: summed from its model calls' events, checked against SESSION_TOKENS_PER_DAY before it starts, settled with the access record that reserved them; runtime-neutral.
 import { type UsageCounts, utcDay } from "./session_usage.ts";
-import { callCost, type ModelPrices } from "../access/model_prices.ts";
+import { callCost, type ModelPrices } from "../agent/model_prices.ts";
 import type { SessionStores } from "./session_stores.ts";
 import type { InboundMessage, TurnOutcome } from "./types.ts";
 
