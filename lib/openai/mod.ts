@@ -14,16 +14,15 @@ export {
   sessionIdField,
 } from "./openai_api.ts";
 export type { ChatCompletionRequest, ChatTurnInput } from "./openai_api.ts";
+export { responseRequest, responseTurn } from "./responses_api.ts";
 export {
   inputItemsList,
   isResponseMeta,
   parseResponseId,
   responseId,
   responseObject,
-  responseRequest,
   responseStatus,
-  responseTurn,
-} from "./responses_api.ts";
+} from "./response_object.ts";
 export type { ResponseMeta, ResponseTurn } from "./responses_api.ts";
 export { responseStreamFrames } from "./responses_stream.ts";
 export { outputFileItems, type ReplyFile } from "./reply_files.ts";

@@ -1,5 +1,5 @@
 // A turn's tool files as the OpenAI APIs return them: Chat Completions' `message.files` and the Responses API's `output_file` items, each a link (signed by the host); runtime-neutral.
-import { outputMessageId } from "./responses_api.ts";
+import { outputMessageId } from "./response_object.ts";
 
 /**
  * A file of a turn's reply as an API caller is given it (`choices[0].message.files[i]`): its name,

@@ -1,13 +1,12 @@
 // Unit tests for lib/openai/responses_api.ts and lib/openai/responses_stream.ts; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
+import { responseRequest, responseTurn } from "./responses_api.ts";
 import {
   functionCallItems,
   outputMessageId,
   parseResponseId,
   responseId,
-  responseRequest,
-  responseTurn,
-} from "./responses_api.ts";
+} from "./response_object.ts";
 import { responseStreamFrames } from "./responses_stream.ts";
 
 /** A data frame, as the stream mapper makes them. */

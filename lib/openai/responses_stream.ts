@@ -1,12 +1,12 @@
 // The Responses API's stream: a run's events mapped onto the Responses SSE event sequence; runtime-neutral.
+import type { ResponseMeta } from "./responses_api.ts";
 import {
   functionCallItems,
   outputMessage,
   outputMessageId,
-  type ResponseMeta,
   responseObject,
   textPart,
-} from "./responses_api.ts";
+} from "./response_object.ts";
 import type { ToolCall } from "../agent/mod.ts";
 import type { RunEvent, TurnUsage } from "../session/types.ts";
 import type { SseEvent } from "../runtime/mod.ts";
