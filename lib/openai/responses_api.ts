@@ -1,10 +1,8 @@
 // OpenAI Responses API requests: the request schema, its input items and the turn they make (the response side: response_object.ts); runtime-neutral.
-import { parseTenantSeqId, tenantSeqId } from "./run_ids.ts";
 import { z } from "zod";
 import { jsonSchemaObject } from "../runtime/mod.ts";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
-import type { ChatMessage, ModelParams, ToolCall } from "../agent/mod.ts";
-import type { RunState, TurnUsage } from "../session/types.ts";
+import type { ChatMessage, ModelParams } from "../agent/mod.ts";
 import type { MediaPart } from "../media/mod.ts";
 import { withImageParts } from "./image_parts.ts";
 import { responseMediaParts } from "./media_parts.ts";
