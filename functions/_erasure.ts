@@ -5,6 +5,7 @@ import { errorText, log } from "../lib/runtime/mod.ts";
 import { accessStub, directoryStub, senderStub } from "./access_client.ts";
 import { deleteDirectoryRow, userSessionKeys } from "./_directory.ts";
 import { RequestError } from "./_http.ts";
+import { apiUserMemoryStub, apiUserOf } from "./_api_user_memory.ts";
 import { forgetTenantSession } from "./_tenant_caps.ts";
 import { r2MediaStore } from "./r2_media_store.ts";
 import type { Env } from "./env.ts";
@@ -57,11 +58,16 @@ export interface UserErasure {
   pairing_codes: number;
   /** They are listed in ALLOWED_USERS or ADMIN_USERS, which only the settings can change. */
   listed_in_settings: boolean;
+  /**
+   * An API user's (`api:<tenant>:<user>`) memory object held something and is gone. A chat user's
+   * memory is part of their access record.
+   */
+  memory?: boolean;
 }
 
 /**
  * Erases chat user `sender`: every direct session the directory lists for them, their access
- * record and their pairing. Group chats they spoke in are shared and stay. Needs the directory
+ * record and their pairing; for an API user (`api:<tenant>:<user>`) also their memory object. Group chats they spoke in are shared and stay. Needs the directory
  * (a 503 without it: erasing fewer sessions than the user has must not look like success).
  */
 export async function eraseChatUser(
@@ -69,6 +75,8 @@ export async function eraseChatUser(
   access: AccessConfig,
   sender: { platform: string; user: string },
 ): Promise<UserErasure> {
+  // An API user's memory lives in an object of its own (lib/access/memory_owner.ts).
+  const api = sender.platform === "api" ? apiUserOf(sender.user) : null;
   const db = env.DIRECTORY;
   if (!db) {
     throw new RequestError(
@@ -92,6 +100,9 @@ export async function eraseChatUser(
   try {
     const record = await senderStub(env, sender).erase();
     const { paired, codes } = await directoryStub(env).eraseSender(sender.platform, sender.user);
+    const memory = api
+      ? { memory: await apiUserMemoryStub(env, api.tenant, api.user).erase() }
+      : {};
     log.info("chat user erased", { platform: sender.platform, sessions: sessions.length });
     return {
       ...sender,
@@ -100,6 +111,7 @@ export async function eraseChatUser(
       paired,
       pairing_codes: codes,
       listed_in_settings: access.allowed.has(senderEntry(sender)),
+      ...memory,
     };
   } catch (error) {
     log.error("access record erasure failed", { error: errorText(error) });

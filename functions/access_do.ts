@@ -40,12 +40,14 @@ import {
 } from "../lib/access/token_budget.ts";
 import {
   answerMemoryCommand,
+  forgetFacts,
   type MemoryCommand,
   readMemory,
   rememberFact,
   type RememberResult,
   type UserMemory,
 } from "../lib/access/user_memory.ts";
+import { forgetShownFact } from "../lib/access/forget_shown_fact.ts";
 import { type BatonConfig, readConfig } from "../lib/deployment/mod.ts";
 import { type ContextDefaults, errorText, log, withSessionContext } from "../lib/runtime/mod.ts";
 import { type PlatformEnv, replyChannel, type ReplyTarget } from "../lib/chat/mod.ts";
@@ -170,6 +172,19 @@ export class AccessDO extends DurableObject<Env> {
   /** `/memory`, `/forget`, `/forget N`: applied once per `deliveryKey`, answered with the text. */
   memoryCommand(command: MemoryCommand, deliveryKey: string): string {
     return this.#bound(() => answerMemoryCommand(this.ctx.storage.kv, command, deliveryKey));
+  }
+
+  /**
+   * Forgets every fact (DELETE /v1/memory): the memory's version goes on rising, so a list read
+   * before never names a later fact. How many were forgotten.
+   */
+  forgetAllFacts(): number {
+    return this.#bound(() => forgetFacts(this.ctx.storage.kv, "all"));
+  }
+
+  /** The console's Forget: fact `which` of memory `version` (lib/access/forget_shown_fact.ts). */
+  forgetShownFact(which: number, version: number): { forgotten: number; conflict: boolean } {
+    return this.#bound(() => forgetShownFact(this.ctx.storage.kv, which, version));
   }
 
   /** Pairs this sender (idempotent). */

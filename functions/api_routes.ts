@@ -38,6 +38,7 @@ import { capTextBytes } from "./_body_limit.ts";
 import { requestedModel } from "./_model_choice.ts";
 import { sessionStub } from "./session_client.ts";
 import { usageRoute } from "./usage_route.ts";
+import { sessionMediaRoute } from "./session_media_route.ts";
 
 /** Routes under /v1, each behind the API key. */
 export const apiRoutes = new Hono<App>();
@@ -114,6 +115,9 @@ apiRoutes.get("/sessions/:key/inspect", requireApiKey, async (c) => {
   if (!inspection) throw new RequestError(404, "no such session", "not_found");
   return c.json({ key, ...inspection });
 });
+
+// The console's images and files of a session: bytes behind the key, scoped like the session.
+apiRoutes.get("/sessions/:key/media/:scope/:hash", requireApiKey, sessionMediaRoute);
 
 for (const command of ["stop", "reset"] as const) {
   apiRoutes.post(`/sessions/:key/${command}`, requireApiKey, async (c) => {

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import type { Deployment } from "../lib/deployment/mod.ts";
 import type { PlatformEnv } from "../lib/chat/mod.ts";
-import { mailIngress, MAX_MAIL_BYTES } from "../lib/email/mod.ts";
+import { mailIngress, MAX_MAIL_BYTES, stageMailAttachments } from "../lib/email/mod.ts";
 import { chatInbound } from "../lib/platforms/chat_inbound.ts";
 import { errorText, log } from "../lib/runtime/mod.ts";
 import { EMAIL_ADAPTER } from "./_chat_adapters.ts";
@@ -10,6 +10,7 @@ import { gateMessage } from "./_access_gate.ts";
 import { type App, entryBinding, jsonError, RequestError } from "./_http.ts";
 import { messageDropped } from "./_message_hook.ts";
 import type { Env } from "./env.ts";
+import { r2MediaStore } from "./r2_media_store.ts";
 import { submitMessage } from "./session_client.ts";
 
 /** The Worker's `email` handler of one deployment (its hooks, its config). */
@@ -86,6 +87,13 @@ function _emailApp(deployment: Deployment): Hono<App> {
     if (await messageDropped(c, inbound, EMAIL_ADAPTER.name)) {
       return c.json({ ok: true, ignored: "dropped by the messageReceived hook" });
     }
+    // Its attachments are kept before the message is: the turn reads them back (never the mail).
+    const media = await stageMailAttachments(ingress.attachments, {
+      ...(c.env.MEDIA ? { store: r2MediaStore(c.env.MEDIA) } : {}),
+      settings: c.var.config.media,
+      scope: message.sessionKey,
+    });
+    if (media.length) inbound.platformMedia = media;
     await submitMessage(c.env, message.sessionKey, inbound, false);
     return c.json({ ok: true });
   });

@@ -8,8 +8,7 @@ import {
   log,
   readNdjson,
 } from "../lib/runtime/mod.ts";
-import { createBatonMcpServer } from "../lib/mcp/baton_mcp_server.ts";
-import { WebStandardStreamableHTTPServerTransport } from "../lib/mcp/_sdk.ts";
+import { loadMcpSdk } from "../lib/mcp/_load_sdk.ts";
 import { runId } from "../lib/openai/mod.ts";
 import { FINAL_RUN_EVENTS, type InboundMessage, type RunEvent } from "../lib/session/mod.ts";
 import { type App, requireApiKey } from "./_http.ts";
@@ -31,6 +30,9 @@ mcpRoutes.post("/", requireApiKey, async (c) => {
     const error = { code: -32700, message: "Parse error: Invalid JSON" };
     return c.json({ jsonrpc: "2.0", error, id: null }, 400);
   }
+  // Imported here, not at start-up: a Worker whose /mcp is never called never evaluates the SDK.
+  const [{ createBatonMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise
+    .all([import("../lib/mcp/baton_mcp_server.ts"), loadMcpSdk()]);
   const server = createBatonMcpServer({
     ask: (request, progress) => _ask(c, request, progress),
     history: (session) => _history(c, session),

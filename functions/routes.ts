@@ -15,6 +15,7 @@ import { mediaRoutes } from "./media_routes.ts";
 import { responseRoutes } from "./responses_routes.ts";
 import { runRoutes } from "./run_routes.ts";
 import { userRoutes } from "./user_routes.ts";
+import { memoryRoutes } from "./memory_routes.ts";
 import { webhookRoutes } from "./webhook_routes.ts";
 
 /**
@@ -73,6 +74,7 @@ export function batonApp(deployment: Deployment): Hono<App> {
   app.route("/v1/access", accessRoutes);
   app.route("/v1/jobs", jobRoutes);
   app.route("/v1/users", userRoutes);
+  app.route("/v1/memory", memoryRoutes);
   app.route("/v1", apiRoutes);
   app.route("/webhooks", webhookRoutes);
   app.route("/mcp", mcpRoutes);

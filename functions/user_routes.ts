@@ -1,8 +1,11 @@
-// The erasure of a chat user for a data-protection request: DELETE /v1/users/{platform:user}, admin tenants only; Workers.
+// A chat user's data for admins: erasure (DELETE /v1/users/{platform:user}) and their memory across chats, read and forgotten fact by fact (the console's user view); Workers.
 import { Hono } from "hono";
 import { senderParam } from "./access_routes.ts";
 import { eraseChatUser } from "./_erasure.ts";
-import { type App, requireAdminTenant, requireApiKey } from "./_http.ts";
+import { senderStub } from "./access_client.ts";
+import { apiUserMemoryStub, apiUserOf } from "./_api_user_memory.ts";
+import { type App, RequestError, requireAdminTenant, requireApiKey } from "./_http.ts";
+import type { Env } from "./env.ts";
 
 /** Routes under /v1/users, for admin tenants only (`ADMIN_API_KEYS`). */
 export const userRoutes = new Hono<App>();
@@ -15,3 +18,60 @@ userRoutes.delete("/:user", async (c) => {
   const sender = senderParam(c.req.param("user"));
   return c.json({ erased: true, ...await eraseChatUser(c.env, c.var.config.access, sender) });
 });
+
+// What `/memory` would list for the user: each fact numbered as `/forget N` names it, and the
+// memory's version, which a Forget must name.
+userRoutes.get("/:user/memory", async (c) => {
+  const user = c.req.param("user");
+  const memory = await _memoryStub(c.env, user).memory();
+  return c.json({
+    object: "user.memory",
+    user: _name(user),
+    version: memory.version,
+    facts: memory.facts.map((fact, i) => ({ n: i + 1, text: fact.text, at: fact.at })),
+  });
+});
+
+// `/forget N` for an admin: `?version=` is the version the list was read at; a memory changed
+// since is a 409 (the numbers may name other facts now), a fact not there a 404.
+userRoutes.delete("/:user/memory/:n", async (c) => {
+  const n = Number(c.req.param("n"));
+  const version = Number(c.req.query("version"));
+  if (!Number.isInteger(n) || n < 1 || n > 9_999) {
+    throw new RequestError(400, "n: expected a fact's number, from 1", "invalid_request_error");
+  }
+  if (!Number.isInteger(version) || version < 0) {
+    throw new RequestError(
+      400,
+      "version: expected the memory's version as listed (GET …/memory)",
+      "invalid_request_error",
+    );
+  }
+  const result = await _memoryStub(c.env, c.req.param("user")).forgetShownFact(n, version);
+  if (result.conflict) {
+    throw new RequestError(
+      409,
+      "the memory changed since it was listed; list it again",
+      "memory_changed",
+    );
+  }
+  if (!result.forgotten) throw new RequestError(404, `no fact #${n}`, "not_found");
+  return c.json({ forgotten: true, n });
+});
+
+/**
+ * The access object holding `user`'s memory (lib/access/memory_owner.ts): `platform:user` a chat
+ * user's own record; `api:<tenant>:<user>` an API tenant's user (`apiuser:` object).
+ */
+function _memoryStub(env: Env, user: string) {
+  const sender = senderParam(user);
+  if (sender.platform !== "api") return senderStub(env, sender);
+  const api = apiUserOf(sender.user);
+  return apiUserMemoryStub(env, api.tenant, api.user);
+}
+
+/** `user` as the records name it (platform in lower case). */
+function _name(user: string): string {
+  const sender = senderParam(user);
+  return `${sender.platform}:${sender.user}`;
+}

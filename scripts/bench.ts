@@ -4,6 +4,8 @@ import {
   baselineRef,
   buildBaseline,
   bundleSize,
+  compactedTranscript,
+  cost,
   cpuModel,
   fanOut,
   liveReply,
@@ -21,8 +23,10 @@ import {
   runtimeFloor,
   sameSession,
   sessionsCurve,
+  startupCost,
   streaming,
   telegram,
+  telegramPhoto,
   writeReport,
 } from "./bench/mod.ts";
 
@@ -50,10 +54,20 @@ const PHASES: readonly Phase[] = [
   { title: "runtime floor: what workerd itself costs", run: runtimeFloor },
   { title: "access check: one sender-record call per message vs none", run: accessCheck },
   { title: "memory: MEMORY=on (one record read per turn) vs off", run: memoryCost },
+  { title: "cost: what each kind of turn is billed, counted, and the rows it writes", run: cost },
+  { title: "telegram photo: webhook → reply, photo vs text, alternating", run: telegramPhoto },
+  {
+    title: "long transcript, compaction on: 10,000 vs 10 messages, one compaction",
+    run: compactedTranscript,
+  },
 ];
 /** Run once every Worker has stopped, so that they do not disturb the timings. */
 const AFTER_WORKERS: readonly Phase[] = [
   { title: "deploy bundle: wrangler deploy --dry-run", run: bundleSize },
+  {
+    title: "start-up: bundle weight by package, wrangler check startup (compile + evaluation)",
+    run: startupCost,
+  },
 ];
 
 /** Runs phase number `n`, logging it and its duration; one that throws fails the run, not the rest. */
@@ -98,7 +112,7 @@ async function main(): Promise<void> {
   } finally {
     await rig.close();
   }
-  if (only) return; // a partial run is for looking, not for the record
+  if (only) return _warnOfFailures(report); // a partial run is for looking, not for the record
   for (const [i, phase] of AFTER_WORKERS.entries()) {
     await runPhase(phase, PHASES.length + i + 1, rig, report);
   }
@@ -118,11 +132,15 @@ async function main(): Promise<void> {
     `machine: nproc ${machine.nproc}, ${machine.cpu}, ${machine.os}, deno ${machine.deno}; ` +
       `loadavg ${load}; run ${runSeconds} s`,
   );
-  if (report.failures.length) {
-    const first = report.failures[0].slice(0, 300);
-    console.log(`WARNING: ${report.failures.length} checks/requests failed; first: ${first}`);
-    Deno.exitCode = 1;
-  }
+  _warnOfFailures(report);
+}
+
+/** Says how many checks or requests failed and fails the run if any did (a partial run too). */
+function _warnOfFailures(report: Report): void {
+  if (!report.failures.length) return;
+  const first = report.failures[0].slice(0, 300);
+  console.log(`WARNING: ${report.failures.length} checks/requests failed; first: ${first}`);
+  Deno.exitCode = 1;
 }
 
 /** `BENCH_PHASES=1,2` runs only those phases and writes no results (for quick comparisons). */

@@ -34,6 +34,8 @@ must-be-zero figure is not zero.
   --platform-5xx=R    share of platform sends answered 5xx, half after storing (default 0.02)
   --model-fail=R      share of model calls failing: 429, 500 or a stall (default 0.2)
   --replays=R         share of platform messages replayed under fresh delivery ids (default 0.1)
+  --media=R           share of Telegram messages that are photos, some downloads slow or failing (default 0.2)
+  --files-out=R       share of Telegram messages answered with a file (sendPhoto) (default 0.3)
   --no-flood          leave out the flood of /v1/jobs/{id}/run and chat calls past a tenant's quota
   --minutes=M         soak instead: M minutes of steady traffic, a kill every ~2 minutes, workerd
                       RSS and per-minute figures (must not drift)
@@ -62,6 +64,8 @@ const known = [
   "platform-5xx",
   "model-fail",
   "replays",
+  "media",
+  "files-out",
   "no-flood",
   "seed",
   "seeds",
@@ -154,6 +158,8 @@ for (let i = 0; i < seeds; i++) {
     holdKill: !flags.has("no-hold-kill"),
     flood: !flags.has("no-flood"),
     ...(flags.has("replays") ? { replayRate: number("replays", 0.1) } : {}),
+    ...(flags.has("media") ? { mediaRate: number("media", 0.2) } : {}),
+    ...(flags.has("files-out") ? { filesOutRate: number("files-out", 0.3) } : {}),
     ...rates,
     ways,
     replyInDoubt,

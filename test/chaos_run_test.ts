@@ -3,13 +3,16 @@ import { assert, assertEquals } from "@std/assert";
 import {
   APPROVAL_LABELS,
   type ChaosReport,
+  COMPACTION_LABELS,
   figure,
+  FILES_OUT_LABELS,
   FLOOD_LABELS,
   formatChaosReport,
   JOB_LABELS,
   LABELS,
   REPLAY_LABELS,
   runChaos,
+  STEER_LABELS,
 } from "../scripts/chaos/mod.ts";
 
 /** The reduced size: about 300 deliveries over 14 sessions, one or two per way in (≈ 40–120 s a seed). */
@@ -29,6 +32,11 @@ function check(seed: number, report: ChaosReport): void {
   // Replays went out, and the flood met its quota (some of it refused), or their zeros prove nothing.
   assert(figure(report, REPLAY_LABELS.sent) > 0, detail);
   assert(figure(report, FLOOD_LABELS.refused) > 0, detail);
+  // Sessions compacted while kills landed, and busy messages steered into running turns.
+  assert(figure(report, COMPACTION_LABELS.compactions) > 0, detail);
+  assert(figure(report, STEER_LABELS.taken) > 0, detail);
+  // Telegram replies carried files, uploaded under the same faults and kills.
+  assert(figure(report, FILES_OUT_LABELS.files) > 0, detail);
   assertEquals(figure(report, LABELS.accepted), figure(report, LABELS.messages), detail);
   assertEquals(figure(report, LABELS.answered), figure(report, LABELS.accepted), detail);
   const failed = report.rows.filter((r) => r.mustBeZero && Object.values(r.byWay).some((v) => v));
@@ -74,6 +82,8 @@ async function sabotaged(options: Partial<Parameters<typeof runChaos>[0]>): Prom
     streamReplies: false,
     flood: false,
     replayRate: 0,
+    mediaRate: 0,
+    filesOutRate: 0,
     keepOnFailure: false,
     ...options,
   });
@@ -106,6 +116,13 @@ Deno.test({
         hold: { way: "line", stored: true, atMs: 1_500 },
         sabotage: "forget-retry-keys",
       }, LABELS.unmarked],
+      // A file upload held and stored, then resent after the kill without its note: sent twice.
+      ["telegram file no note", {
+        ways: ["telegram"],
+        hold: { way: "telegram", stored: true, atMs: 1_500, upload: true },
+        filesOutRate: 1,
+        sabotage: "strip-note",
+      }, FILES_OUT_LABELS.twice],
       // REPLY_IN_DOUBT=skip: a part cut off before it arrived is never sent.
       ["telegram skip", {
         ways: ["telegram"],

@@ -1,19 +1,30 @@
 // Checks of the chaos run's checks (the developer lane, `npm test`): the verifier given observations built by hand must flag what it exists to flag; Deno.
 import { assert, assertEquals } from "@std/assert";
 import { RESEND_NOTE } from "../lib/chat/mod.ts";
+import { IMAGES_NOT_SENT } from "../lib/agent/reply_images.ts";
+import { telegramAdapter } from "../lib/platforms/telegram.ts";
+import { startChaosServer } from "../scripts/chaos/fake_server.ts";
 import {
   type ChaosMessage,
   type ChaosObservation,
   type ChaosWay,
   figure,
+  fileBytes,
+  FILES_OUT_LABELS,
+  filesRoute,
   FLOOD_LABELS,
   floodStep,
   judgeRss,
   LABELS,
+  MEDIA_LABELS,
   newPlatformChat,
   noFaults,
+  observeMedia,
+  photoBytes,
   planChaos,
+  planFilesOut,
   planFlood,
+  planMedia,
   REPLAY_LABELS,
   replyLinkOf,
   seededRandom,
@@ -209,4 +220,136 @@ Deno.test("judgeRss() judges starts at the same age and settled starts, not the 
     );
   assert(long(true).some((r) => r.judged && r.growth > 10));
   assert(long(false).every((r) => !r.judged || r.growth <= 10));
+});
+
+Deno.test("verifyChaos() flags a photo answered without the model seeing it or a notice, and a model call carrying another message's photo", () => {
+  // Telegram's replies quote their message by its id (its place in the session, from 1).
+  const obs = observed("telegram", (ms) =>
+    ms.map((m) => ({
+      way: "telegram" as const,
+      chat: String(m.session.chatId),
+      text: m.text,
+      replyTo: m.k + 1,
+    })));
+  const [a, b] = obs.sessions[0].messages;
+  obs.media = planMedia(obs.sessions, 1, seededRandom(3));
+  assertEquals(obs.media.photos.size, 2);
+  const call = (m: ChaosMessage, photo: string) => {
+    const url = `data:image/png;base64,${btoa(String.fromCharCode(...photoBytes(photo)))}`;
+    const content = [{ type: "text", text: m.text }, { type: "image_url", image_url: { url } }];
+    observeMedia(obs.media!, {
+      body: { messages: [{ role: "user", content }] },
+      headers: new Headers(),
+      lastUserText: m.text,
+      sessionTag: "s0",
+    });
+  };
+  // a's turn saw its own photo; b's saw none and its reply said nothing of it.
+  call(a, a.marker);
+  const unseen = verifyChaos(obs);
+  assertEquals(figure(unseen, MEDIA_LABELS.unseen), 1, unseen.problems.join("\n"));
+  assert(!unseen.ok);
+  // b's reply led by the notice: said unread, nothing to flag.
+  obs.shown[1].text = `I couldn't read the photo (download failed: 500).\n\n${b.text}`;
+  const said = verifyChaos(obs);
+  assert(said.ok, said.problems.join("\n"));
+  // A model call for b carrying a's photo: another message's image.
+  call(b, a.marker);
+  const crossed = verifyChaos(obs);
+  assertEquals(figure(crossed, MEDIA_LABELS.wrong), 1, crossed.problems.join("\n"));
+  assert(!crossed.ok);
+});
+
+Deno.test("filesRoute() records the sendPhoto upload baton's Telegram adapter makes: chat, message by bytes, resend note", async () => {
+  const sessions = planChaos(
+    {
+      seed: 3,
+      messages: 2,
+      sessions: 1,
+      spanMs: 1_000,
+      longRate: 0,
+      duplicateRate: 0,
+      badRate: 0,
+      ways: ["telegram"],
+    },
+    seededRandom(3),
+  );
+  const files = planFilesOut(sessions, 1, seededRandom(3));
+  const token = "424242:chaos-bot-token";
+  const server = await startChaosServer({
+    rates: { rate429: 0, rate5xx: 0 },
+    random: seededRandom(3),
+    isSend: () => true,
+    chatOf: (call) => String(call.body?.chat_id),
+    faultAnswer: (status) => ({ status, body: { ok: false } }),
+    route: (call) => filesRoute(files, token)(call) ?? { status: 404, body: { ok: false } },
+  });
+  try {
+    const env = { TELEGRAM_BOT_TOKEN: token, TELEGRAM_API_ROOT: server.url };
+    const [a] = sessions[0].messages;
+    const bytes = fileBytes(a.marker);
+    const file = { id: "s/x", type: "image/png", size: bytes.length, bytes, url: null };
+    const target = { platform: "telegram" as const, chat_id: a.session.chatId, message_id: 1 };
+    const part = { index: 0, count: 2, marker: "o1-x" };
+    assertEquals(await telegramAdapter.sendFile!(target, file, "", part, env), { ok: true });
+    assertEquals(
+      await telegramAdapter.sendFile!(target, file, RESEND_NOTE, part, env),
+      { ok: true },
+    );
+    assertEquals(
+      files.sent.map(({ at: _at, ...f }) => f),
+      [false, true].map((marked) => ({
+        chat: String(a.session.chatId),
+        method: "sendPhoto",
+        marker: a.marker,
+        exact: true,
+        marked,
+      })),
+    );
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("verifyChaos() flags a file sent twice unmarked, a file lost and a file sent to another chat", () => {
+  const obs = observed("telegram", (ms) =>
+    ms.map((m) => ({
+      way: "telegram" as const,
+      chat: String(m.session.chatId),
+      text: m.text,
+    })));
+  const [a, b] = obs.sessions[0].messages;
+  const chat = String(a.session.chatId);
+  obs.filesOut = planFilesOut(obs.sessions, 1, seededRandom(3));
+  const sent = (marker: string, marked = false, to = chat) => ({
+    chat: to,
+    method: "sendPhoto",
+    marker,
+    exact: true,
+    marked,
+    at: 0,
+  });
+  // Each reply's file once in its chat, then a's again behind the note: nothing to flag.
+  obs.filesOut.sent = [sent(a.marker), sent(b.marker), sent(a.marker, true)];
+  const clean = verifyChaos(obs);
+  assert(clean.ok, clean.problems.join("\n"));
+  assertEquals(figure(clean, FILES_OUT_LABELS.files), 2);
+  // a's file again without the note: sent twice.
+  obs.filesOut.sent = [sent(a.marker), sent(b.marker), sent(a.marker)];
+  const twice = verifyChaos(obs);
+  assertEquals(figure(twice, FILES_OUT_LABELS.twice), 1, twice.problems.join("\n"));
+  assert(!twice.ok);
+  // b's reply shown, its file never: lost — unless its reply says the image was not sent.
+  obs.filesOut.sent = [sent(a.marker)];
+  const lost = verifyChaos(obs);
+  assertEquals(figure(lost, FILES_OUT_LABELS.lost), 1, lost.problems.join("\n"));
+  assert(!lost.ok);
+  obs.shown[1].text = `${b.text}\n\n${IMAGES_NOT_SENT}image-1.png: too big.)`;
+  const said = verifyChaos(obs);
+  assert(said.ok, said.problems.join("\n"));
+  // b's file in another chat: elsewhere (and lost from its own).
+  obs.filesOut.sent = [sent(a.marker), sent(b.marker, false, "999")];
+  const elsewhere = verifyChaos(obs);
+  assertEquals(figure(elsewhere, FILES_OUT_LABELS.elsewhere), 1, elsewhere.problems.join("\n"));
+  assert(!elsewhere.ok);
 });

@@ -25,6 +25,18 @@ export class ApiClient {
     });
   }
 
+  /** DELETE `path`, its JSON answer. */
+  delete<T>(path: string): Promise<T> {
+    return this.#json<T>(path, { method: "DELETE" });
+  }
+
+  /** GET `path` as bytes (an image or file), typed as the Worker typed them. */
+  async blob(path: string, signal?: AbortSignal): Promise<Blob> {
+    const res = await this.#fetch(path, { signal });
+    if (!res.ok) throw await _error(res);
+    return await res.blob();
+  }
+
   /** Opens a streaming GET (a run's events); the caller reads the body. */
   async stream(path: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
     const res = await this.#fetch(path, { signal, headers: { accept: "text/event-stream" } });

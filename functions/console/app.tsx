@@ -7,13 +7,17 @@ import { InspectorView } from "./inspector_view.tsx";
 import { LoginForm } from "./login_form.tsx";
 import { apiSessionId, newSessionId } from "./session_keys.ts";
 import { SessionList } from "./session_list.tsx";
+import { UsageView } from "./usage_view.tsx";
+import { UserView } from "./user_view.tsx";
 
 /** A screen and its argument, from `location.hash` (the session key is no secret; the API key never goes there). */
 type _Route =
   | { screen: "sessions" }
   | { screen: "chat"; key: string }
   | { screen: "new"; id: string }
-  | { screen: "inspect"; key: string };
+  | { screen: "inspect"; key: string }
+  | { screen: "usage" }
+  | { screen: "users"; user: string | null };
 
 function _route(hash: string): _Route {
   const [, screen, arg] = /^#\/([a-z]+)\/?(.*)$/.exec(hash) ?? [];
@@ -21,6 +25,8 @@ function _route(hash: string): _Route {
   if (screen === "chat" && value) return { screen: "chat", key: value };
   if (screen === "new" && value) return { screen: "new", id: value };
   if (screen === "inspect" && value) return { screen: "inspect", key: value };
+  if (screen === "usage") return { screen: "usage" };
+  if (screen === "users") return { screen: "users", user: value || null };
   return { screen: "sessions" };
 }
 
@@ -66,6 +72,8 @@ export function App() {
         <a href="#/" class="brand">baton</a>
         <nav>
           <a href="#/">Sessions</a>
+          <a href="#/usage">Usage</a>
+          <a href="#/users">Users</a>
           <button type="button" class="link" onClick={newConversation}>New conversation</button>
           <button type="button" class="link" onClick={logout}>Log out</button>
         </nav>
@@ -91,6 +99,14 @@ export function App() {
           />
         )}
         {route.screen === "inspect" && <InspectorView api={api} sessionKey={route.key} />}
+        {route.screen === "usage" && <UsageView api={api} />}
+        {route.screen === "users" && (
+          <UserView
+            api={api}
+            user={route.user}
+            onUser={(user) => location.hash = `#/users/${encodeURIComponent(user)}`}
+          />
+        )}
       </main>
     </>
   );

@@ -6,10 +6,14 @@ import { noteSession } from "./console_storage.ts";
 import { type LiveRun, RunFollower } from "./run_follower.ts";
 import { FINAL_PHASES, type RunPhase } from "./run_state.ts";
 import { msText } from "./time_text.ts";
+import { MediaList } from "./media_list.tsx";
+import type { SnapshotMedium } from "../../lib/session/snapshot_media.ts";
 
 interface _Message {
   role: string;
   content: string;
+  /** Its images and files (references; the bytes are read by MediaList). */
+  media?: SnapshotMedium[];
 }
 
 const _PHASES: Record<RunPhase, string> = {
@@ -116,8 +120,11 @@ export function ChatView(props: {
     }
   };
 
-  // Tool calls have no text (the snapshot gives ""); their results are shown folded.
-  const shown = messages.filter((m) => m.role !== "system" && m.content);
+  // Tool calls have no text (the snapshot gives ""); their results are shown folded. A message
+  // of images or files only has no text either, and is shown.
+  const shown = messages.filter((m) => m.role !== "system" && (m.content || m.media?.length));
+  const media = (m: _Message) =>
+    key && m.media?.length ? <MediaList api={api} sessionKey={key} media={m.media} /> : null;
   return (
     <section class="chat">
       <div class="toolbar">
@@ -134,12 +141,14 @@ export function ChatView(props: {
                   <summary>tool result</summary>
                   <pre>{m.content}</pre>
                 </details>
+                {media(m)}
               </li>
             )
             : (
               <li key={i} class={`bubble ${m.role}`}>
                 <span class="who">{m.role === "user" ? "You" : "Agent"}</span>
-                <div class="text">{m.content}</div>
+                {m.content && <div class="text">{m.content}</div>}
+                {media(m)}
               </li>
             )
         )}

@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { type ApiClient, errorText } from "./api_client.ts";
 import type { SessionInspection } from "../../lib/session/inspection.ts";
 import { agoText, clockText, msText } from "./time_text.ts";
+import { TranscriptSection, type TranscriptSnapshot } from "./transcript_section.tsx";
 
 /** The API's answer, typed where the server builds it. */
 type _Inspection = SessionInspection;
@@ -15,15 +16,22 @@ const _STATUS: Record<string, string> = {
 /** Shows what session `sessionKey` holds, read on open and on Refresh. */
 export function InspectorView(props: { api: ApiClient; sessionKey: string }) {
   const [data, setData] = useState<_Inspection | null>(null);
+  const [transcript, setTranscript] = useState<TranscriptSnapshot | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loads, setLoads] = useState(0);
 
   useEffect(() => {
     let live = true;
-    props.api.get<_Inspection>(`/v1/sessions/${encodeURIComponent(props.sessionKey)}/inspect`)
-      .then((d) => {
+    const at = `/v1/sessions/${encodeURIComponent(props.sessionKey)}`;
+    // The inspection and the transcript (its messages, with their media): read together.
+    Promise.all([
+      props.api.get<_Inspection>(`${at}/inspect`),
+      props.api.get<TranscriptSnapshot>(at),
+    ])
+      .then(([d, t]) => {
         if (!live) return;
         setData(d);
+        setTranscript(t);
         setError(null);
       })
       .catch((e) => {
@@ -89,6 +97,14 @@ export function InspectorView(props: { api: ApiClient; sessionKey: string }) {
           </ul>
           {data.parts.length === 0 && (
             <p class="hint">Nothing sent to a chat (API sessions answer their caller).</p>
+          )}
+          {transcript && (
+            <TranscriptSection
+              api={props.api}
+              sessionKey={props.sessionKey}
+              snapshot={transcript}
+              compactions={data.compactions ?? []}
+            />
           )}
           <h3>Run timeline</h3>
           {data.runs.length === 0 && <p class="hint">No turn has run in this session lately.</p>}

@@ -28,10 +28,18 @@ export function memoryOwner(
     if (tenant === null || !user) {
       return { none: "Memory is unavailable: this API request has no `user` to remember for." };
     }
-    return { object: `apiuser:${tenant}:${user}` };
+    return { object: apiUserMemoryObject(tenant, user) };
   }
   if (group) return { none: "Memory is kept in direct chats only, not in a group chat." };
   const sender = jobCreator(context);
   if (!sender) return { none: "Memory is unavailable: this chat has no user to remember for." };
   return { object: `sender:${senderEntry(sender)}` };
+}
+
+/**
+ * The access object of API tenant `tenant`'s user `user` (a request's `user`): their memory, and
+ * nothing else. Named by both, so tenants with the same `user` never share one.
+ */
+export function apiUserMemoryObject(tenant: string, user: string): string {
+  return `apiuser:${tenant}:${user}`;
 }

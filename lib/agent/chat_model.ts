@@ -1,6 +1,8 @@
 // Chat model providers: OpenAI-compatible Chat Completions (openai package) and the offline echo model; any runtime with fetch.
 import OpenAI from "openai";
 import { isContextOverflow } from "./context_overflow.ts";
+import { replyImages } from "./reply_images.ts";
+import type { ToolFile } from "./tool_files.ts";
 import type {
   ChatCompletionMessageParam,
   ChatCompletionMessageToolCall,
@@ -86,6 +88,11 @@ export interface ModelReply {
   toolCalls: ToolCall[];
   /** The provider stopped at its output limit (`finish_reason: "length"`): the text is cut short. */
   truncated?: boolean;
+  /**
+   * Images the reply carries (`image_url` content parts, or `message.images`: reply_images.ts),
+   * not yet stored; `content` is the text alone. Absent when none.
+   */
+  images?: ToolFile[];
   /** Token counts as the provider reported them; `cached_tokens` (part of the prompt's) where it says. */
   usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
 }
@@ -171,7 +178,13 @@ export function openAIChatModel(options: OpenAIModelOptions): ChatModel {
             stream_options: { include_usage: true },
           }, { signal });
           stream.on("content", (delta) => onDelta(delta));
-          return _toReply(await stream.finalChatCompletion());
+          // The package keeps only the last chunk's `delta.images`: each chunk's are gathered here.
+          const images: unknown[] = [];
+          stream.on("chunk", (chunk) => {
+            const delta = chunk.choices[0]?.delta as { images?: unknown } | undefined;
+            if (Array.isArray(delta?.images)) images.push(...delta.images);
+          });
+          return _toReply(await stream.finalChatCompletion(), images);
         }
         return _toReply(await client.chat.completions.create(params, { signal }));
       } catch (error) {
@@ -193,11 +206,17 @@ export function messageText(message: { content?: unknown }): string {
   return "";
 }
 
-function _toReply(completion: OpenAI.Chat.Completions.ChatCompletion): ModelReply {
+function _toReply(
+  completion: OpenAI.Chat.Completions.ChatCompletion,
+  streamedImages?: unknown[],
+): ModelReply {
   const message = completion.choices[0]?.message;
   if (!message) throw new ModelError("the model returned no choices", undefined);
+  // A provider may answer with content parts (text and images) or OpenRouter's `images`.
+  const { text, images } = replyImages(message, streamedImages);
   return {
-    content: message.content ?? "",
+    content: text,
+    ...(images.length ? { images } : {}),
     toolCalls: (message.tool_calls ?? []).filter((c) => c.type === "function"),
     ...(completion.choices[0]?.finish_reason === "length" ? { truncated: true } : {}),
     usage: {

@@ -17,6 +17,8 @@ import {
 } from "../runtime/mod.ts";
 import { callHook, hookContext, type HookOptions } from "./turn_hooks.ts";
 import { cutToolResult } from "./tool_result_cut.ts";
+import { clampToCeiling } from "./token_ceiling.ts";
+import { replyWithImages } from "./reply_images.ts";
 import {
   type AttachedFile,
   storeToolFiles,
@@ -57,13 +59,15 @@ export interface TurnRequest extends HookOptions {
   /**
    * Stores the files a baton tool returns (`{ files: [...] }`, tool_files.ts): kept on its tool
    * message and sent with the reply, the model told only that they were attached. Absent: such
-   * files are dropped with a note to the model.
+   * files are dropped with a note to the model. The final reply's own images go the same way
+   * (reply_images.ts), kept on the assistant message.
    */
   toolFiles?: ToolFileStore;
   /**
    * The turn's token ceiling (`TURN_MAX_TOKENS`): no model call starts once the turn's tokens so
-   * far plus the last call's prompt (what the next one sends at least) would pass it; the turn
-   * ends with `TOKEN_CAP_REPLY`. Absent: no ceiling.
+   * far plus the last call's prompt (what the next one sends at least) leave nothing of it; the
+   * turn ends with `TOKEN_CAP_REPLY`. Each call's output is bound to what is left
+   * (`max_completion_tokens`, or the caller's `max_tokens`: token_ceiling.ts). Absent: no ceiling.
    */
   maxTokens?: number;
   signal: AbortSignal;
@@ -206,7 +210,9 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
   let lastPrompt = 0;
   for (let step = first; step <= request.maxSteps; step++) {
     signal.throwIfAborted();
-    if (_overTokens(request.maxTokens, usage, lastPrompt)) {
+    // TURN_MAX_TOKENS: no call once nothing is left, else its output bound to what is.
+    const params = clampToCeiling(request.maxTokens, request.params, usage, lastPrompt);
+    if (params === null) {
       added.push({ role: "assistant", content: TOKEN_CAP_REPLY });
       return { reply: TOKEN_CAP_REPLY, messages: added, steps: step - 1, usage };
     }
@@ -214,14 +220,24 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     // After the last step's tool calls, before this model call: what the user added meanwhile.
     if (request.steers) added.push(...request.steers());
     // Lines logged by the model call and the tools name their step.
-    const reply = await withLogFields({ step }, () => _complete(request, prefix, added, step));
+    const reply = await withLogFields(
+      { step },
+      () => _complete({ ...request, params }, prefix, added, step),
+    );
     usage.prompt_tokens += reply.usage.prompt_tokens;
     usage.completion_tokens += reply.usage.completion_tokens;
     lastPrompt = reply.usage.prompt_tokens;
     if (reply.toolCalls.length === 0) {
-      added.push({ role: "assistant", content: reply.content });
+      // The reply's own images are stored like a tool's files and kept on its message.
+      const { content, files } = await replyWithImages(
+        reply.content,
+        reply.images,
+        request.toolFiles,
+        signal,
+      );
+      added.push({ role: "assistant", content, ...(files.length ? { files } : {}) } as ChatMessage);
       const truncated = reply.truncated ? { truncated: true } : {};
-      return { reply: reply.content, messages: added, steps: step, usage, ...truncated };
+      return { reply: content, messages: added, steps: step, usage, ...truncated };
     }
     added.push({ role: "assistant", content: reply.content || null, tool_calls: reply.toolCalls });
     // Nothing of this step runs before every asking call is answered: the turn resumes here.
@@ -379,15 +395,6 @@ async function _toolCallRefusal(
 }
 
 /** Whether the next model call would pass the turn's token ceiling (none: never). */
-function _overTokens(
-  maxTokens: number | undefined,
-  usage: { prompt_tokens: number; completion_tokens: number },
-  lastPrompt: number,
-): boolean {
-  if (maxTokens === undefined) return false;
-  return usage.prompt_tokens + usage.completion_tokens + lastPrompt > maxTokens;
-}
-
 /** The calls of a step that must wait for approval (a call that cannot run never asks: it fails). */
 function _asking(request: TurnRequest, calls: ToolCall[]): PendingCall[] {
   if (!request.asks) return [];

@@ -77,18 +77,25 @@ export async function storeToolFiles(
   return { content: JSON.stringify(content), files: stored };
 }
 
-/** The files a tool message keeps (its `files` field, baton's own), [] when none. */
+/**
+ * The files a tool message keeps, or an assistant message (the images of the model's own reply,
+ * reply_images.ts): its `files` field, baton's own; [] when none.
+ */
 export function messageFiles(message: ChatMessage): AttachedFile[] {
   const files = (message as { files?: unknown }).files;
-  return message.role === "tool" && Array.isArray(files) ? files as AttachedFile[] : [];
+  const keeps = message.role === "tool" || message.role === "assistant";
+  return keeps && Array.isArray(files) ? files as AttachedFile[] : [];
 }
 
-/** The files of a turn's messages, in the order the tools returned them: sent with its reply. */
+/**
+ * The files of a turn's messages, in the order the tools returned them, then the reply's own
+ * images: sent with its reply.
+ */
 export function turnFiles(messages: readonly ChatMessage[]): AttachedFile[] {
   return messages.flatMap(messageFiles);
 }
 
-/** `messages` without the tool messages' `files` field: the model is sent the wire shape only. */
+/** `messages` without baton's `files` field (tool and assistant messages): the model is sent the wire shape only. */
 export function withoutToolFiles(messages: ChatMessage[]): ChatMessage[] {
   if (!messages.some((m) => "files" in m)) return messages;
   return messages.map((message) => {

@@ -16,12 +16,17 @@ export interface FileSources {
   link?: (file: MediaRef) => Promise<string | null>;
 }
 
+/** A file named for people: its name, type and size (`📎 chart.png (image/png, 4.1 KB)`). */
+export function fileLabel(file: MediaRef): string {
+  return `📎 ${file.name ?? "file"} (${file.type}, ${_size(file.size)})`;
+}
+
 /**
  * The text a file stands as where the platform gets no file: its name, type and size, then the
  * link to it where there is one, else why it is not shown.
  */
 export function fileNote(file: MediaRef, link: string | null, why?: string): string {
-  const what = `📎 ${file.name ?? "file"} (${file.type}, ${_size(file.size)})`;
+  const what = fileLabel(file);
   if (link) return `${what}: ${link}`;
   return `${what} — ${why ?? "files cannot be shown here"}`;
 }

@@ -26,7 +26,7 @@ export type {
 } from "./platform.ts";
 export { PART_ROOM, replyChannel } from "./reply_channel.ts";
 export type { ReplyChannel } from "./reply_channel.ts";
-export { fileNote, sendFilePart } from "./file_part.ts";
+export { fileLabel, fileNote, sendFilePart } from "./file_part.ts";
 export type { FileSources } from "./file_part.ts";
 export {
   approvalAnsweredText,

@@ -220,6 +220,7 @@ export function readConfig(vars: object): BatonConfig {
       vision: enumSetting(env, "VISION"),
       visionModel: textSetting(env, "VISION_MODEL"),
       textMaxChars: countSetting(env, "MEDIA_TEXT_MAX_CHARS"),
+      downloadTimeoutMs: countSetting(env, "MEDIA_DOWNLOAD_TIMEOUT_MS"),
       transcribe: textSetting(env, "TRANSCRIBE_BASE_URL")
         ? {
           baseUrl: textSetting(env, "TRANSCRIBE_BASE_URL"),

@@ -423,6 +423,16 @@ export const SETTINGS = {
     description: "characters of a document's text (text, Markdown, CSV, JSON, PDF) the model " +
       "is given; a longer one is cut, with a note saying so",
   },
+  MEDIA_DOWNLOAD_TIMEOUT_MS: {
+    kind: "int",
+    group: "media",
+    min: 1_000,
+    max: 600_000,
+    default: 30_000,
+    shown: "30 s",
+    description: "how long fetching one photo, voice note or file from a chat platform may take " +
+      "(look-ups and token included): then it is given up and the user told, once",
+  },
   TRANSCRIBE_BASE_URL: {
     kind: "url",
     group: "media",
@@ -521,8 +531,9 @@ export const SETTINGS = {
     max: 100_000_000,
     default: null,
     description: "tokens one turn may use: no model call starts once the turn's tokens plus the " +
-      "last call's prompt would pass it, and the turn ends with a note saying so; also what each " +
-      "turn reserves against the daily caps",
+      "last call's prompt leave nothing of it, and the turn ends with a note saying so; each call's " +
+      "`max_completion_tokens` (or the caller's `max_tokens`) is clamped to what is left; also " +
+      "what each turn reserves against the daily caps",
   },
   MODEL_PRICES: {
     kind: "json",

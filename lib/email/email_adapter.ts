@@ -10,7 +10,9 @@ import {
 } from "../chat/mod.ts";
 import { errorText } from "../runtime/mod.ts";
 import { platformEvent } from "../platforms/_platform_event.ts";
+import type { MediaStore } from "../media/mod.ts";
 import type { InboundMail } from "./inbound_mail.ts";
+import { fetchStagedAttachment } from "./mail_attachments.ts";
 import { MAIL_APPROVAL_HINT, mailCommandText } from "./mail_commands.ts";
 import { newText } from "./new_text.ts";
 import { replyMime } from "./reply_mime.ts";
@@ -63,14 +65,17 @@ export type MailPost = (env: PlatformEnv, mail: RawMail) => Promise<void>;
  * in its thread, the Message-ID as the delivery key (a mail delivered twice runs once), the new
  * text only (quoted history and signature cut), and the reply target that threads the answer.
  * A reply to one of baton's mails whose first line is `approve` or `deny` is that command
- * (`mailCommandText`). Null when no new text is left (an empty mail, or one that only quotes).
+ * (`mailCommandText`). Null when no new text and no attachment is left (an empty mail, or one
+ * that only quotes); the attachments are not on the event: the mail's handler keeps them in
+ * `MEDIA` once the mail is let in (./mail_attachments.ts).
  */
 export async function emailMessage(
   mail: InboundMail,
   env: PlatformEnv,
 ): Promise<PlatformMessage<EmailTarget> | null> {
   const written = newText(mail.text);
-  if (!written) return null;
+  // Attachments alone are a message (a photo sent without a word), as a captionless photo is.
+  if (!written && !mail.attachments.length) return null;
   const text = mailCommandText(written, mail.inReplyTo.some(isBatonMessageId));
   const { thread, sessionKey } = await mailThread(mail);
   const replyFrom = (env.EMAIL_FROM ?? "").trim() || mail.to;
@@ -116,9 +121,13 @@ export async function emailMessage(
  * a line saying what to reply. A send cut off (a kill, or the binding throwing) leaves the part in
  * doubt: resent once behind the note with the same Message-ID. Mail arrives through the
  * Worker's `email()` handler (functions/email_route.ts), never as a webhook: `verify` and `parse`
- * refuse, and the adapter is not in the webhook table.
+ * refuse, and the adapter is not in the webhook table. `media` is the deployment's `MEDIA`
+ * store, which a mail's attachments are read back from inside the turn.
  */
-export function emailAdapter(post: MailPost): PlatformAdapter<EmailTarget> {
+export function emailAdapter(
+  post: MailPost,
+  media?: (env: PlatformEnv) => MediaStore | undefined,
+): PlatformAdapter<EmailTarget> {
   return {
     name: "email",
     requiredEnv: [],
@@ -131,6 +140,8 @@ export function emailAdapter(post: MailPost): PlatformAdapter<EmailTarget> {
       throw new PayloadError("email arrives through Email Routing, not a webhook");
     },
     send: (target, text, part, env) => _send(post, target, text, part, env),
+    // A mail's attachments, kept in `media` when the mail came in (stageMailAttachments).
+    fetchMedia: (item, env, options) => fetchStagedAttachment(item, media?.(env), options.maxBytes),
   };
 }
 

@@ -1,5 +1,5 @@
 // One inbound mail read with postal-mime into what baton decides on: who, which thread, what text, the headers that say how it came; runtime-neutral.
-import PostalMime from "postal-mime";
+import type { MailAttachment } from "./mail_attachments.ts";
 
 /** Largest mail read (Email Routing accepts up to 25 MiB; a turn needs the text, not the rest). */
 export const MAX_MAIL_BYTES = 10 * 1024 * 1024;
@@ -31,6 +31,8 @@ export interface InboundMail {
   /** The top-level `Content-Type`'s media type, lower-cased (`multipart/report` for a bounce). */
   contentType: string;
   headers: readonly MailHeader[];
+  /** Its attachments, inline images (`cid:`) included, in the mail's order. */
+  attachments: MailAttachment[];
 }
 
 /** A mail that cannot be read: refused (SMTP 5xx) without a turn. */
@@ -54,6 +56,8 @@ export async function readMail(
   if (raw.byteLength > MAX_MAIL_BYTES) {
     throw new MailError(`message over ${MAX_MAIL_BYTES} bytes`);
   }
+  // Imported on the first mail, not at start-up: a Worker that never receives mail never evaluates it.
+  const { default: PostalMime } = await import("postal-mime");
   let parsed;
   try {
     parsed = await PostalMime.parse(raw, { attachmentEncoding: "arraybuffer" });
@@ -79,6 +83,13 @@ export async function readMail(
     text: parsed.text ?? (parsed.html ? _htmlText(parsed.html) : ""),
     contentType,
     headers,
+    attachments: parsed.attachments.map((a) => ({
+      ...(a.filename ? { name: a.filename } : {}),
+      type: a.mimeType.toLowerCase(),
+      bytes: typeof a.content === "string"
+        ? new TextEncoder().encode(a.content)
+        : new Uint8Array(a.content),
+    })),
   };
 }
 

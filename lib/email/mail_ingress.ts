@@ -3,6 +3,7 @@ import type { PlatformEnv, PlatformMessage } from "../chat/mod.ts";
 import { listSetting, switchSetting } from "../deployment/setting_values.ts";
 import { emailMessage, type EmailTarget } from "./email_adapter.ts";
 import { MailError, readMail } from "./inbound_mail.ts";
+import type { MailAttachment } from "./mail_attachments.ts";
 import { authProblem, automatedReason } from "./mail_policy.ts";
 
 /** The decision on one mail. */
@@ -12,13 +13,14 @@ export type MailIngress =
   /** Accepted and dropped: never answered (a bounce, an auto-reply, a list, a domain not read). */
   | { kind: "drop"; reason: string }
   /** A person's mail: gate it, then its session (as a webhook's message). */
-  | { kind: "message"; message: PlatformMessage<EmailTarget> };
+  | { kind: "message"; message: PlatformMessage<EmailTarget>; attachments: MailAttachment[] };
 
 /**
  * Reads `raw`, sent from `envelope.from` to `envelope.to`, and decides: unreadable mail and
  * (with `EMAIL_REQUIRE_AUTH`, default on) unauthenticated mail is rejected; mail written by a
  * machine, mail from a domain outside `EMAIL_ALLOWED_DOMAINS` and mail with no new text are
- * dropped unanswered; the rest is a complete chat event.
+ * dropped unanswered; the rest is a complete chat event, with the attachments the handler stores
+ * once the sender is let in (./mail_attachments.ts).
  */
 export async function mailIngress(
   raw: Uint8Array,
@@ -46,5 +48,5 @@ export async function mailIngress(
   }
   const message = await emailMessage(mail, env);
   if (!message) return { kind: "drop", reason: "no new text" };
-  return { kind: "message", message };
+  return { kind: "message", message, attachments: mail.attachments };
 }

@@ -9,6 +9,12 @@ export {
   readMail,
 } from "./inbound_mail.ts";
 export { type MailIngress, mailIngress } from "./mail_ingress.ts";
+export {
+  fetchStagedAttachment,
+  type MailAttachment,
+  MAX_MAIL_ATTACHMENTS,
+  stageMailAttachments,
+} from "./mail_attachments.ts";
 export { authProblem, automatedReason } from "./mail_policy.ts";
 export { MAIL_APPROVAL_HINT, mailCommandText } from "./mail_commands.ts";
 export { newText } from "./new_text.ts";

@@ -1,16 +1,6 @@
 // The tools of remote MCP servers as agent tools: listed and cached per session object, called over Streamable HTTP; runtime-neutral (fetch).
-import {
-  type CallToolResult,
-  Client,
-  ErrorCode,
-  type FetchLike,
-  type jsonSchemaValidator,
-  McpError,
-  type McpTool,
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-  ToolListChangedNotificationSchema,
-} from "./_sdk.ts";
+import type { CallToolResult, Client, FetchLike, jsonSchemaValidator, McpTool } from "./_sdk.ts";
+import { loadedMcpSdk, loadMcpSdk } from "./_load_sdk.ts";
 import { fetchOut, log } from "../runtime/mod.ts";
 import type { Tool } from "../agent/mod.ts";
 import { cancellingFetch } from "./_cancelling_fetch.ts";
@@ -148,7 +138,7 @@ export class McpToolbox {
         // A listing changes nothing, so a transport failure (a pooled connection the server had
         // closed: "Network connection lost") is tried once more on a fresh connection. The SDK's
         // own errors — a timeout, an error the server answered — are final.
-        if (attempt === 1 && !(error instanceof McpError)) continue;
+        if (attempt === 1 && !_isMcpError(error)) continue;
         server.failedAt = this.#now();
         log.warn("MCP server not listed", { server: name, error: _reason(error, this.#timeoutMs) });
         return;
@@ -198,7 +188,9 @@ export class McpToolbox {
       signal.throwIfAborted();
       // The SDK's own errors (a timeout, an error the server answered) leave the connection
       // usable; anything else (HTTP status, network) drops it, so the next call reconnects.
-      const kept = error instanceof McpError && error.code !== ErrorCode.ConnectionClosed;
+      const sdk = loadedMcpSdk();
+      const kept = sdk !== null && error instanceof sdk.McpError &&
+        error.code !== sdk.ErrorCode.ConnectionClosed;
       if (!kept) await this.#drop(server);
       const reason = _reason(error, this.#timeoutMs);
       log.warn("MCP call failed", { server: name, tool, error: reason });
@@ -222,6 +214,7 @@ export class McpToolbox {
 
   async #connect(server: _Server): Promise<Client> {
     const { url, headers } = server.config;
+    const sdk = await loadMcpSdk();
     // Out through the one HTTP helper: a lost connection names the server alone (never the URL or
     // a header's secret). No deadline there: the SDK times each request, and a stream stays open.
     const out: FetchLike = (target, init) =>
@@ -231,16 +224,16 @@ export class McpToolbox {
         timeoutMs: null,
         fetch: this.#fetch,
       });
-    const client = new Client(
+    const client = new sdk.Client(
       { name: "baton", version: "0.1.0" },
       { capabilities: {}, jsonSchemaValidator: _acceptAll },
     );
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
       server.changed = true;
     });
     // A failure of the background stream is not a failed call; a call's own failure is seen there.
     client.onerror = () => {};
-    const transport = new StreamableHTTPClientTransport(new URL(url), {
+    const transport = new sdk.StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers },
       fetch: cancellingFetch(out),
     });
@@ -295,14 +288,21 @@ function _summary(part: CallToolResult["content"][number]): Record<string, unkno
  * status (the SDK's message carries the answer's body, which a server may fill with anything).
  */
 function _reason(error: unknown, timeoutMs: number): string {
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+  const sdk = loadedMcpSdk();
+  if (sdk && error instanceof sdk.McpError && error.code === sdk.ErrorCode.RequestTimeout) {
     return `no answer within ${timeoutMs} ms`;
   }
-  if (error instanceof StreamableHTTPError && error.code !== undefined) {
+  if (sdk && error instanceof sdk.StreamableHTTPError && error.code !== undefined) {
     return `HTTP ${error.code} from the server`;
   }
   const text = error instanceof Error ? error.message : String(error);
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
+/** Whether `error` is the SDK's own (a timeout, an error the server answered), not the transport's. */
+function _isMcpError(error: unknown): boolean {
+  const sdk = loadedMcpSdk();
+  return sdk !== null && error instanceof sdk.McpError;
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (the promise goes on, unobserved). */

@@ -56,6 +56,12 @@ export function overLimit(maxBytes: number): string {
   return `it is over the ${maxBytes}-byte limit, MEDIA_MAX_BYTES`;
 }
 
+/** The reason a medium whose fetch took longer than `MEDIA_DOWNLOAD_TIMEOUT_MS` is not read. */
+export function downloadTimedOut(timeoutMs: number): string {
+  const seconds = Math.round(timeoutMs / 100) / 10;
+  return `download failed: no answer within ${seconds} s, MEDIA_DOWNLOAD_TIMEOUT_MS`;
+}
+
 /** The body of `res`, or null as soon as it is longer than `max` bytes (the rest never read). */
 export async function readCapped(res: Response, max: number): Promise<Uint8Array | null> {
   const declared = Number(res.headers.get("content-length") ?? NaN);

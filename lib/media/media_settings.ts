@@ -1,4 +1,4 @@
-// The media settings a deployment runs with (MEDIA_MAX_BYTES, MEDIA_IMAGES_IN_CONTEXT, VISION, MEDIA_TEXT_MAX_CHARS, TRANSCRIBE_*); runtime-neutral.
+// The media settings a deployment runs with (MEDIA_MAX_BYTES, MEDIA_IMAGES_IN_CONTEXT, VISION, MEDIA_TEXT_MAX_CHARS, MEDIA_DOWNLOAD_TIMEOUT_MS, TRANSCRIBE_*); runtime-neutral.
 import type { TranscribeSettings } from "./transcribe.ts";
 
 /**
@@ -19,6 +19,8 @@ export interface MediaSettings {
   visionModel: string;
   /** Characters of a document's text the model is given (`MEDIA_TEXT_MAX_CHARS`, default 20 000). */
   textMaxChars: number;
+  /** How long fetching one chat platform medium may take, in ms (`MEDIA_DOWNLOAD_TIMEOUT_MS`, default 30 s). */
+  downloadTimeoutMs: number;
   /** Where voice is transcribed (`TRANSCRIBE_BASE_URL`, …); null: voice is refused. */
   transcribe: TranscribeSettings | null;
 }
@@ -30,5 +32,6 @@ export const DEFAULT_MEDIA_SETTINGS: MediaSettings = {
   vision: "native",
   visionModel: "",
   textMaxChars: 20_000,
+  downloadTimeoutMs: 30_000,
   transcribe: null,
 };

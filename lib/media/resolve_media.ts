@@ -3,9 +3,14 @@ import { mediaTextRefusal } from "./derive_text.ts";
 import { mediaKey, type MediaRef } from "./media_ref.ts";
 import type { MediaSettings } from "./media_settings.ts";
 import type { MediaStore } from "./media_store.ts";
-import { type MediaFetch, mediaLabel, type PlatformMedia } from "./platform_media.ts";
-import { overLimit } from "./download_media.ts";
-import { IMAGE_TYPES, sniffMediaType } from "./sniff_media_type.ts";
+import {
+  type FetchedMedia,
+  type MediaFetch,
+  mediaLabel,
+  type PlatformMedia,
+} from "./platform_media.ts";
+import { downloadTimedOut, overLimit } from "./download_media.ts";
+import { IMAGE_TYPES, SIGNED_TYPES, sniffMediaType } from "./sniff_media_type.ts";
 
 /** What reading a message's platform media needs. */
 export interface ResolveOptions {
@@ -35,10 +40,16 @@ export interface ResolvedMedia {
 
 /** Kinds whose declared type says enough to refuse them before any byte is fetched. */
 const _HEARD = new Set(["voice", "audio", "video_note"]);
+/**
+ * Kinds recorded in the app, whose file name is the app's own ("audio_message.m4a"): kept without
+ * it, so the transcript is labelled a voice message, not an audio file of that name.
+ */
+const _RECORDED = new Set(["voice", "video_note"]);
 
 /**
  * Reads each of `media` once, in order: fetched by its adapter within `MEDIA_MAX_BYTES` (a stated
- * size over it is not fetched), typed by its bytes, stored in `MEDIA` and kept as a `MediaRef` —
+ * size over it is not fetched) and `MEDIA_DOWNLOAD_TIMEOUT_MS`, typed by its bytes (a type stated
+ * but not borne out by them is corrupt), stored in `MEDIA` and kept as a `MediaRef` —
  * an image, or a medium read as text (`mediaTextRefusal` says which: voice only where a
  * transcription endpoint is set). Whatever cannot be read — no store, a failed or oversize
  * download, a type not read — is named in `problems` and marked in `marks`: never thrown (but the
@@ -95,13 +106,16 @@ async function _read(item: PlatformMedia, options: ResolveOptions): Promise<_Rea
   }
   const fetch = options.fetchFor(item.platform);
   if (!fetch) return { why: `files from ${item.platform} are not fetched` };
-  const got = await fetch(item, { signal: options.signal, maxBytes: settings.maxBytes });
+  const got = await _fetchInTime(fetch, item, options);
   if (!got.ok) return { why: got.why };
   const type = sniffMediaType(got.bytes);
   if (type && IMAGE_TYPES.has(type)) {
     if (settings.vision === "off") return { why: "images are not read on this deployment" };
   } else if (item.kind === "photo" || item.kind === "sticker") {
     return { why: `it is not an image (${type ?? "unknown type"})` };
+  } else if (!type && item.type && SIGNED_TYPES.has(item.type)) {
+    // Stated as a type its bytes would show (a PDF starts "%PDF-"), and they do not: corrupt.
+    return { why: `it is not a valid ${item.type} file` };
   } else {
     // By its bytes, or by the type stated where the bytes name none (a Markdown or CSV file is
     // text/plain by its bytes).
@@ -115,6 +129,30 @@ async function _read(item: PlatformMedia, options: ResolveOptions): Promise<_Rea
   } catch {
     return { why: "it could not be stored" };
   }
-  const name = item.name ? { name: item.name.slice(0, 256) } : {};
+  const name = item.name && !_RECORDED.has(item.kind) ? { name: item.name.slice(0, 256) } : {};
   return { ref: { id, type: stored, size: got.bytes.length, ...name } };
+}
+
+/**
+ * The adapter's fetch of `item` within `MEDIA_DOWNLOAD_TIMEOUT_MS` for all its requests (a look-up,
+ * a token, the download): a server that holds the download is given up and worded so, while the
+ * turn's own stop (its timeout, /stop) is thrown as it is.
+ */
+async function _fetchInTime(
+  fetch: MediaFetch,
+  item: PlatformMedia,
+  options: ResolveOptions,
+): Promise<FetchedMedia> {
+  const { downloadTimeoutMs, maxBytes } = options.settings;
+  const deadline = AbortSignal.timeout(downloadTimeoutMs);
+  const signal = AbortSignal.any([options.signal, deadline]);
+  try {
+    const got = await fetch(item, { signal, maxBytes });
+    return !got.ok && deadline.aborted && !options.signal.aborted
+      ? { ok: false, why: downloadTimedOut(downloadTimeoutMs) }
+      : got;
+  } catch (error) {
+    if (options.signal.aborted || !deadline.aborted) throw error;
+    return { ok: false, why: downloadTimedOut(downloadTimeoutMs) };
+  }
 }

@@ -38,6 +38,18 @@ export const IMAGE_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The types `sniffMediaType` tells by a signature (all but `text/plain`): bytes stated as one of
+ * these that the signature does not match are not that type (a "PDF" of garbage is corrupt).
+ */
+export const SIGNED_TYPES: ReadonlySet<string> = new Set([
+  ..._MAGICS.map((m) => m.type),
+  "audio/ogg",
+  "audio/mpeg",
+  "audio/mp4",
+  "video/mp4",
+]);
+
+/**
  * The MIME type of `bytes` by their content: PNG, JPEG, GIF, WebP, PDF, OGG (`audio/ogg`, Opus
  * or Vorbis inside), MP3, MP4/M4A (`audio/mp4` for an M4A brand, else `video/mp4`), WAV, then
  * `text/plain` for valid UTF-8 without control characters; null when none fits. The type is

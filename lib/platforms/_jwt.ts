@@ -1,13 +1,5 @@
 // JWT plumbing for the platforms that sign with JWTs (Teams, Google Chat) over jose: cached key sets, bearer verification, cached access tokens; runtime-neutral (fetch, Web Crypto).
-import {
-  createLocalJWKSet,
-  errors,
-  type JSONWebKeySet,
-  type JWK,
-  type JWTPayload,
-  jwtVerify,
-  type JWTVerifyOptions,
-} from "jose";
+import type { createLocalJWKSet, JSONWebKeySet, JWK, JWTPayload, JWTVerifyOptions } from "jose";
 import { fetchOut, HTTP_OUT_TIMEOUT_MS, OutboundError, readJsonAnswer } from "../runtime/mod.ts";
 import type { SendResult, Unverifiable } from "../chat/mod.ts";
 import { jsonField, readJson, redact } from "./_kit.ts";
@@ -20,6 +12,12 @@ const _REFETCH_MIN_MS = 60 * 1000;
 const _TOKEN_MARGIN_MS = 5 * 60 * 1000;
 /** How far a token's times may be from ours, either way (the Bot Framework allows 5 minutes). */
 export const JWT_CLOCK_TOLERANCE_SECONDS = 300;
+
+/**
+ * jose, imported on the first token verified, not at start-up: a Worker without Teams or Google
+ * Chat never evaluates it (the runtime imports it once; later calls get the same module).
+ */
+const _jose = () => import("./_jose.ts");
 
 const _BEARER = /^Bearer[ \t]+([A-Za-z0-9_.-]{1,8192})[ \t]*$/i;
 
@@ -57,6 +55,7 @@ async function _fetchKeySet(source: KeySource, now: number): Promise<_KeySet | n
   const keys = jsonField(body, "keys");
   if (!Array.isArray(keys)) return null;
   const usable = keys.filter((k): k is JWK => typeof k === "object" && k !== null);
+  const { createLocalJWKSet } = await _jose();
   try {
     return {
       keys: usable,
@@ -111,6 +110,7 @@ export async function verifyJwt(
     currentDate: new Date(nowSeconds * 1000),
     ...options,
   };
+  const { errors, jwtVerify } = await _jose();
   for (const fresh of [false, true]) {
     const set = await _keySet(source, now, fresh);
     if (!set) return { unavailable: "could not fetch the platform's signing keys" };
@@ -122,13 +122,13 @@ export async function verifyJwt(
       return { payload, key: key as VerifiedJwt["key"] };
     } catch (error) {
       if (error instanceof errors.JWKSNoMatchingKey && !fresh) continue;
-      return _reason(error);
+      return _reason(error, errors);
     }
   }
   return "the token is signed by an unknown key";
 }
 
-function _reason(error: unknown): string {
+function _reason(error: unknown, errors: typeof import("jose").errors): string {
   if (error instanceof errors.JWTExpired) return "the token has expired";
   if (error instanceof errors.JWTClaimValidationFailed) {
     return `the token's ${error.claim} claim is not valid (${error.reason})`;

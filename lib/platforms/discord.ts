@@ -2,34 +2,20 @@
 import { z } from "zod";
 import {
   approvalClickText,
-  type Choice,
   type Ingress,
   isChoiceData,
-  type OutgoingFile,
   parseJsonBody,
-  type PartSend,
   type PlatformAdapter,
   type PlatformEnv,
   type RawRequest,
-  type SendResult,
 } from "../chat/mod.ts";
-import {
-  apiRoot,
-  bodyRetryAfter,
-  respond,
-  retryAfterHeader,
-  sendRequest,
-  TIMESTAMP_TOLERANCE_SECONDS,
-  timestampProblem,
-} from "./_kit.ts";
+import { respond, TIMESTAMP_TOLERANCE_SECONDS, timestampProblem } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { discordMedia, fetchDiscordMedia } from "./discord_media.ts";
-import { DISCORD_FILE_MAX_BYTES, discordFileForm } from "./discord_files.ts";
+import { DISCORD_FILE_MAX_BYTES } from "./discord_files.ts";
+import { discordEditOriginal, discordSend } from "./discord_send.ts";
 import { fileAsText } from "./_file_out.ts";
 import { decodeHex, log, withPrefix } from "../runtime/mod.ts";
-
-const _API_ROOT = "https://discord.com/api/v10";
-const _USER_AGENT = "DiscordBot (baton, 0.1.0)";
 
 /** Interaction types (PING 1, APPLICATION_COMMAND 2, MESSAGE_COMPONENT 3, AUTOCOMPLETE 4, MODAL_SUBMIT 5). */
 const _PING = 1;
@@ -284,98 +270,6 @@ function _parseComponent(
   };
 }
 
-/** The buttons of a question: one action row (Discord holds five buttons to a row). */
-function _components(choices: readonly Choice[]) {
-  return [{
-    type: 1,
-    components: choices.slice(0, 5).map((choice) => ({
-      type: 2,
-      // Styles: 1 primary, 2 secondary, 4 danger.
-      style: choice.style === "danger" ? 4 : choice.style === "primary" ? 1 : 2,
-      label: choice.label,
-      custom_id: choice.data,
-    })),
-  }];
-}
-
-function _describe(status: number): string {
-  const hint = status === 401 || status === 404
-    ? " (interaction tokens expire 15 minutes after the command)"
-    : "";
-  return `the Discord API answered ${status}${hint}`;
-}
-
-/**
- * Part 0 edits the deferred `@original`, later parts are follow-ups; with `file`, the part is that
- * file as the message's attachment (multipart, `text` its caption).
- */
-async function _send(
-  target: DiscordTarget,
-  text: string,
-  part: PartSend,
-  env: PlatformEnv,
-  file?: OutgoingFile,
-): Promise<SendResult> {
-  const first = part.index === 0;
-  // Discord refuses blank content; the deferred placeholder must still be replaced.
-  if (!text.trim() && !first && !file) return { ok: true };
-  const root = apiRoot(env, "DISCORD_API_ROOT", _API_ROOT);
-  const hook = `${root}/webhooks/${encodeURIComponent(env.DISCORD_APPLICATION_ID ?? "")}/${
-    encodeURIComponent(target.token)
-  }`;
-  const payload = {
-    // A file needs no text; a message without either is refused.
-    content: text.trim() || file ? text : "(empty reply)",
-    allowed_mentions: { parse: [] },
-    // An edit of @original without choices also takes away a question's buttons: the reply
-    // that replaces the question must not leave them clickable under it.
-    ...(part.choices?.length
-      ? { components: _components(part.choices) }
-      : first
-      ? { components: [] }
-      : {}),
-  };
-  return await sendRequest(first ? `${hook}/messages/@original` : hook, {
-    method: first ? "PATCH" : "POST",
-    // Form data sets its own multipart content type, boundary included.
-    ...(file ? { headers: { "user-agent": _USER_AGENT }, body: discordFileForm(payload, file) } : {
-      headers: { "content-type": "application/json", "user-agent": _USER_AGENT },
-      body: JSON.stringify(payload),
-    }),
-  }, {
-    api: "Discord API",
-    leaving: part.leaving,
-    // The interaction token is in the URL.
-    secrets: [target.token],
-    // Editing @original is idempotent, so a lost or failed edit may be repeated; a follow-up may not.
-    idempotent: first,
-    waitFrom: [bodyRetryAfter, retryAfterHeader],
-    describe: ({ status }) => _describe(status),
-  });
-}
-
-/** An edit of the deferred `@original` message: how a preview grows, and how a stopped one ends. */
-async function _editOriginal(
-  target: DiscordTarget,
-  text: string,
-  env: PlatformEnv,
-): Promise<SendResult> {
-  const root = apiRoot(env, "DISCORD_API_ROOT", _API_ROOT);
-  const hook = `${root}/webhooks/${encodeURIComponent(env.DISCORD_APPLICATION_ID ?? "")}/${
-    encodeURIComponent(target.token)
-  }`;
-  return await sendRequest(`${hook}/messages/@original`, {
-    method: "PATCH",
-    headers: { "content-type": "application/json", "user-agent": _USER_AGENT },
-    body: JSON.stringify({ content: text, allowed_mentions: { parse: [] } }),
-  }, {
-    api: "Discord API",
-    leaving: undefined,
-    secrets: [target.token],
-    describe: ({ status }) => _describe(status),
-  });
-}
-
 /**
  * Discord HTTP interactions in (slash commands start turns, their attachment options fetched
  * inside the turn: discord_media.ts; clicks on baton's buttons answer questions), deferred interaction replies out (a question with its buttons).
@@ -393,24 +287,24 @@ export const discordAdapter: PlatformAdapter<DiscordTarget> = {
   // Editing @original again shows one message, whatever the first edit did; follow-ups cannot be
   // read back, so a follow-up in doubt is resent behind the note (REPLY_IN_DOUBT).
   idempotentPart: (index) => index === 0,
-  send: _send,
+  send: discordSend,
   // A file is the part's attachment: on `@original` for part 0 (an edit, so a repeat shows it
   // once), a follow-up after; past the upload limit, its signed link in text.
   sendFile: (target, file, caption, part, env) =>
     file.size > DISCORD_FILE_MAX_BYTES
-      ? _send(target, fileAsText(file, caption), part, env)
-      : _send(target, caption, part, env, file),
+      ? discordSend(target, fileAsText(file, caption), part, env)
+      : discordSend(target, caption, part, env, file),
   fetchMedia: fetchDiscordMedia,
   // The deferred response shows "thinking…" by itself; the reply grows in @original, whose final
   // edit (part 0 of the reply) replaces the preview like any repeat of that edit.
   preview: async (target, text, _draft, env) => {
     if (!text.trim()) return "shown";
-    const result = await _editOriginal(target, text, env);
+    const result = await discordEditOriginal(target, text, env);
     return result.ok ? "shown" : result.status === 429 ? "rate_limited" : "failed";
   },
   // A paused turn's preview stays: its question is a follow-up, and the reply edits `@original`.
   endPreview: async (target, text, env) => {
-    if (text !== null) await _editOriginal(target, text, env);
+    if (text !== null) await discordEditOriginal(target, text, env);
   },
   // The clicker alone sees the answer (an ephemeral message), the question stays as it is.
   answerChoice: (_choice, answer) =>

@@ -1,9 +1,17 @@
 // Google Chat adapter: events in (Chat API interaction events, or a Workspace add-on's event objects) as JWTs from Chat's issuer or Google ID tokens for a URL audience, card clicks answered privately, Chat API messages out as the service account, idempotent by client message id; runtime-neutral (fetch, Web Crypto, jose).
-import type { PartSend, PlatformAdapter, PlatformEnv, SendResult } from "../chat/mod.ts";
+import type {
+  OutgoingFile,
+  PartSend,
+  PlatformAdapter,
+  PlatformEnv,
+  SendResult,
+} from "../chat/mod.ts";
 import { apiRoot, detail, jsonField, retryAfterHeader, sendRequest } from "./_kit.ts";
 import { encodeHex } from "../runtime/mod.ts";
 import { googleChatToken } from "./google_chat_token.ts";
 import { fetchGoogleChatMedia } from "./google_chat_media.ts";
+import { googleChatFileMessage } from "./google_chat_files.ts";
+import { fileAsText } from "./_file_out.ts";
 import { googleChatAddOnAgentOf, verifyGoogleChatRequest } from "./google_chat_auth.ts";
 import {
   answerGoogleChatChoice,
@@ -50,11 +58,16 @@ export async function googleChatMessageId(
   return `client-baton-${encodeHex(new Uint8Array(digest)).slice(0, 48)}`;
 }
 
+/**
+ * Creates part `text` as a message in the target's thread, `extra` (a file's card) beside the
+ * text, under the part's client message id.
+ */
 async function _send(
   target: GoogleChatTarget,
   text: string,
   part: PartSend,
   env: PlatformEnv,
+  extra: Record<string, unknown> = {},
 ): Promise<SendResult> {
   const token = await googleChatToken(env);
   if (!token.ok) return token;
@@ -70,6 +83,7 @@ async function _send(
       ...(part.choices?.length
         ? { cardsV2: googleChatCards(part.choices, _buttonFunction(env)) }
         : {}),
+      ...extra,
       ...(target.thread ? { thread: { name: target.thread } } : {}),
     }),
   }, {
@@ -92,7 +106,8 @@ async function _send(
  * Google Chat as an HTTP app: `MESSAGE` events in (DMs, and mentions in spaces, the mention left
  * out) and `CARD_CLICKED` on baton's buttons — or the same as a Workspace add-on's event objects
  * (`chat.messagePayload`, `chat.buttonClickedPayload`) for an app built as an add-on — replies out through the Chat API as the service
- * account, in the thread they answer (a question with a card of buttons); every part has a client
+ * account, in the thread they answer (a question with a card of buttons, a file as a card by its
+ * signed link); every part has a client
  * message id and request id drawn from its marker, so a resend is created once. No `typing`: Chat
  * has no API for an app's typing indicator.
  */
@@ -106,6 +121,14 @@ export const googleChatAdapter: PlatformAdapter<GoogleChatTarget> = {
   verify: verifyGoogleChatRequest,
   parse: (request) => parseGoogleChatEvent(request.body),
   send: _send,
+  // A file as a card (an image widget, or a button to its signed link: google_chat_files.ts),
+  // created once by the part's client message id; without a link, the file's note as text.
+  sendFile: (target: GoogleChatTarget, file: OutgoingFile, caption, part, env) => {
+    const message = googleChatFileMessage(file);
+    return message
+      ? _send(target, caption, part, env, message)
+      : _send(target, fileAsText(file, caption), part, env);
+  },
   // Every part's request id is drawn from its marker: sending it again cannot show twice.
   idempotentPart: () => true,
   answerChoice: answerGoogleChatChoice,

@@ -1,5 +1,4 @@
 // The Google Chat app's service-account token (a signed JWT assertion exchanged at Google's OAuth endpoint, cached until it expires) for the Chat API and its media downloads; runtime-neutral (fetch, Web Crypto, jose).
-import { importPKCS8, SignJWT } from "jose";
 import { z } from "zod";
 import type { PlatformEnv, SendResult } from "../chat/mod.ts";
 import { accessToken } from "./_jwt.ts";
@@ -19,6 +18,8 @@ async function _assertionForm(
   account: z.infer<typeof _serviceAccount>,
   tokenUrl: string,
 ): Promise<URLSearchParams> {
+  // jose on the first token, not at start-up: a Worker without Google Chat never evaluates it.
+  const { importPKCS8, SignJWT } = await import("./_jose.ts");
   const key = await importPKCS8(account.private_key, "RS256");
   const assertion = await new SignJWT({ scope: _SCOPE })
     .setProtectedHeader({

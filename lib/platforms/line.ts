@@ -2,54 +2,28 @@
 import { z } from "zod";
 import {
   approvalClickText,
-  type Choice,
   type ClickAnswer,
   type Ingress,
   isChoiceData,
   type OutgoingFile,
   parseJsonBody,
-  type PartSend,
   type PlatformAdapter,
   type PlatformChoice,
   type PlatformEnv,
   type PlatformMessage,
-  type SendResult,
 } from "../chat/mod.ts";
-import {
-  apiRoot,
-  batchIngress,
-  clickNoticeDue,
-  detail,
-  ignore,
-  jsonField,
-  retryAfterHeader,
-  type SendOptions,
-  sendRequest,
-} from "./_kit.ts";
+import { batchIngress, clickNoticeDue, ignore } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { fileAsText } from "./_file_out.ts";
+import { lineCall } from "./line_call.ts";
 import { lineImageMessage } from "./line_files.ts";
 import { fetchLineMedia, lineMedia } from "./line_media.ts";
-import {
-  decodeBase64,
-  encodeBase64,
-  encodeHex,
-  hmacSign,
-  hmacVerify,
-  log,
-} from "../runtime/mod.ts";
+import { linePush } from "./line_push.ts";
+import { decodeBase64, encodeBase64, hmacSign, hmacVerify, log } from "../runtime/mod.ts";
 import { olderThanHorizon, REPLAY_HORIZON_MS } from "./_replay_horizon.ts";
 
 const _HEADER = "x-line-signature";
-const _DEFAULT_API_ROOT = "https://api.line.me";
-/** LINE states no wait for a 429: a second, then the outbox backs off further. */
-const _DEFAULT_RATE_LIMIT_WAIT_MS = 1_000;
-/** A 429 for the month's message quota: waiting minutes does not help. */
-const _MONTHLY_LIMIT = /monthly limit/i;
 const _ID = /^[A-Za-z0-9_-]{1,64}$/;
-/** Quick reply: at most 13 buttons, labels of at most 20 characters. */
-const _MAX_QUICK_REPLIES = 13;
-const _LABEL_CHARS = 20;
 /**
  * How long one loading animation lasts (5–60 s, in fives). The live reply renews it every 4 s and
  * each call sets the time left anew, so it outlasts a turn that ends without a message by 10 s at
@@ -234,95 +208,6 @@ function _withoutMentions(text: string, spans: readonly z.infer<typeof _mentione
 }
 
 /**
- * The `X-Line-Retry-Key` of a part: a UUID drawn from the chat and the part's marker, so a resend
- * of the same part carries the same key and LINE answers 409 instead of showing it twice. Without
- * a marker (a notice sent outside the outbox), a fresh one.
- */
-export async function lineRetryKey(to: string, marker: string | undefined): Promise<string> {
-  if (!marker) return crypto.randomUUID();
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${to}|${marker}`)),
-  ).slice(0, 16);
-  digest[6] = (digest[6] & 0x0f) | 0x40; // version 4 layout, as LINE requires a UUID
-  digest[8] = (digest[8] & 0x3f) | 0x80;
-  const hex = encodeHex(digest);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${
-    hex.slice(20)
-  }`;
-}
-
-/** A POST to the Messaging API (`path` under its root), JSON in, with the channel's token. */
-function _call(
-  path: string,
-  payload: Record<string, unknown>,
-  env: PlatformEnv,
-  options: Omit<SendOptions, "api" | "secrets">,
-  headers: Record<string, string> = {},
-): Promise<SendResult> {
-  const token = env.LINE_CHANNEL_ACCESS_TOKEN ?? "";
-  const root = apiRoot(env, "LINE_API_ROOT", _DEFAULT_API_ROOT);
-  return sendRequest(`${root}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
-    body: JSON.stringify(payload),
-  }, {
-    describe: ({ status, body }) =>
-      `the LINE Messaging API answered ${status}${detail(jsonField(body, "message"))}`,
-    ...options,
-    api: "LINE Messaging API",
-    secrets: [token],
-  });
-}
-
-/** A reply part pushed: `lead` messages (a file's image), then `text` unless it is empty beside them. */
-async function _push(
-  target: LineTarget,
-  text: string,
-  part: PartSend,
-  env: PlatformEnv,
-  lead: Record<string, unknown>[] = [],
-): Promise<SendResult> {
-  const message = {
-    type: "text",
-    text,
-    ...(part.choices?.length ? { quickReply: _quickReply(part.choices) } : {}),
-  };
-  const retryKey = await lineRetryKey(target.to, part.marker);
-  const messages = lead.length && !text ? lead : [...lead, message];
-  const result = await _call("/v2/bot/message/push", { to: target.to, messages }, env, {
-    leaving: part.leaving,
-    // The retry key makes a repeat harmless: a lost answer or a 5xx may be sent again.
-    idempotent: true,
-    rateLimited: ({ status, body }) =>
-      status === 429 && !_MONTHLY_LIMIT.test(String(jsonField(body, "message") ?? "")),
-    waitFrom: [retryAfterHeader],
-    defaultWaitMs: _DEFAULT_RATE_LIMIT_WAIT_MS,
-  }, { "x-line-retry-key": retryKey });
-  // 409 to a retry key: an earlier send of this very part was accepted.
-  if (!result.ok && result.status === 409) return { ok: true };
-  return result;
-}
-
-/**
- * A question's choices as quick reply buttons under its (last) message: postback actions whose
- * `data` is the choice, and whose `displayText` shows in the chat as the clicker's own message, so
- * everyone sees what was chosen. LINE takes them away once anything is sent after.
- */
-function _quickReply(choices: readonly Choice[]) {
-  return {
-    items: choices.slice(0, _MAX_QUICK_REPLIES).map((c) => ({
-      type: "action",
-      action: {
-        type: "postback",
-        label: [...c.label].slice(0, _LABEL_CHARS).join(""),
-        data: c.data,
-        displayText: c.label,
-      },
-    })),
-  };
-}
-
-/**
  * Answers a click. LINE has no answer for the clicker alone (no toast, no ephemeral): the tap shows
  * in the chat as its `displayText`, and an approval shows by the turn going on. So only what a
  * click that did nothing must say ("Not yours" to someone else in a group, "Already answered") is
@@ -337,7 +222,7 @@ async function _answerChoice(
   env: PlatformEnv,
 ): Promise<{ status: number; body: unknown }> {
   if (choice.handle && clickNoticeDue(answer)) {
-    const result = await _call(
+    const result = await lineCall(
       "/v2/bot/message/reply",
       {
         replyToken: choice.handle,
@@ -357,7 +242,7 @@ async function _answerChoice(
  */
 async function _typing(target: LineTarget, env: PlatformEnv): Promise<boolean> {
   if (!target.to.startsWith("U")) return false;
-  const result = await _call(
+  const result = await lineCall(
     "/v2/bot/chat/loading/start",
     {
       chatId: target.to,
@@ -394,14 +279,14 @@ export const lineAdapter: PlatformAdapter<LineTarget> = {
     return ok ? null : `${_HEADER} does not match the body`;
   },
   parse: (request) => _parse(request.body, request.nowSeconds),
-  send: _push,
+  send: linePush,
   // An image as an image message LINE fetches from its signed link (its caption a text message
   // in the same push, under the same retry key); any other file, or no link, as text.
   sendFile: (target: LineTarget, file: OutgoingFile, caption, part, env) => {
     const image = lineImageMessage(file);
     return image
-      ? _push(target, caption, part, env, [image])
-      : _push(target, fileAsText(file, caption), part, env);
+      ? linePush(target, caption, part, env, [image])
+      : linePush(target, fileAsText(file, caption), part, env);
   },
   // Every part carries a retry key drawn from its marker: sending it again cannot show twice.
   idempotentPart: () => true,

@@ -1,7 +1,8 @@
 // Unit tests for lib/platforms/line.ts: x-line-signature, webhook event parsing and push sends with retry keys over a stubbed fetch; Deno.
 import { assert, assertEquals, assertMatch, assertStrictEquals, assertThrows } from "@std/assert";
 import { PayloadError, type RawRequest, replyChannel } from "../chat/mod.ts";
-import { lineAdapter, lineRetryKey, type LineTarget, signLinePayload } from "./line.ts";
+import { lineAdapter, type LineTarget, signLinePayload } from "./line.ts";
+import { lineRetryKey } from "./line_push.ts";
 import { withFetch } from "./_fetch_stub.ts";
 import { setLogSink } from "../runtime/mod.ts";
 import { DEDUP_MS } from "../session/inbox.ts";

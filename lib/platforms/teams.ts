@@ -7,6 +7,7 @@ import {
   type ClickAnswer,
   type Ingress,
   isChoiceData,
+  type OutgoingFile,
   parseJsonBody,
   type PartSend,
   PayloadError,
@@ -22,6 +23,8 @@ import { platformEvent } from "./_platform_event.ts";
 import { bearerToken, forgetAccessToken, verifyJwt } from "./_jwt.ts";
 import { teamsBotToken } from "./teams_token.ts";
 import { fetchTeamsMedia, teamsMedia } from "./teams_media.ts";
+import { teamsFileActivity } from "./teams_files.ts";
+import { fileAsText } from "./_file_out.ts";
 
 const _DEFAULT_OPENID_URL = "https://login.botframework.com/v1/.well-known/openidconfiguration";
 /** The issuer of every token the Bot Connector sends to a bot. */
@@ -358,7 +361,8 @@ async function _typing(target: TeamsTarget, env: PlatformEnv): Promise<boolean> 
  * chat messages that mention the bot, the mention removed; their images and files, fetched inside
  * the turn; clicks on baton's card buttons; every
  * other activity acknowledged), replies out through the Bot Connector of the activity's verified
- * `serviceUrl` (a question as an Adaptive Card with its buttons), typing while a turn runs. No
+ * `serviceUrl` (a question as an Adaptive Card with its buttons; a file by its signed link, an
+ * image inline), typing while a turn runs. No
  * send can be made idempotent or looked up, so a part in doubt is resent marked.
  */
 export const teamsAdapter: PlatformAdapter<TeamsTarget> = {
@@ -371,6 +375,14 @@ export const teamsAdapter: PlatformAdapter<TeamsTarget> = {
   verify: _verify,
   parse: (request) => _parse(request.body),
   send: _send,
+  // An image as an inline attachment Teams fetches from its signed link, another file as a card
+  // with a link to it (teams_files.ts); without a link, the file's note as text.
+  sendFile: (target: TeamsTarget, file: OutgoingFile, caption, part, env) => {
+    const activity = teamsFileActivity(file, caption, target.replyTo);
+    return activity
+      ? _post(target, activity, part.leaving, env)
+      : _send(target, fileAsText(file, caption), part, env);
+  },
   answerChoice: _answerChoice,
   typing: _typing,
   fetchMedia: fetchTeamsMedia,

@@ -7,32 +7,19 @@ import {
   isChoiceData,
   type OutgoingFile,
   parseJsonBody,
-  type PartSend,
   type PlatformAdapter,
   type PlatformChoice,
   type PlatformEnv,
   type PlatformMessage,
-  type SendResult,
   type WebhookAnswer,
 } from "../chat/mod.ts";
-import {
-  type Answer,
-  apiRoot,
-  batchIngress,
-  clickNoticeDue,
-  detail,
-  ignore,
-  jsonField,
-  retryAfterHeader,
-  type SendOptions,
-  sendRequest,
-  type WaitSource,
-} from "./_kit.ts";
+import { batchIngress, clickNoticeDue, ignore } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { fileAsText } from "./_file_out.ts";
 import { whatsappFileContent } from "./whatsapp_files.ts";
-import { whatsappInteractive, whatsappTapData } from "./whatsapp_choices.ts";
+import { whatsappTapData } from "./whatsapp_choices.ts";
 import { fetchWhatsappMedia, whatsappMedia } from "./whatsapp_media.ts";
+import { whatsappPost, whatsappSend } from "./whatsapp_send.ts";
 import {
   constantTimeEquals,
   decodeHex,
@@ -44,18 +31,9 @@ import {
 import { keyMemoryFor, olderThanHorizon } from "./_replay_horizon.ts";
 
 const _SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
-const _DEFAULT_API_ROOT = "https://graph.facebook.com/v21.0";
 /** Meta's challenge is a number; anything else is not echoed (the GET answer is ours to shape). */
 const _CHALLENGE = /^[A-Za-z0-9_.-]{1,256}$/;
 const _ID = /^[0-9]{1,32}$/;
-/** Graph error codes that mean "slow down": app, account, throughput and per-recipient limits. */
-const _RATE_LIMIT_CODES = new Set([4, 80007, 130429, 131056]);
-/** The pair rate (one recipient) allows about one message every 6 s. */
-const _PAIR_RATE_CODE = 131056;
-const _PAIR_RATE_WAIT_S = 6;
-const _DEFAULT_RATE_LIMIT_WAIT_MS = 2_000;
-/** "Re-engagement message": more than 24 h since the customer last wrote; only templates may go. */
-const _OUTSIDE_WINDOW_CODE = 131047;
 /**
  * The typing indicator lasts 25 s or until the next message to the customer: renewed this often
  * (`typingEveryMs`), a long turn keeps it for one call every ~20 s, not one every 4 s.
@@ -244,68 +222,6 @@ function _logStatus(raw: unknown): void {
   });
 }
 
-function _errorCode(answer: Answer): number | undefined {
-  const code = jsonField(answer.body, "error", "code");
-  return typeof code === "number" ? code : undefined;
-}
-
-/** The pair rate's known pace when the answer names no wait. */
-const _pairRateWait: WaitSource = (answer) =>
-  _errorCode(answer) === _PAIR_RATE_CODE ? _PAIR_RATE_WAIT_S : undefined;
-
-/** A POST to the number's `messages` endpoint: replies, and the typing indicator. */
-function _post(
-  phoneNumberId: string,
-  payload: Record<string, unknown>,
-  env: PlatformEnv,
-  options: Omit<SendOptions, "api" | "secrets">,
-): Promise<SendResult> {
-  const token = env.WHATSAPP_ACCESS_TOKEN ?? "";
-  const root = apiRoot(env, "WHATSAPP_API_ROOT", _DEFAULT_API_ROOT);
-  return sendRequest(`${root}/${phoneNumberId}/messages`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ messaging_product: "whatsapp", ...payload }),
-  }, { ...options, api: "WhatsApp Cloud API", secrets: [token] });
-}
-
-/** A reply part: `text`, or the message `content` given (a file's media by link). */
-async function _send(
-  target: WhatsappTarget,
-  text: string,
-  part: PartSend,
-  env: PlatformEnv,
-  content?: Record<string, unknown>,
-): Promise<SendResult> {
-  const payload: Record<string, unknown> = {
-    recipient_type: "individual",
-    to: target.to,
-    ...(content ??
-      (part.choices?.length
-        ? { type: "interactive", interactive: whatsappInteractive(text, part.choices) }
-        : { type: "text", text: { body: text, preview_url: false } })),
-  };
-  // The first part quotes the customer's message, as a reply in the app does.
-  if (part.index === 0 && target.message_id) payload.context = { message_id: target.message_id };
-  return await _post(target.phone_number_id, payload, env, {
-    leaving: part.leaving,
-    rateLimited: (answer) =>
-      answer.status === 429 || _RATE_LIMIT_CODES.has(_errorCode(answer) ?? -1),
-    waitFrom: [retryAfterHeader, _pairRateWait],
-    defaultWaitMs: _DEFAULT_RATE_LIMIT_WAIT_MS,
-    describe: (answer) => {
-      const code = _errorCode(answer);
-      const text = detail(jsonField(answer.body, "error", "message"));
-      if (code === _OUTSIDE_WINDOW_CODE) {
-        return `WhatsApp refused the reply: more than 24 hours since the customer's last message ` +
-          `(error ${code}); only a template message can reach them now${text}`;
-      }
-      return `the WhatsApp Cloud API answered ${answer.status}` +
-        (code === undefined ? "" : ` (error ${code})`) + text;
-    },
-  });
-}
-
 /**
  * Answers a click. WhatsApp has no answer seen by the clicker alone (no toast, no ephemeral): the
  * tap itself shows in the chat as the customer's reply, and an approval shows by the turn going on.
@@ -321,7 +237,7 @@ async function _answerChoice(
 ): Promise<{ status: number; body: unknown }> {
   if (clickNoticeDue(answer)) {
     const text = approvalClickText(answer);
-    const result = await _send(choice.reply, text, { index: 0, count: 1 }, env);
+    const result = await whatsappSend(choice.reply, text, { index: 0, count: 1 }, env);
     if (!result.ok) log.warn("whatsapp: a click was not answered", { error: result.message });
   }
   return { status: 200, body: { ok: true } };
@@ -336,7 +252,7 @@ async function _answerChoice(
 async function _typing(target: WhatsappTarget, env: PlatformEnv): Promise<boolean> {
   const messageId = target.message_id;
   if (!messageId) return false;
-  const result = await _post(
+  const result = await whatsappPost(
     target.phone_number_id,
     {
       status: "read",
@@ -380,13 +296,13 @@ export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
   parse: (request, env) => _parse(request.body, env, request.nowSeconds),
   // Message ids kept for as long as Meta retries, past the inbox's day.
   handshake: _handshake,
-  send: _send,
+  send: whatsappSend,
   // A file as media WhatsApp fetches from its signed link; without a link, its note in text.
   sendFile: (target: WhatsappTarget, file: OutgoingFile, caption, part, env) => {
     const content = whatsappFileContent(file, caption);
     return content
-      ? _send(target, caption, part, env, content)
-      : _send(target, fileAsText(file, caption), part, env);
+      ? whatsappSend(target, caption, part, env, content)
+      : whatsappSend(target, fileAsText(file, caption), part, env);
   },
   fetchMedia: fetchWhatsappMedia,
   answerChoice: _answerChoice,

@@ -12,7 +12,12 @@ export function sqliteStorage(
     alarms,
     sql: {
       exec: (query, ...bindings) => {
-        const rows = db.prepare(query).all(...bindings) as Record<string, unknown>[];
+        // As Durable Object SQLite does: statements joined by semicolons all run, the bindings
+        // go to the last, whose rows are returned (node:sqlite's prepare would run the first only).
+        const statements = _split(query);
+        if (statements.length > 1) db.exec(statements.slice(0, -1).join(";\n"));
+        const last = statements.at(-1) ?? query;
+        const rows = db.prepare(last).all(...bindings) as Record<string, unknown>[];
         return { toArray: () => rows };
       },
     },
@@ -32,4 +37,19 @@ export function sqliteStorage(
       return Promise.resolve();
     },
   };
+}
+
+/** `query`'s statements: split at semicolons outside quotes (enough for the SQL this project writes). */
+function _split(query: string): string[] {
+  const out: string[] = [];
+  let quote: string | null = null, start = 0;
+  for (let i = 0; i < query.length; i++) {
+    const c = query[i];
+    if (quote) {
+      if (c === quote) quote = null;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === ";") out.push(query.slice(start, i)), start = i + 1;
+  }
+  out.push(query.slice(start));
+  return out.filter((s) => s.trim() !== "");
 }

@@ -1,7 +1,74 @@
 // The session's approval tables: a turn paused for its user's answer, the calls it asks about, the remembered grants; runtime-neutral.
 import type { ChatMessage, PendingCall } from "../agent/mod.ts";
+import type { LazyTable } from "./lazy_tables.ts";
 import { json, num, type SessionDb, str, type Tx } from "./session_db.ts";
 import type { TurnUsage } from "./types.ts";
+
+/**
+ * Approvals' first tables: a turn paused for its user's answer (its messages so far, kept until
+ * the turn ends) and the calls it asks about with their answers.
+ */
+export const APPROVAL_TURNS_SCHEMA: readonly string[] = [
+  `CREATE TABLE approval_pause (
+      seq INTEGER PRIMARY KEY,
+      messages TEXT NOT NULL,
+      step INTEGER NOT NULL,
+      usage TEXT NOT NULL,
+      asked_by TEXT NOT NULL,
+      deadline INTEGER NOT NULL
+    )`,
+  `CREATE TABLE approval (
+      seq INTEGER NOT NULL,
+      call_id TEXT NOT NULL,
+      tool TEXT NOT NULL,
+      arguments TEXT NOT NULL,
+      asked_at INTEGER NOT NULL,
+      choice TEXT,
+      answered_by TEXT,
+      PRIMARY KEY (seq, call_id)
+    )`,
+];
+
+/**
+ * The remembered answers under `name`: each for the chat member who gave it (`member`, "" for
+ * every caller of the session: an API answer, or a grant from before members were recorded),
+ * so that in a group one member's "always" never lets another member's calls run unasked.
+ */
+export function approvalGrantTable(name: string): string {
+  return `CREATE TABLE ${name} (
+    tool TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    conversation INTEGER NOT NULL,
+    member TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (tool, scope, member)
+  )`;
+}
+
+/**
+ * The calls a resumed turn ran for its paused step: a row before each runs, its result after,
+ * so a turn that dies after its approval resumes without running an approved call twice.
+ */
+export const APPROVAL_RUNS_SCHEMA: readonly string[] = [
+  `CREATE TABLE approval_run (
+      seq INTEGER NOT NULL,
+      call_id TEXT NOT NULL,
+      result TEXT,
+      PRIMARY KEY (seq, call_id)
+    )`,
+];
+
+/**
+ * Every approval table as it is now, created on a session's first pause or grant: most sessions
+ * never ask (no tool needs approval), and a new session should not pay for four tables.
+ */
+export const APPROVAL_TABLES: LazyTable = {
+  name: "approval_pause",
+  schema: [
+    ...APPROVAL_TURNS_SCHEMA,
+    approvalGrantTable("approval_grant"),
+    ...APPROVAL_RUNS_SCHEMA,
+  ],
+};
 
 /** What a user may answer to a question. */
 export type ApprovalChoice = "once" | "session" | "always" | "deny";
@@ -44,7 +111,7 @@ export interface ApprovalGrant {
 }
 
 /**
- * The `approval_pause`, `approval` and `approval_grant` tables. A pause lives from the pause of
+ * The approval tables (`APPROVAL_TABLES`, created on the first pause or grant). A pause lives from the pause of
  * its turn to the turn's end (so a recovery after a crash resumes it again), and an answer is
  * written once: a second answer to the same call changes nothing.
  */
@@ -57,6 +124,7 @@ export class ApprovalStore {
 
   /** Stores turn `seq`'s pause (replacing an earlier one of the same turn) and the calls it asks about. */
   pause(tx: Tx, pause: PausedTurn, calls: PendingCall[], now: number): void {
+    this.#db.ensureTable(tx, APPROVAL_TABLES);
     this.#db.exec(
       tx,
       `INSERT OR REPLACE INTO approval_pause (seq, messages, step, usage, asked_by, deadline)
@@ -83,6 +151,7 @@ export class ApprovalStore {
 
   /** Turn `seq`'s pause, or null. */
   paused(seq: number): PausedTurn | null {
+    if (!this.#db.hasTable(APPROVAL_TABLES)) return null;
     const row = this.#db.rows(
       `SELECT seq, messages, step, usage, asked_by, deadline FROM approval_pause WHERE seq = ?`,
       seq,
@@ -100,6 +169,7 @@ export class ApprovalStore {
 
   /** The oldest unanswered call of turn `seq`: the question now asked. */
   pending(seq: number): ApprovalRow | null {
+    if (!this.#db.hasTable(APPROVAL_TABLES)) return null;
     const row = this.#db.rows(
       `SELECT seq, call_id, tool, arguments, choice, answered_by FROM approval
        WHERE seq = ? AND choice IS NULL ORDER BY asked_at, rowid LIMIT 1`,
@@ -110,6 +180,7 @@ export class ApprovalStore {
 
   /** Records the answer to call `callId` of turn `seq`; false when it was answered already. */
   answer(tx: Tx, seq: number, callId: string, choice: ApprovalChoice, by: string): boolean {
+    if (!this.#db.hasTable(APPROVAL_TABLES)) return false;
     return this.#db.exec(
       tx,
       `UPDATE approval SET choice = ?, answered_by = ? WHERE seq = ? AND call_id = ? AND choice IS NULL
@@ -123,6 +194,7 @@ export class ApprovalStore {
 
   /** Every answered call of turn `seq`. */
   answered(seq: number): ApprovalRow[] {
+    if (!this.#db.hasTable(APPROVAL_TABLES)) return [];
     return this.#db.rows(
       `SELECT seq, call_id, tool, arguments, choice, answered_by FROM approval
        WHERE seq = ? AND choice IS NOT NULL ORDER BY asked_at, rowid`,
@@ -135,6 +207,7 @@ export class ApprovalStore {
    * call started but without a result died with its executor: it may have run.
    */
   recordRun(tx: Tx, seq: number, callId: string, result: string | null): void {
+    this.#db.ensureTable(tx, APPROVAL_TABLES);
     this.#db.exec(
       tx,
       `INSERT INTO approval_run (seq, call_id, result) VALUES (?, ?, ?)
@@ -147,6 +220,7 @@ export class ApprovalStore {
 
   /** The calls turn `seq` started after resuming, with their results (null: it died running it). */
   runs(seq: number): { callId: string; result: string | null }[] {
+    if (!this.#db.hasTable(APPROVAL_TABLES)) return [];
     return this.#db.rows(
       `SELECT call_id, result FROM approval_run WHERE seq = ? ORDER BY rowid`,
       seq,
@@ -158,6 +232,8 @@ export class ApprovalStore {
 
   /** Forgets turn `seq`'s pause, questions and resumed calls: the turn has ended. */
   end(tx: Tx, seq: number): void {
+    // Every turn ends here: a session that never asked has no tables, and nothing to forget.
+    if (!this.#db.hasTable(APPROVAL_TABLES)) return;
     this.#db.exec(tx, `DELETE FROM approval_pause WHERE seq = ?`, seq);
     this.#db.exec(tx, `DELETE FROM approval WHERE seq = ?`, seq);
     this.#db.exec(tx, `DELETE FROM approval_run WHERE seq = ?`, seq);
@@ -168,6 +244,7 @@ export class ApprovalStore {
    * (`session`) or in this session key (`always`).
    */
   grant(tx: Tx, grant: ApprovalGrant, conversation: number): void {
+    this.#db.ensureTable(tx, APPROVAL_TABLES);
     this.#db.exec(
       tx,
       `INSERT OR REPLACE INTO approval_grant (tool, scope, conversation, member) VALUES (?, ?, ?, ?)`,
@@ -183,6 +260,7 @@ export class ApprovalStore {
    * theirs, and those given for every turn. Another member's never count.
    */
   grants(conversation: number, member: string): ApprovalGrant[] {
+    if (!this.#db.hasTable(APPROVAL_TABLES)) return [];
     return this.#db.rows(
       `SELECT tool, scope, member FROM approval_grant
        WHERE (scope = 'always' OR conversation = ?) AND member IN ('', ?)
@@ -201,6 +279,7 @@ export class ApprovalStore {
    * every turn, never another member's); returns how many there were.
    */
   forgetGrants(tx: Tx, member: string): number {
+    if (!this.#db.hasTable(APPROVAL_TABLES)) return 0;
     return this.#db.exec(
       tx,
       `DELETE FROM approval_grant WHERE member IN ('', ?) RETURNING tool`,

@@ -1,4 +1,5 @@
 // The session's outbound events (turn.completed, turn.failed, approval.requested, job.failed) as outbox rows, written in the transaction that makes them true; runtime-neutral.
+import type { LazyTable } from "./lazy_tables.ts";
 import { num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
 
 /**
@@ -19,6 +20,9 @@ export const EVENT_OUTBOX_SCHEMA: readonly string[] = [
     )`,
   `CREATE INDEX event_outbox_unsent ON event_outbox (sent_at, error, id)`,
 ];
+
+/** The event outbox, created with a session's first event (only EVENTS_WEBHOOK_URL writes any). */
+export const EVENT_OUTBOX_TABLES: LazyTable = { name: "event_outbox", schema: EVENT_OUTBOX_SCHEMA };
 
 /** An event's type. */
 export type OutboundEventType =
@@ -56,6 +60,7 @@ export class EventOutboxStore {
   ): boolean {
     const body = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data });
     const webhookId = `msg_${crypto.randomUUID().replaceAll("-", "")}`;
+    this.#db.ensureTable(tx, EVENT_OUTBOX_TABLES);
     return this.#db.exec(
       tx,
       `INSERT OR IGNORE INTO event_outbox (dedup, webhook_id, body, created_at)
@@ -69,6 +74,7 @@ export class EventOutboxStore {
 
   /** Every event not sent nor given up, oldest first. */
   unsent(): StoredEvent[] {
+    if (!this.#db.hasTable(EVENT_OUTBOX_TABLES)) return [];
     return this.#db.rows(
       `SELECT id, webhook_id, body, attempts FROM event_outbox
        WHERE sent_at IS NULL AND error IS NULL ORDER BY id`,
@@ -82,11 +88,13 @@ export class EventOutboxStore {
 
   /** Counts an attempt as it leaves (a crash after it still shows the event was tried). */
   countAttempt(tx: Tx, id: number): void {
+    if (!this.#db.hasTable(EVENT_OUTBOX_TABLES)) return;
     this.#db.exec(tx, `UPDATE event_outbox SET attempts = attempts + 1 WHERE id = ?`, id);
   }
 
   /** Records event `id` as sent, or as given up with `error`; then forgets those older than a day. */
   markDone(tx: Tx, id: number, error: string | null, now: number): void {
+    if (!this.#db.hasTable(EVENT_OUTBOX_TABLES)) return;
     this.#db.exec(
       tx,
       `UPDATE event_outbox SET sent_at = ?, error = ? WHERE id = ?`,
@@ -105,6 +113,7 @@ export class EventOutboxStore {
   history(
     limit: number,
   ): { type: string; attempts: number; sentAt: number | null; error: string | null }[] {
+    if (!this.#db.hasTable(EVENT_OUTBOX_TABLES)) return [];
     return this.#db.rows(
       `SELECT body, attempts, sent_at, error FROM event_outbox ORDER BY id DESC LIMIT ?`,
       limit,

@@ -2,7 +2,38 @@
 import type { ReplyTarget } from "../chat/mod.ts";
 import type { Schedule } from "./schedule.ts";
 import type { ContextFields } from "../runtime/mod.ts";
+import type { LazyTable } from "./lazy_tables.ts";
 import { json, num, numOrNull, type SessionDb, str, type Tx } from "./session_db.ts";
+
+/**
+ * Scheduled jobs: what to ask, when (the next occurrence), where the reply goes; and each
+ * occurrence's message (a job's run), one row per (job, occurrence), so none fires twice.
+ */
+export const JOB_SCHEMA: readonly string[] = [
+  `CREATE TABLE job (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      prompt TEXT NOT NULL,
+      schedule TEXT NOT NULL,
+      status TEXT NOT NULL,
+      next_run_at INTEGER,
+      created_at INTEGER NOT NULL,
+      target TEXT,
+      context TEXT NOT NULL,
+      reason TEXT
+    )`,
+  `CREATE INDEX job_due ON job (status, next_run_at)`,
+  `CREATE TABLE job_run (
+      job INTEGER NOT NULL,
+      occurrence INTEGER NOT NULL,
+      seq INTEGER NOT NULL,
+      fired_at INTEGER NOT NULL,
+      PRIMARY KEY (job, occurrence)
+    )`,
+  `CREATE INDEX job_run_seq ON job_run (seq)`,
+];
+
+/** The job tables, created with a session's first job: most sessions never schedule one. */
+export const JOB_TABLES: LazyTable = { name: "job", schema: JOB_SCHEMA };
 
 /** A job's state: runs at its times, paused (by a caller, or by an unreachable chat), or done. */
 export type JobStatus = "active" | "paused" | "done";
@@ -32,7 +63,7 @@ export interface JobRun {
   firedAt: number;
 }
 
-/** The `job` and `job_run` tables. */
+/** The `job` and `job_run` tables (`JOB_TABLES`: none until the first job; reads find nothing). */
 export class JobStore {
   readonly #db: SessionDb;
 
@@ -42,6 +73,7 @@ export class JobStore {
 
   /** Stores a new active job; returns its id. */
   add(tx: Tx, job: Omit<Job, "id" | "status" | "reason">): number {
+    this.#db.ensureTable(tx, JOB_TABLES);
     const row = this.#db.exec(
       tx,
       `INSERT INTO job (prompt, schedule, status, next_run_at, created_at, target, context)
@@ -58,22 +90,26 @@ export class JobStore {
 
   /** Job `id`, or null. */
   get(id: number): Job | null {
+    if (!this.#has()) return null;
     const row = this.#db.rows(`SELECT * FROM job WHERE id = ?`, id)[0];
     return row ? _job(row) : null;
   }
 
   /** Every job of the session, oldest first. */
   list(): Job[] {
+    if (!this.#has()) return [];
     return this.#db.rows(`SELECT * FROM job ORDER BY id`).map(_job);
   }
 
   /** How many jobs are not done (the limit counts these). */
   liveCount(): number {
+    if (!this.#has()) return 0;
     return num(this.#db.rows(`SELECT COUNT(*) AS n FROM job WHERE status != 'done'`)[0], "n");
   }
 
   /** Active jobs due at `now`, earliest first. */
   due(now: number): Job[] {
+    if (!this.#has()) return [];
     return this.#db.rows(
       `SELECT * FROM job WHERE status = 'active' AND next_run_at <= ? ORDER BY next_run_at, id`,
       now,
@@ -82,6 +118,7 @@ export class JobStore {
 
   /** The earliest next occurrence of an active job, or null. */
   nextDue(): number | null {
+    if (!this.#has()) return null;
     const row = this.#db.rows(
       `SELECT MIN(next_run_at) AS at FROM job WHERE status = 'active' AND next_run_at IS NOT NULL`,
     )[0];
@@ -94,6 +131,7 @@ export class JobStore {
     id: number,
     change: { status: JobStatus; nextRunAt: number | null; reason?: string | null },
   ): void {
+    if (!this.#has()) return;
     this.#db.exec(
       tx,
       `UPDATE job SET status = ?, next_run_at = ?, reason = COALESCE(?, reason) WHERE id = ?`,
@@ -106,6 +144,7 @@ export class JobStore {
 
   /** Records that occurrence `occurrence` of job `id` became message `seq`; false when it already had. */
   recordRun(tx: Tx, id: number, occurrence: number, seq: number, now: number): boolean {
+    this.#db.ensureTable(tx, JOB_TABLES);
     return this.#db.exec(
       tx,
       `INSERT OR IGNORE INTO job_run (job, occurrence, seq, fired_at) VALUES (?, ?, ?, ?)
@@ -119,12 +158,14 @@ export class JobStore {
 
   /** The job whose occurrence message `seq` is, or null. */
   jobOf(seq: number): number | null {
+    if (!this.#has()) return null;
     const row = this.#db.rows(`SELECT job FROM job_run WHERE seq = ?`, seq)[0];
     return row ? num(row, "job") : null;
   }
 
   /** Job `id`'s latest runs, newest first. */
   runs(id: number, limit = 5): JobRun[] {
+    if (!this.#has()) return [];
     return this.#db.rows(
       `SELECT occurrence, seq, fired_at FROM job_run WHERE job = ? ORDER BY occurrence DESC, seq DESC
        LIMIT ?`,
@@ -139,12 +180,14 @@ export class JobStore {
 
   /** Deletes job `id` and its runs; false when there was none. */
   remove(tx: Tx, id: number): boolean {
+    if (!this.#has()) return false;
     this.#db.exec(tx, `DELETE FROM job_run WHERE job = ?`, id);
     return this.#db.exec(tx, `DELETE FROM job WHERE id = ? RETURNING id`, id).length > 0;
   }
 
   /** Keeps each job's last 20 runs: a recurring job must not grow its table forever. */
   prune(tx: Tx): void {
+    if (!this.#has()) return;
     this.#db.exec(
       tx,
       `DELETE FROM job_run WHERE rowid IN (
@@ -152,6 +195,11 @@ export class JobStore {
            SELECT rowid, ROW_NUMBER() OVER (PARTITION BY job ORDER BY occurrence DESC) AS n
            FROM job_run) WHERE n > 20)`,
     );
+  }
+
+  /** Whether the job tables exist: a session without a job reads nothing and writes nothing. */
+  #has(): boolean {
+    return this.#db.hasTable(JOB_TABLES);
   }
 }
 

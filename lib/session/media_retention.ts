@@ -1,6 +1,7 @@
 // A session's media past MEDIA_RETENTION_DAYS: a ledger of the keys it stored (when each was last stored) and the alarm's sweep that deletes the expired ones; runtime-neutral.
 import type { MediaStore } from "../media/mod.ts";
 import { errorText, log } from "../runtime/mod.ts";
+import type { LazyTable } from "./lazy_tables.ts";
 import type { SessionDb } from "./session_db.ts";
 
 /**
@@ -11,6 +12,9 @@ export const MEDIA_OBJECT_SCHEMA: readonly string[] = [
   `CREATE TABLE media_object (key TEXT PRIMARY KEY, stored_at INTEGER NOT NULL)`,
   `CREATE INDEX media_object_stored ON media_object (stored_at)`,
 ];
+
+/** The media ledger, created when a session first stores a medium: most sessions never do. */
+export const MEDIA_OBJECT_TABLES: LazyTable = { name: "media_object", schema: MEDIA_OBJECT_SCHEMA };
 
 /** What the sweep needs: the store, how long media are kept, and whether a turn holds the session. */
 export interface MediaRetentionOptions {
@@ -52,6 +56,7 @@ export class MediaRetention {
   note(keys: readonly string[], now: number): void {
     if (!keys.length) return;
     this.#db.transaction((tx) => {
+      this.#db.ensureTable(tx, MEDIA_OBJECT_TABLES);
       for (const key of keys) {
         this.#db.exec(
           tx,
@@ -66,6 +71,7 @@ export class MediaRetention {
 
   /** When the oldest noted medium expires (the alarm's time for the next sweep); null: none noted. */
   nextDue(): number | null {
+    if (!this.#db.hasTable(MEDIA_OBJECT_TABLES)) return null;
     const row = this.#db.rows(`SELECT MIN(stored_at) AS oldest FROM media_object`)[0];
     const oldest = row?.oldest;
     return typeof oldest === "number" ? oldest + this.#options.retentionMs : null;
@@ -78,6 +84,7 @@ export class MediaRetention {
    * logged and tried again later. Returns how many were deleted.
    */
   async sweep(now: number): Promise<number> {
+    if (!this.#db.hasTable(MEDIA_OBJECT_TABLES)) return 0;
     const cutoff = now - this.#options.retentionMs;
     const due = this.#db.rows(
       `SELECT key FROM media_object WHERE stored_at <= ? ORDER BY stored_at LIMIT ?`,

@@ -5,7 +5,16 @@ import { COMPACTION_SCHEMA } from "./compaction.ts";
 import { STEER_SCHEMA } from "./inbox.ts";
 import { SESSION_USAGE_SCHEMA, SESSION_USAGE_V2 } from "./session_usage.ts";
 import { num, type SessionDb, type Tx } from "./session_db.ts";
-import { MEDIA_OBJECT_SCHEMA } from "./media_retention.ts";
+import { MEDIA_OBJECT_SCHEMA, MEDIA_OBJECT_TABLES } from "./media_retention.ts";
+import {
+  APPROVAL_RUNS_SCHEMA,
+  APPROVAL_TABLES,
+  APPROVAL_TURNS_SCHEMA,
+  approvalGrantTable,
+} from "./approvals.ts";
+import { JOB_SCHEMA, JOB_TABLES } from "./jobs.ts";
+import { EVENT_OUTBOX_TABLES } from "./event_outbox.ts";
+import type { LazyTable } from "./lazy_tables.ts";
 
 /** One step between schema versions: statements, or a function when the step depends on the data. */
 type _Migration = readonly string[] | ((db: SessionDb, tx: Tx) => void);
@@ -79,31 +88,6 @@ const _REQUEST_HASH = [
   `CREATE INDEX inbox_request ON inbox (request_hash, finished_at)`,
 ];
 
-/**
- * Approvals: a turn paused for its user's answer (its messages so far, kept until the turn ends)
- * and the calls it asks about with their answers (the answers remembered: `approval_grant`).
- */
-const _APPROVAL_TURNS = [
-  `CREATE TABLE approval_pause (
-      seq INTEGER PRIMARY KEY,
-      messages TEXT NOT NULL,
-      step INTEGER NOT NULL,
-      usage TEXT NOT NULL,
-      asked_by TEXT NOT NULL,
-      deadline INTEGER NOT NULL
-    )`,
-  `CREATE TABLE approval (
-      seq INTEGER NOT NULL,
-      call_id TEXT NOT NULL,
-      tool TEXT NOT NULL,
-      arguments TEXT NOT NULL,
-      asked_at INTEGER NOT NULL,
-      choice TEXT,
-      answered_by TEXT,
-      PRIMARY KEY (seq, call_id)
-    )`,
-];
-
 /** The remembered answers as approvals first made them: one per tool and scope, for everyone. */
 const _APPROVAL_GRANT_V1 = `CREATE TABLE approval_grant (
       tool TEXT NOT NULL,
@@ -112,24 +96,9 @@ const _APPROVAL_GRANT_V1 = `CREATE TABLE approval_grant (
       PRIMARY KEY (tool, scope)
     )`;
 
-/**
- * The remembered answers now, under `name`: each for the chat member who gave it (`member`, ""
- * for every caller of the session: an API answer, or a grant from before members were recorded),
- * so that in a group one member's "always" never lets another member's calls run unasked.
- */
-function _approvalGrant(name: string): string {
-  return `CREATE TABLE ${name} (
-    tool TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    conversation INTEGER NOT NULL,
-    member TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (tool, scope, member)
-  )`;
-}
-
 /** Rebuilds `approval_grant` with its member (a primary key cannot be altered in place). */
 const _GRANT_MEMBERS = [
-  _approvalGrant("approval_grant_v2"),
+  approvalGrantTable("approval_grant_v2"),
   `INSERT INTO approval_grant_v2 (tool, scope, conversation) SELECT tool, scope, conversation FROM approval_grant`,
   `DROP TABLE approval_grant`,
   `ALTER TABLE approval_grant_v2 RENAME TO approval_grant`,
@@ -137,46 +106,6 @@ const _GRANT_MEMBERS = [
 
 /** A notice's buttons (an approval question's choices), sent with its last part. */
 const _OUTBOX_CHOICES = [`ALTER TABLE outbox ADD COLUMN choices TEXT`];
-
-/**
- * The calls a resumed turn ran for its paused step: a row before each runs, its result after,
- * so a turn that dies after its approval resumes without running an approved call twice.
- */
-const _APPROVAL_RUNS = [
-  `CREATE TABLE approval_run (
-      seq INTEGER NOT NULL,
-      call_id TEXT NOT NULL,
-      result TEXT,
-      PRIMARY KEY (seq, call_id)
-    )`,
-];
-
-/**
- * Scheduled jobs: what to ask, when (the next occurrence), where the reply goes; and each
- * occurrence's message (a job's run), one row per (job, occurrence), so none fires twice.
- */
-const _JOBS = [
-  `CREATE TABLE job (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      prompt TEXT NOT NULL,
-      schedule TEXT NOT NULL,
-      status TEXT NOT NULL,
-      next_run_at INTEGER,
-      created_at INTEGER NOT NULL,
-      target TEXT,
-      context TEXT NOT NULL,
-      reason TEXT
-    )`,
-  `CREATE INDEX job_due ON job (status, next_run_at)`,
-  `CREATE TABLE job_run (
-      job INTEGER NOT NULL,
-      occurrence INTEGER NOT NULL,
-      seq INTEGER NOT NULL,
-      fired_at INTEGER NOT NULL,
-      PRIMARY KEY (job, occurrence)
-    )`,
-  `CREATE INDEX job_run_seq ON job_run (seq)`,
-];
 
 /** When each run event happened: the inspector's run timeline (older events have none). */
 const _RUN_EVENT_TIMES = [`ALTER TABLE run_events ADD COLUMN at INTEGER`];
@@ -263,13 +192,13 @@ const _MIGRATIONS: readonly _Migration[] = [
   // that outcome instead of a second run, and an Idempotency-Key reused for another body is seen.
   _REQUEST_HASH,
   // 3 → 4: approvals (a turn paused for its user's answer survives eviction and restarts).
-  [..._APPROVAL_TURNS, _APPROVAL_GRANT_V1],
+  [...APPROVAL_TURNS_SCHEMA, _APPROVAL_GRANT_V1],
   // 4 → 5: a notice carries buttons (an approval question's choices on Telegram, Slack, Discord).
   _OUTBOX_CHOICES,
   // 5 → 6: a resumed turn's calls and their results (an approved call runs at most once).
-  _APPROVAL_RUNS,
+  APPROVAL_RUNS_SCHEMA,
   // 6 → 7: scheduled jobs.
-  _JOBS,
+  JOB_SCHEMA,
   // 7 → 8: a run event's time, for the console's inspector (event times and durations).
   _RUN_EVENT_TIMES,
   // 8 → 9: a preview message's handle (the reply replaces it; a recovered attempt reuses it).
@@ -301,34 +230,76 @@ const _MIGRATIONS: readonly _Migration[] = [
 ];
 
 /**
+ * The table groups a new session does not create (lazy_tables.ts): each store creates its own in
+ * its current shape on the first write that needs it. Migrations still create them in databases
+ * older than this road, so an old database has every group.
+ */
+export const LAZY_TABLES: readonly LazyTable[] = [
+  APPROVAL_TABLES,
+  JOB_TABLES,
+  EVENT_OUTBOX_TABLES,
+  MEDIA_OBJECT_TABLES,
+];
+
+/**
  * A fresh database gets the current schema at once rather than through the migrations: fewer
- * statements for every new session. `schema_test.ts` checks that both roads end in one schema.
+ * statements for every new session, the lazy groups left out (`LAZY_TABLES`), each added column
+ * written into its table's CREATE (`_fold`), all run as ONE statement list (`_FRESH`).
+ * `schema_test.ts` checks that every road ends in one schema.
  */
 const _CURRENT = [
   ..._CORE,
   outboxTable("outbox"),
   ..._OUTBOX_INDEXES,
   ..._REQUEST_HASH,
-  ..._APPROVAL_TURNS,
-  _approvalGrant("approval_grant"),
   ..._OUTBOX_CHOICES,
-  ..._APPROVAL_RUNS,
-  ..._JOBS,
   ..._RUN_EVENT_TIMES,
   ..._PREVIEW_MESSAGES,
   ..._QUEUE_FULL_NOTICE,
   ...SEEN_DELIVERIES_SCHEMA,
   ..._SPILL,
-  ...EVENT_OUTBOX_SCHEMA,
   ..._RUN_MODEL,
   ...COMPACTION_SCHEMA,
   ...STEER_SCHEMA,
   ...SESSION_USAGE_SCHEMA,
   ...SESSION_USAGE_V2,
   ...OUTBOX_MEDIA_SCHEMA,
-  ...MEDIA_OBJECT_SCHEMA,
   ..._VERSION_TABLE,
 ];
+
+/**
+ * `statements` with every `ALTER TABLE t ADD COLUMN def` folded into the `CREATE TABLE t` before
+ * it: an ALTER rewrites the schema once more, and a new object paid for eleven of them. The
+ * column goes after the table's last column, before its table constraints (one per line).
+ */
+function _fold(statements: readonly string[]): string[] {
+  const out = [...statements];
+  for (let i = 0; i < out.length; i++) {
+    const alter = /^ALTER TABLE (\w+) ADD COLUMN (.+)$/s.exec(out[i]);
+    if (!alter) continue;
+    const create = out.findIndex((s, j) =>
+      j < i && new RegExp(`^CREATE TABLE (IF NOT EXISTS )?${alter[1]} \\(`).test(s)
+    );
+    if (create < 0) continue; // a table this list does not create: the ALTER runs as it is
+    const lines = out[create].split("\n");
+    const constraint = lines.findIndex((l, k) =>
+      k > 0 && /^\s*(PRIMARY KEY|UNIQUE|CHECK|FOREIGN KEY|CONSTRAINT)\b/.test(l)
+    );
+    const at = constraint < 0 ? lines.length - 1 : constraint; // the closing ")" line, or the first constraint
+    const before = lines[at - 1].replace(/,?\s*$/, ",");
+    lines.splice(at - 1, 1, before, `      ${alter[2]}${constraint < 0 ? "" : ","}`);
+    out[create] = lines.join("\n");
+    out.splice(i--, 1);
+  }
+  return out;
+}
+
+/**
+ * The whole fresh schema and its version as one `exec`: Durable Object SQLite runs statements
+ * joined by semicolons in one call (bindings go to the last), and each call is a crossing.
+ */
+const _FRESH = [..._fold(_CURRENT), `UPDATE schema_version SET version = ? WHERE id = 1`]
+  .join(";\n");
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = _MIGRATIONS.length;
@@ -344,9 +315,13 @@ export function migrate(db: SessionDb): void {
   if (version > SCHEMA_VERSION) {
     throw new Error(`session schema ${version} is newer than this build's ${SCHEMA_VERSION}`);
   }
-  const fresh = version === 0 && _isEmpty(db);
+  if (version === 0 && _isEmpty(db)) {
+    db.transaction((tx) => db.exec(tx, _FRESH, SCHEMA_VERSION));
+    db.tables.known([]); // no lazy group: this instance just made the database
+    return;
+  }
   db.transaction((tx) => {
-    for (const migration of fresh ? [_CURRENT] : _MIGRATIONS.slice(version)) {
+    for (const migration of _MIGRATIONS.slice(version)) {
       if (typeof migration === "function") migration(db, tx);
       else for (const statement of migration) db.exec(tx, statement);
     }

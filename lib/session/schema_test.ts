@@ -1,6 +1,6 @@
 // Unit tests for lib/session/schema.ts over node:sqlite; Deno.
 import { assertEquals } from "@std/assert";
-import { migrate, SCHEMA_VERSION } from "./schema.ts";
+import { LAZY_TABLES, migrate, SCHEMA_VERSION } from "./schema.ts";
 import { SessionDb, type SessionStorage, type SqlValue } from "./session_db.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 
@@ -27,6 +27,23 @@ Deno.test("migrate() on a database at the current version runs one read and no s
   const counted = counting(storage);
   migrate(new SessionDb(counted.storage));
   assertEquals(counted.statements, [`SELECT version FROM schema_version WHERE id = 1`]);
+});
+
+Deno.test("migrate() creates a fresh database in one schema statement after its two reads", () => {
+  const counted = counting(sqliteStorage());
+  const db = new SessionDb(counted.storage);
+  migrate(db);
+  assertEquals(counted.statements.length, 3, counted.statements.join("\n---\n"));
+  assertEquals(db.rows(`SELECT version FROM schema_version`)[0].version, SCHEMA_VERSION);
+});
+
+Deno.test("migrate() leaves out of a fresh database every lazy table group", () => {
+  const db = new SessionDb(sqliteStorage());
+  migrate(db);
+  for (const table of LAZY_TABLES) {
+    assertEquals(db.rows(`SELECT name FROM sqlite_master WHERE name = ?`, table.name), []);
+    assertEquals(db.hasTable(table), false);
+  }
 });
 
 Deno.test("migrate() brings a first-release database to the current version and keeps its reply parts", () => {
@@ -74,6 +91,14 @@ function shape(db: SessionDb): unknown {
     )
       .map((row) => ({ ...row })),
   }));
+  // Every index of every table, the automatic ones of UNIQUE and PRIMARY KEY constraints too.
+  const indexLists = objects.filter((o) => o.type === "table").map((o) => ({
+    table: o.name,
+    indexes: db.rows(
+      `SELECT name, "unique", origin, partial FROM pragma_index_list(?) ORDER BY name`,
+      String(o.name),
+    ).map((row) => ({ ...row })),
+  }));
   const indexes = objects.filter((o) => o.type === "index").map((o) => ({
     index: o.name,
     columns: db.rows(`SELECT name FROM pragma_index_info(?)`, String(o.name)).map((r) => r.name),
@@ -84,20 +109,49 @@ function shape(db: SessionDb): unknown {
     )
       .map((r) => r.partial),
   }));
-  return { objects, columns, indexes };
+  return { objects, columns, indexes, indexLists };
 }
 
-Deno.test("migrate() makes the same schema on a fresh database as through every migration", () => {
-  const fresh = new SessionDb(sqliteStorage());
-  migrate(fresh);
-  const old = sqliteStorage();
+/** A database of the first release, brought to this version through every migration. */
+function migratedFromFirstRelease(old = sqliteStorage()): SessionDb {
   old.db.exec(
     `CREATE TABLE outbox (seq INTEGER NOT NULL, part INTEGER NOT NULL, count INTEGER NOT NULL,
      text TEXT NOT NULL, sent_at INTEGER, error TEXT, PRIMARY KEY (seq, part))`,
   );
   const migrated = new SessionDb(old);
   migrate(migrated);
+  return migrated;
+}
+
+Deno.test("migrate() makes the same schema on a fresh database, its lazy tables created, as through every migration", () => {
+  const fresh = new SessionDb(sqliteStorage());
+  migrate(fresh);
+  fresh.transaction((tx) => {
+    for (const table of LAZY_TABLES) fresh.ensureTable(tx, table);
+  });
+  assertEquals(shape(fresh), shape(migratedFromFirstRelease()));
+});
+
+Deno.test("migrate() makes on a fresh database the migrated schema without its lazy tables", () => {
+  const fresh = new SessionDb(sqliteStorage());
+  migrate(fresh);
+  const migrated = migratedFromFirstRelease();
+  // The lazy groups' tables and indexes dropped from the migrated database: the rest must match.
+  for (const table of LAZY_TABLES) {
+    for (const statement of table.schema) {
+      const name = /^CREATE (?:TABLE|INDEX) (?:IF NOT EXISTS )?(\w+)/.exec(statement)![1];
+      if (statement.startsWith("CREATE TABLE")) migrated.rows(`DROP TABLE ${name}`);
+    }
+  }
   assertEquals(shape(fresh), shape(migrated));
+});
+
+Deno.test("migrate() leaves every lazy group in a migrated database, seen by a new instance", () => {
+  const storage = sqliteStorage();
+  migratedFromFirstRelease(storage);
+  const again = new SessionDb(storage);
+  migrate(again);
+  for (const table of LAZY_TABLES) assertEquals(again.hasTable(table), true);
 });
 
 Deno.test("migrate() keeps the grants made before members were recorded, as grants for every member", () => {

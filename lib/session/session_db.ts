@@ -1,5 +1,6 @@
 // A session's SQLite handle: typed rows, and transactions whose token every store mutation requires; runtime-neutral.
 import { errorText, log } from "../runtime/mod.ts";
+import { type LazyTable, LazyTables } from "./lazy_tables.ts";
 
 /** The subset of DurableObjectStorage a session uses (node:sqlite stands in for it in unit tests). */
 export interface SessionStorage {
@@ -43,9 +44,17 @@ export class SessionDb {
   #committed: (() => void) | null = null;
   /** Closed for erasure (`close`): no write, no alarm, from this handle again. */
   #closed = false;
+  /** The table groups a new session does not create (lazy_tables.ts): which exist, created on use. */
+  readonly tables: LazyTables;
 
   constructor(storage: SessionStorage) {
     this.#storage = storage;
+    this.tables = new LazyTables({
+      run: (statement) => void storage.sql.exec(statement).toArray(),
+      tableNames: () =>
+        storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray()
+          .map((row) => String(row.name)),
+    });
   }
 
   /**
@@ -58,14 +67,17 @@ export class SessionDb {
     const tx = new _Tx();
     this.#open = tx;
     let result: T;
+    let committed = false;
     try {
       result = this.#storage.transactionSync(() => {
         const out = fn(tx as unknown as Tx);
         if (out instanceof Promise) throw new TypeError("a session transaction cannot be async");
         return out;
       });
+      committed = true;
     } finally {
       this.#open = null;
+      this.tables.endTransaction(committed);
     }
     for (const after of tx.after) after();
     this.#committed?.();
@@ -80,6 +92,16 @@ export class SessionDb {
   /** Rows of `query`. Stores only: each owns the SQL of its tables. */
   rows(query: string, ...bindings: SqlValue[]): Row[] {
     return this.#storage.sql.exec(query, ...bindings).toArray();
+  }
+
+  /** Whether `table`'s group exists (lazy_tables.ts): a store reads or deletes from it only then. */
+  hasTable(table: LazyTable): boolean {
+    return this.tables.has(table);
+  }
+
+  /** Creates `table`'s group unless it exists, before the write that needs it. */
+  ensureTable(_tx: Tx, table: LazyTable): void {
+    this.tables.ensure(table);
   }
 
   /** Runs a statement; inside a transaction only, as the token shows. */

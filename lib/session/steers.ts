@@ -19,7 +19,12 @@ export function steerChatMessage(message: InboundMessage): ChatMessage {
 
 /**
  * Offers queued message `seq` to turn `target` (running, paused or still queued): that turn takes
- * it at its next step; a turn that ends first leaves it queued, an ordinary message.
+ * it at its next step; a turn that ends first leaves it queued, an ordinary message. A turn paused
+ * on an approval takes nothing while it waits for the human (no executor runs, and the session's
+ * claim keeps any other turn from starting): the steer stays queued, offered, and the resumed turn
+ * takes it at its next model step, after the answered call's result. So the one rule — taken at a
+ * next step, else its own turn — holds for a paused turn too, and a restart during the pause
+ * changes nothing (the offer is a column of the queued row).
  */
 export function offerSteer(stores: SessionStores, tx: Tx, seq: number, target: number): void {
   stores.db.exec(tx, `UPDATE inbox SET steer_of = ? WHERE seq = ?`, target, seq);

@@ -1,7 +1,7 @@
 // Unit tests for steering a running turn (lib/session/steers.ts through SessionSentinel and runTurn) over node:sqlite; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import type { ChatMessage, ChatModel, ModelReply, ModelRequest } from "../agent/mod.ts";
-import { runTurn, type Tool, ToolRegistry } from "../agent/mod.ts";
+import { defineTool, runTurn, type Tool, toolAsks, ToolRegistry } from "../agent/mod.ts";
 import { parseCommand } from "../chat/mod.ts";
 import { type InboundMessage, SessionSentinel, type TurnExecutor } from "./mod.ts";
 import { msg, options } from "./_sentinel_fixtures.ts";
@@ -249,6 +249,92 @@ Deno.test("SessionSentinel.steerRun() steers a queued run at its first step, and
   assertEquals(userTexts(requests[1]).slice(-2), ["target", `${STEER_MARK}mind this`]);
   assertEquals(sentinel.steerRun(blocker.seq, msg("too late")), "ended");
   assertEquals(sentinel.steerRun(9_999, msg("nobody")), "not_found");
+});
+
+/**
+ * An executor whose model calls the asking tool `act` on a user message, then answers with the
+ * user texts it was sent; `acted` counts the tool's runs. Approvals and steers as the deployment's.
+ */
+function askingLoop() {
+  const acted = { runs: 0 };
+  const act = defineTool({
+    name: "act",
+    description: "acts",
+    parameters: { type: "object" },
+    approval: "always",
+    run() {
+      acted.runs++;
+      return "acted";
+    },
+  });
+  const { model, requests } = asyncModel([
+    () =>
+      Promise.resolve({
+        toolCalls: [{ id: "a1", type: "function", function: { name: "act", arguments: "{}" } }],
+      }),
+    (request) => Promise.resolve({ content: `saw: ${userTexts(request.messages).join(" | ")}` }),
+  ]);
+  const execute: TurnExecutor = (message, history, signal, progress, approvals) =>
+    runTurn({
+      model,
+      tools: new ToolRegistry([act]),
+      system: [],
+      history,
+      input: message.text,
+      maxSteps: 5,
+      signal,
+      progress,
+      asks: (tool, args) => !approvals?.granted.has(tool.name) && toolAsks(tool, args, new Set()),
+      ...(approvals?.resume ? { resume: approvals.resume } : {}),
+      ...(progress.steers ? { steers: progress.steers } : {}),
+    });
+  return { execute, requests, acted };
+}
+
+Deno.test("SessionSentinel leaves a steer sent while its turn waits for approval queued (no turn of its own), and gives it to the turn's next model call once it resumes, across a restart", async () => {
+  const storage = sqliteStorage();
+  const loop = askingLoop();
+  const paused: SessionSentinel = new SessionSentinel(storage, loop.execute, {
+    ...options,
+    busyMode: "steer",
+    startDrain: () => void paused.drain(),
+  });
+  const first = paused.submit(chat("go"));
+  await until(
+    () => paused.runState(first.seq)?.status === "waiting_for_approval",
+    "the turn to pause",
+  );
+  const steer = paused.submit(chat("mind the cost"));
+  await paused.drain();
+  // Nobody is working: the steer is neither taken by the waiting turn nor run as a turn.
+  assertEquals(paused.runState(steer.seq)?.status, "queued");
+  assertEquals(loop.requests.length, 1, "no model call while the turn waits");
+  assertEquals(paused.snapshot().queued, 1);
+
+  // A restart during the pause, then the answer: the resumed turn reads the steer at its next step.
+  const after: SessionSentinel = new SessionSentinel(storage, loop.execute, {
+    ...options,
+    busyMode: "steer",
+    startDrain: () => void after.drain(),
+  });
+  assertEquals(after.submit(chat("/approve")).notice, "Approved: act runs now.");
+  const outcome = await after.outcome(first.seq);
+  assertEquals(loop.acted.runs, 1);
+  assertEquals(loop.requests.length, 2, "one turn: the call that asked and the one after");
+  assertEquals(loop.requests[1].at(-2)?.role, "tool", "after the approved call's result");
+  assertEquals(loop.requests[1].at(-1)?.content, `${STEER_MARK}mind the cost`);
+  assertEquals(
+    outcome.status === "completed" && outcome.reply,
+    `saw: go | ${STEER_MARK}mind the cost`,
+  );
+  assertEquals(await after.outcome(steer.seq), outcome, "the steer is answered by that turn");
+  assertEquals(after.runState(steer.seq)?.status, "completed");
+  assertEquals(after.snapshot().queued, 0);
+  assertEquals(
+    after.snapshot().messages.filter((m) => m.role === "user").map((m) => m.content),
+    ["go", `${STEER_MARK}mind the cost`],
+    "the transcript keeps the steer once",
+  );
 });
 
 Deno.test("steerArgument() keeps the text after /steer as typed, and is empty for a bare /steer", () => {

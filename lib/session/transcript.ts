@@ -2,6 +2,7 @@
 import type { ChatMessage } from "../agent/mod.ts";
 import { num, type Row, type SessionDb, type SqlValue, str, type Tx } from "./session_db.ts";
 import { SpillStore } from "./spill.ts";
+import { snapshotMedia, type SnapshotMedium } from "./snapshot_media.ts";
 
 const _ROWS_PER_INSERT = 20;
 
@@ -307,7 +308,7 @@ export class TranscriptStore {
    */
   snapshot(
     conversation: number,
-  ): { messages: { role: string; content: string }[]; omitted: number } {
+  ): { messages: SnapshotMessage[]; omitted: number } {
     const { rows, omitted } = this.#newest(conversation, Infinity, READ_MAX_CHARS);
     if (!rows.length) return { messages: [], omitted };
     const messages = this.#db.rows(
@@ -316,13 +317,23 @@ export class TranscriptStore {
       rows[0].id,
     ).map((row) => {
       const message = this.#message<{ content?: unknown }>(row);
+      // References only (never bytes): the console shows the images and files beside the text.
+      const media = snapshotMedia(message);
       return {
         role: str(row, "role"),
         content: typeof message?.content === "string" ? message.content : "",
+        ...(media.length ? { media } : {}),
       };
     });
     return { messages, omitted };
   }
+}
+
+/** A message as a snapshot reads it: role, text, and its media when it has any. */
+export interface SnapshotMessage {
+  role: string;
+  content: string;
+  media?: SnapshotMedium[];
 }
 
 /** A message of a turn's window, with its row id and its stored JSON's length. */

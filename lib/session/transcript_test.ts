@@ -128,3 +128,32 @@ Deno.test("TranscriptStore.snapshot() and visibleTurns() read the newest READ_MA
   assertEquals(turns.at(-1)?.content.slice(0, 3), `a${n - 1} `.slice(0, 3));
   assertEquals(store.snapshot(5), { messages: [], omitted: 0 });
 });
+
+Deno.test("TranscriptStore.snapshot() lists a user message's media and a tool message's files, never their descriptions", () => {
+  const db = new SessionDb(sqliteStorage());
+  migrate(db);
+  const store = new TranscriptStore(db);
+  const photo = {
+    id: "aa11/bb22",
+    type: "image/png",
+    size: 68,
+    name: "cat.png",
+    description: "a cat",
+  };
+  const report = { id: "aa11/cc33", type: "application/pdf", size: 2048, name: "report.pdf" };
+  const messages = [
+    { role: "user", content: "look", media: [photo] },
+    { role: "tool", tool_call_id: "c1", content: "{}", files: [report] },
+    { role: "assistant", content: "seen" },
+  ] as ChatMessage[];
+  db.transaction((tx) => store.append(tx, 0, 1, messages, 1));
+  assertEquals(store.snapshot(0).messages, [
+    {
+      role: "user",
+      content: "look",
+      media: [{ id: "aa11/bb22", type: "image/png", size: 68, name: "cat.png" }],
+    },
+    { role: "tool", content: "{}", media: [report] },
+    { role: "assistant", content: "seen" },
+  ]);
+});

@@ -320,10 +320,13 @@ export class TurnRunner {
         return "released";
       }
       const text = outcome.status === "completed" ? outcome.reply : failureNotice(outcome.error);
-      const parts = this.#options.sender!.split(target, text);
-      // The files its tools returned go first, each a part; the first text part replaces the
-      // turn's preview message, where the platform made one.
+      // The files its tools returned (and the reply's own images) go first, each a part; the
+      // first text part replaces the turn's preview message, where the platform made one.
       const files = outcome.status === "completed" ? turnFiles(result.messages) : [];
+      // Files without a word (an image model's answer) send no empty text part, unless a
+      // preview message is there to be replaced.
+      const bare = files.length > 0 && !text.trim() && !live?.handle;
+      const parts = bare ? [] : this.#options.sender!.split(target, text);
       outbox.add(tx, "reply", claim.seq, target, parts, now, { replaces: live?.handle, files });
       inbox.markDelivering(tx, claim.seq, outcome);
       return "delivering";

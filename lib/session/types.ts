@@ -11,6 +11,7 @@ import type {
 import type { ParsedCommand, ReplyTarget } from "../chat/mod.ts";
 import type { ContextFields } from "../runtime/mod.ts";
 import type { InspectedCompaction } from "./inspection.ts";
+import type { SnapshotMedium } from "./snapshot_media.ts";
 import type { MediaItem, PlatformMedia } from "../media/mod.ts";
 
 /** A message handed to a session. */
@@ -217,8 +218,11 @@ export interface TurnProgress {
 export interface SessionSnapshot {
   running: boolean;
   queued: number;
-  /** The current conversation's newest messages, within `READ_MAX_CHARS` of text. */
-  messages: { role: string; content: string }[];
+  /**
+   * The current conversation's newest messages, within `READ_MAX_CHARS` of text; `media`: a
+   * message's images and files, as references (lib/session/snapshot_media.ts).
+   */
+  messages: { role: string; content: string; media?: SnapshotMedium[] }[];
   /** How many older messages of the conversation were left out (0 when none). */
   omitted: number;
   /**

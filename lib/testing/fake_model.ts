@@ -30,6 +30,13 @@ export type FakeModelStep =
     pieceDelayMs?: number;
     /** Streamed: how many pieces the text goes in (default 3). */
     pieces?: number;
+    /**
+     * Images the reply carries (`data:` or https URLs): in `message.images` as OpenRouter sends
+     * them (default; streamed as `delta.images`, one chunk each), or as `image_url` parts of
+     * `content` after its text (`imagesIn: "content"`; a stream sends them as `delta.images`).
+     */
+    images?: string[];
+    imagesIn?: "images" | "content";
   }
   | {
     kind: "tool_call";
@@ -94,6 +101,18 @@ function _textOf(content: unknown): string {
     return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("");
   }
   return "";
+}
+
+function _imagePart(url: string) {
+  return { type: "image_url", image_url: { url } };
+}
+
+/** A reply message with images: in OpenRouter's `images`, or as `content` parts after the text. */
+function _withImages(text: string, urls: string[], where: "images" | "content") {
+  const parts = urls.map(_imagePart);
+  return where === "images"
+    ? { role: "assistant", content: text, images: parts }
+    : { role: "assistant", content: [...(text ? [{ type: "text", text }] : []), ...parts] };
 }
 
 function _split(s: string, parts: number): string[] {
@@ -374,6 +393,8 @@ class _FakeModelServer implements FakeModel {
           content: step.kind === "tool_call" ? step.text ?? null : null,
           tool_calls: [call],
         }
+        : step.kind === "text" && step.images?.length
+        ? _withImages(step.text, step.images, step.imagesIn ?? "images")
         : { role: "assistant", content: step.kind === "text" ? step.text : "" };
       return _json(200, {
         id,
@@ -412,6 +433,7 @@ class _FakeModelServer implements FakeModel {
     } else if (step.kind === "text") {
       const pieces = step.kind === "text" ? step.pieces ?? 3 : 3;
       for (const piece of _split(step.text, pieces)) events.push(chunk({ content: piece }));
+      for (const url of step.images ?? []) events.push(chunk({ images: [_imagePart(url)] }));
     }
     events.push(chunk({}, finish));
     if (body?.stream_options?.include_usage) {

@@ -32,7 +32,6 @@ export async function liveReply(rig: Rig, report: Report): Promise<void> {
       const text = `live ${i} ${_TEXT}`;
       const t0 = performance.now();
       const sample = await rig.telegramUpdate(rig.baton, {
-        updateId: 700_000 + i,
         chatId,
         messageId: i + 1,
         text,

@@ -20,13 +20,14 @@ export async function memoryCost(rig: Rig, report: Report): Promise<void> {
     const send = (t: (typeof targets)[number]) => {
       const id = ++seq;
       return rig.telegramUpdate(t.baton, {
-        updateId: 710_000 + id,
         chatId: t.chat,
         messageId: id,
         text: `tg memory ${t.name} ${id}`,
       });
     };
-    for (let i = 0; i < WARM; i++) for (const t of targets) await send(t);
+    // Warm-up replies count for the check too: a missed one was hidden there before (issue 32).
+    const warmUp: TelegramSample[] = [];
+    for (let i = 0; i < WARM; i++) for (const t of targets) warmUp.push(await send(t));
     for (let i = 0; i < N; i++) {
       for (let k = 0; k < targets.length; k++) {
         const t = targets[(i + k) % targets.length];
@@ -45,7 +46,13 @@ export async function memoryCost(rig: Rig, report: Report): Promise<void> {
       "memory_reply_p50_ratio",
       ms(on, "reply") / ms(off, "reply"),
     );
-    const ok = targets.every((t) => t.samples.every((s) => s.ok));
-    report.check("memory: every update answered", "memory_ok", ok, ok ? "yes" : "no");
+    const all = [...warmUp, ...targets.flatMap((t) => t.samples)];
+    const answered = all.filter((s) => s.ok).length;
+    report.check(
+      "memory: every update answered (warm-up included)",
+      "memory_ok",
+      answered === all.length,
+      `${answered}/${all.length}`,
+    );
   }, { MEMORY: "on" });
 }

@@ -9,9 +9,7 @@ interface _Target {
   /** Key suffix and label: "baton" (also for the baseline, whose report adds `baseline_`) or "peer". */
   name: "baton" | "peer";
   report: Report;
-  send(update: { updateId: number; chatId: number; messageId: number; text: string }): Promise<
-    TelegramSample
-  >;
+  send(update: { chatId: number; messageId: number; text: string }): Promise<TelegramSample>;
   /** Chat ids of this target: its warm chat is `chatBase`, its new chats follow. */
   chatBase: number;
   samples: { new: TelegramSample[]; warm: TelegramSample[] };
@@ -52,7 +50,7 @@ export async function telegram(rig: Rig, report: Report): Promise<void> {
     const id = ++seq;
     const chatId = chat === "warm" ? target.chatBase : target.chatBase + ++newChats;
     const text = `tg ${label} ${target.name} ${chatId} ${id}`;
-    return target.send({ updateId: 100_000 + id, chatId, messageId: id, text });
+    return target.send({ chatId, messageId: id, text });
   };
   // Warm-up: each Worker's code paths, its warm chat and its first new-chat objects.
   for (let i = 0; i < WARM; i++) {

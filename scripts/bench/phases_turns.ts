@@ -1,5 +1,5 @@
 // Bench phases on single turns: overhead over the floor Worker, a 200-message burst on one session, streaming, model calls per turn; Deno.
-import { okCount, pct, type Sample, type StreamSample } from "./client.ts";
+import { okCount, pct, postChat, type Sample, type StreamSample } from "./client.ts";
 import { cpuMs } from "./proc.ts";
 import { r2, type Report } from "./report.ts";
 import { type Baton, MAX_QUEUED, type Rig } from "./rig.ts";
@@ -12,28 +12,49 @@ export async function cpuPer(pids: number[], since: number, n: number): Promise<
 }
 
 /**
+ * The object floor's route on the floor Worker: one warm Durable Object that does what a turn
+ * must, and nothing else: a durable write (the message), the model call, a durable write (the
+ * reply), answering once the last is on disk.
+ */
+const _OBJECT_FLOOR = "do-write-fetch-write";
+
+/**
  * Turn latency p50/p99 of each baton (the working tree's, and the baseline's when present) vs
- * the floor Worker: 300 sequential turns each, taking turns request by request (the order
- * rotating), so noise on the machine hits all alike.
+ * the floor Worker (the model call alone) and the object floor (`_OBJECT_FLOOR`): 300 sequential
+ * turns each, taking turns request by request (the order rotating), so noise on the machine hits
+ * all alike.
  */
 export async function overhead(rig: Rig, report: Report): Promise<void> {
   const WARM = 30, N = 300;
-  const targets: (Baton | "floor")[] = [...rig.batons, "floor"];
-  const samples = new Map<Baton | "floor", Sample[]>(targets.map((t) => [t, []]));
+  type Target = Baton | "floor" | "object";
+  const targets: Target[] = [...rig.batons, "floor", "object"];
+  const samples = new Map<Target, Sample[]>(targets.map((t) => [t, []]));
   const pidsOf = (t: Baton | "floor") => t === "floor" ? rig.floor.pids : t.worker.pids;
   const cpu0 = new Map<Baton | "floor", number>();
+  const objectUrl = new URL(_OBJECT_FLOOR, rig.floor.url).href;
+  const json = { "content-type": "application/json" };
   for (let i = 0; i < WARM + N; i++) {
-    if (i === WARM) { for (const t of targets) cpu0.set(t, await cpuMs(pidsOf(t))); }
+    if (i === WARM) {
+      for (const t of targets) if (t !== "object") cpu0.set(t, await cpuMs(pidsOf(t)));
+    }
     for (let k = 0; k < targets.length; k++) {
       const t = targets[(i + k) % targets.length];
-      const sample = t === "floor"
-        ? await rig.floorCall(`floor ${i}`)
-        : await rig.turn(t, `bench-overhead`, `overhead ${i}`);
+      let sample: Sample;
+      if (t === "object") {
+        rig.counts.otherModelCalls++;
+        sample = await postChat(objectUrl, json, `object ${i}`);
+        if (sample.error) report.fail(`floor /${_OBJECT_FLOOR}: ${sample.error}`);
+      } else {
+        sample = t === "floor"
+          ? await rig.floorCall(`floor ${i}`)
+          : await rig.turn(t, `bench-overhead`, `overhead ${i}`);
+      }
       if (i >= WARM) samples.get(t)!.push(sample);
     }
   }
   const floorMs = samples.get("floor")!.map((s) => s.ms);
   const floorP50 = pct(floorMs, 0.5);
+  const objectP50 = _p50(samples.get("object")!);
   for (const baton of rig.batons) {
     const ms = samples.get(baton)!.map((s) => s.ms);
     baton.report.figure("baton turn p50 (ms)", "baton_turn_p50_ms", r2(pct(ms, 0.5)));
@@ -42,7 +63,19 @@ export async function overhead(rig: Rig, report: Report): Promise<void> {
       report.figure("floor call p50 (ms)", "floor_p50_ms", r2(floorP50));
       report.figure("floor call p99 (ms)", "floor_p99_ms", r2(pct(floorMs, 0.99)));
     }
+    if (baton.name === "baton") {
+      report.figure(
+        "object floor p50: a warm object's write, model call, write (ms)",
+        "object_floor_p50_ms",
+        r2(objectP50),
+      );
+    }
     baton.report.ratio("p50 ratio baton/floor", "p50_ratio_baton_floor", pct(ms, 0.5) / floorP50);
+    baton.report.ratio(
+      "p50 ratio baton/object floor (goal ≤ 1.15)",
+      "p50_ratio_baton_object_floor",
+      pct(ms, 0.5) / objectP50,
+    );
     baton.report.figure(
       "baton workerd CPU per turn (ms)",
       "baton_cpu_ms_per_turn",
@@ -58,7 +91,8 @@ export async function overhead(rig: Rig, report: Report): Promise<void> {
     baton.report.figure(
       "overhead requests OK",
       "overhead_ok",
-      `${okCount(samples.get(baton)!)}/${N} baton, ${okCount(samples.get("floor")!)}/${N} floor`,
+      `${okCount(samples.get(baton)!)}/${N} baton, ${okCount(samples.get("floor")!)}/${N} floor, ` +
+        `${okCount(samples.get("object")!)}/${N} object floor`,
     );
   }
   if (rig.batons.length > 1) {

@@ -43,6 +43,8 @@ interface _Store {
   labels: Map<string, string>;
   failures: string[];
   series: { transcript: TranscriptPoint[]; sessions: SessionsPoint[] };
+  /** Tables of their own (markdown) printed after the figures, e.g. the cost table. */
+  sections: { title: string; markdown: string }[];
 }
 
 /**
@@ -62,6 +64,7 @@ export class Report {
       labels: new Map(),
       failures: [],
       series: { transcript: [], sessions: [] },
+      sections: [],
     },
     keyPrefix = "",
     labelPrefix = "",
@@ -89,6 +92,18 @@ export class Report {
   /** Records figures shown in one row as "a / b / …" under `label`. */
   joined(label: string, values: Record<string, Figure>): void {
     this.#row(label, Object.values(values).join(" / "), values);
+  }
+
+  /** Records a table of its own (markdown), printed now and after the figures' table. */
+  section(title: string, markdown: string): void {
+    const full = this.#labelPrefix + title;
+    this.#store.sections.push({ title: full, markdown });
+    console.error(`  ${full}:\n${markdown}`);
+  }
+
+  /** Tables recorded with `section`. */
+  get sections(): readonly { title: string; markdown: string }[] {
+    return this.#store.sections;
   }
 
   /** Records a check that must hold; a false one fails the run. */
@@ -170,6 +185,7 @@ export interface RunInfo {
 /** Prints the tables and writes bench/results.json and the two SVG charts under `root`. */
 export async function writeReport(report: Report, run: RunInfo, root: URL): Promise<void> {
   console.log(`\n${report.table()}\n`);
+  for (const s of report.sections) console.log(`${s.title}:\n\n${s.markdown}\n`);
   if (run.baseline) {
     console.log(
       `baseline ${run.baseline.ref} = ${run.baseline.commit.slice(0, 7)} ` +
@@ -186,6 +202,7 @@ export async function writeReport(report: Report, run: RunInfo, root: URL): Prom
     ...(run.baseline ? { baseline: run.baseline } : {}),
     failed_requests: report.failures.length,
     figures: report.figures,
+    sections: report.sections,
     series: { transcript, sessions },
   };
   await Deno.writeTextFile(

@@ -186,10 +186,15 @@ export class Rig {
     return this.#checked(await postChatStream(url, { "content-type": "application/json" }, text));
   }
 
-  /** One Telegram update to `target` (a baton or the peer), timed to its ack and to its reply. */
+  /**
+   * One Telegram update to `target` (a baton or the peer), timed to its ack and to its reply. Its
+   * `update_id` comes from the fake Telegram's one sequence for the run; its chat is the phase's
+   * own (telegram 1,000,000+ per baton and 9,000,000+ for the peer, live 7,000,000+, memory
+   * 7,100,000+, access 7,200,000+), so no phase finds another's session history.
+   */
   async telegramUpdate(
     target: Baton | "peer",
-    update: { updateId: number; chatId: number; messageId: number; text: string },
+    update: { chatId: number; messageId: number; text: string; photo?: string },
   ): Promise<TelegramSample> {
     if (target === "peer") this.counts.otherModelCalls++;
     else this.counts.batonTurns++;
@@ -219,10 +224,13 @@ export class Rig {
     baton: Baton,
     fn: (fresh: Baton) => Promise<T>,
     vars: Record<string, string> = {},
+    /** `media`: bind the `MEDIA` R2 bucket (chat media need it). */
+    opts: { media?: boolean } = {},
   ): Promise<T> {
     const worker = await startBundled(baton.scriptPath, {
       vars: { ..._batonVars(this.fake, this.telegram), ...vars },
       durableObjects: _BATON_OBJECTS,
+      media: opts.media,
     });
     let tmpDir: string | undefined;
     try {

@@ -1,4 +1,5 @@
-// Bench fake Telegram Bot API on loopback that timestamps each sendMessage's arrival, and a timed update sender; Deno.
+// Bench fake Telegram Bot API on loopback that timestamps each sendMessage's arrival and numbers the updates (getFile and photo downloads too: bench_photo.ts), and a timed update sender; Deno.
+import { benchPhotoSizes, telegramFileAnswer } from "./bench_photo.ts";
 
 /** Webhook secret and bot token every bench Worker is configured with. */
 export const TG_SECRET = "bench-tg-secret_1";
@@ -31,6 +32,13 @@ export interface TelegramObserver {
   signals: TelegramSignal[];
   /** Resolves with the first send whose text is `text`, or undefined after `timeoutMs`. */
   waitFor(text: string, timeoutMs: number): Promise<TelegramSend | undefined>;
+  /**
+   * The next `update_id`: one increasing sequence for the whole run, as Telegram numbers a bot's
+   * updates. baton takes a repeated id in a chat for Telegram redelivering that update and
+   * answers it with a bare 200 (exactly-once replies), so ids chosen by each phase once collided:
+   * the live phase's update 700001 in chat 7000001 swallowed the access phase's first message.
+   */
+  nextUpdateId(): number;
   close(): Promise<void>;
 }
 
@@ -42,7 +50,7 @@ export function startTelegramObserver(): TelegramObserver {
   const sends: TelegramSend[] = [];
   const signals: TelegramSignal[] = [];
   const waiters = new Map<string, (send: TelegramSend) => void>();
-  let nextId = 1;
+  let nextId = 1, updateId = 0;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const at = performance.now();
     const body = await req.json().catch(() => ({})) as {
@@ -50,6 +58,8 @@ export function startTelegramObserver(): TelegramObserver {
       text?: unknown;
       reply_parameters?: { message_id?: unknown };
     };
+    const file = telegramFileAnswer(new URL(req.url).pathname, body as { file_id?: unknown });
+    if (file) return file;
     const method = new URL(req.url).pathname.split("/").pop();
     if (method === "sendChatAction" || method === "sendMessageDraft") {
       signals.push({ at, chatId: Number(body.chat_id), method });
@@ -87,6 +97,7 @@ export function startTelegramObserver(): TelegramObserver {
         });
       });
     },
+    nextUpdateId: () => ++updateId,
     close: () => server.shutdown(),
   };
 }
@@ -98,27 +109,34 @@ export interface TelegramSample {
   ok: boolean;
   /** Why it failed (status, body, missing or misaddressed reply), when not ok. */
   error?: string;
+  /** The `update_id` it was sent with (from `TelegramObserver.nextUpdateId`). */
+  updateId: number;
 }
 
 /**
- * POSTs a private-chat text `message` update to `webhookUrl` with the secret-token header, as
- * Telegram does, and waits (10 s at most) for the echoed reply to reach `observer`. ok when the
- * ack is a 200 and the reply quotes this message in this chat.
+ * POSTs a private-chat text `message` update (with `photo`, a photo of that file id captioned
+ * `text`) to `webhookUrl` with the secret-token header and an
+ * `update_id` from `observer`, as Telegram does, and waits (10 s at most) for the echoed reply to
+ * reach `observer`. ok when the ack is a 200 and the reply quotes this message in this chat.
  */
 export async function sendTelegramUpdate(
   webhookUrl: string,
   observer: TelegramObserver,
-  update: { updateId: number; chatId: number; messageId: number; text: string },
+  update: { chatId: number; messageId: number; text: string; photo?: string },
 ): Promise<TelegramSample> {
+  const updateId = observer.nextUpdateId();
   const user = { id: update.chatId, is_bot: false, first_name: "Bench" };
   const body = JSON.stringify({
-    update_id: update.updateId,
+    update_id: updateId,
     message: {
       message_id: update.messageId,
       date: Math.floor(Date.now() / 1000),
       chat: { id: update.chatId, type: "private", first_name: "Bench" },
       from: user,
-      text: update.text,
+      // A photo carries its text as the caption (Telegram's getFile serves the photo's bytes).
+      ...(update.photo
+        ? { caption: update.text, photo: benchPhotoSizes(update.photo) }
+        : { text: update.text }),
     },
   });
   const t0 = performance.now();
@@ -137,8 +155,10 @@ export async function sendTelegramUpdate(
     error = `webhook fetch failed: ${e}`;
   }
   const send = await reply;
-  if (!send) error ||= `no reply to ${JSON.stringify(update.text)} within 10 s`;
-  else if (send.chatId !== update.chatId || send.replyTo !== update.messageId) {
+  if (!send) {
+    error ||= `no reply to ${JSON.stringify(update.text)} (update ${updateId}, chat ` +
+      `${update.chatId}) within 10 s`;
+  } else if (send.chatId !== update.chatId || send.replyTo !== update.messageId) {
     error ||= `reply misaddressed: chat ${send.chatId}, reply to ${send.replyTo}`;
   }
   return {
@@ -146,5 +166,6 @@ export async function sendTelegramUpdate(
     replyMs: send ? send.at - t0 : NaN,
     ok: !error,
     ...(error ? { error } : {}),
+    updateId,
   };
 }

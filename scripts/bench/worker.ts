@@ -23,11 +23,12 @@ export interface BenchWorker {
 
 /**
  * Starts the bundle at `scriptPath` in a new workerd with `vars` as string bindings and
- * `durableObjects` (binding → exported class, on SQLite storage), as the tests do.
+ * `durableObjects` (binding → exported class, on SQLite storage), and with `media` the `MEDIA` R2
+ * bucket, as the tests do.
  */
 export async function startBundled(
   scriptPath: string,
-  opts: { vars: Record<string, string>; durableObjects?: Record<string, string> },
+  opts: { vars: Record<string, string>; durableObjects?: Record<string, string>; media?: boolean },
 ): Promise<BenchWorker> {
   const before = await workerdPids();
   const { mf, url } = await startMiniflare(scriptPath, opts);

@@ -1,12 +1,16 @@
 // After a chaos run: wait for quiet, then read what a client would find (transcripts, run streams, dropped streams' ends); Deno.
 import { type ChaosLink, readRunEvents, replayChat } from "./api.ts";
+import type { SeenCompaction } from "./compaction.ts";
 import type { ChaosMessage, ChaosSession } from "./plan.ts";
 import type { ChaosObservation, ReadEvent } from "./observation.ts";
 
 const _sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What `collectAfterRun` reads. */
-export type AfterRun = Pick<ChaosObservation, "transcripts" | "locked" | "late">;
+export type AfterRun = Pick<
+  ChaosObservation,
+  "transcripts" | "compactions" | "omitted" | "locked" | "late"
+>;
 
 /**
  * Waits until every session is idle twice in a row (two minutes at most), then reads each
@@ -30,8 +34,14 @@ export async function collectAfterRun(
     await _sleep(500);
   }
   const transcripts = new Map<string, { role: string; content: string }[]>();
+  const compactions = new Map<string, SeenCompaction[]>();
+  const omitted = new Map<string, number>();
   for (const s of sessions) {
-    transcripts.set(s.key, (await sessionState(link, s.key))?.messages ?? []);
+    const state = await sessionState(link, s.key);
+    transcripts.set(s.key, state?.messages ?? []);
+    // The summaries that stand for its oldest messages (compaction.ts checks their ranges).
+    if (state?.compactions?.length) compactions.set(s.key, state.compactions);
+    if (state?.omitted) omitted.set(s.key, state.omitted);
   }
   const messages = sessions.flatMap((s) => s.messages);
   const late = new Map<ChaosMessage, { events: ReadEvent[]; status?: string; output?: string }>();
@@ -56,7 +66,7 @@ export async function collectAfterRun(
     8,
     (m) => replayChat(link, m),
   );
-  return { transcripts, locked, late };
+  return { transcripts, compactions, omitted, locked, late };
 }
 
 /** GET /v1/sessions/{key}: running, queued and the transcript; null when it did not answer 200. */
@@ -64,7 +74,13 @@ export async function sessionState(
   link: ChaosLink,
   key: string,
 ): Promise<
-  { running: boolean; queued: number; messages: { role: string; content: string }[] } | null
+  {
+    running: boolean;
+    queued: number;
+    messages: { role: string; content: string }[];
+    omitted?: number;
+    compactions?: SeenCompaction[];
+  } | null
 > {
   try {
     const res = await fetch(`${link.url}/v1/sessions/${encodeURIComponent(key)}`, {

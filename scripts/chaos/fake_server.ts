@@ -100,9 +100,9 @@ export interface ChaosServer {
   events: FakeEvent[];
   /**
    * Holds the next send open (stored first when `posted`), until the connection goes (a kill) or
-   * `close()`; resolves when one is held.
+   * `close()`; resolves when one is held. With `only`, the next send it accepts (an upload).
    */
-  holdNext(posted: boolean): Promise<HeldSend>;
+  holdNext(posted: boolean, only?: (call: FakeCall) => boolean): Promise<HeldSend>;
   /** Cancels an armed hold no send has met yet. */
   disarm(): void;
   close(): Promise<void>;
@@ -129,7 +129,11 @@ export async function startChaosServer(options: {
   random: () => number;
 }): Promise<ChaosServer> {
   const faults = noFaults();
-  let armed: { posted: boolean; resolve: (held: HeldSend) => void } | null = null;
+  let armed: {
+    posted: boolean;
+    only?: (call: FakeCall) => boolean;
+    resolve: (held: HeldSend) => void;
+  } | null = null;
   const events: FakeEvent[] = [];
   const releases = new Set<() => void>();
   const active = new Set<Promise<void>>();
@@ -151,7 +155,7 @@ export async function startChaosServer(options: {
       return options.route(call);
     }
     faults.sends++;
-    if (armed && !closed) {
+    if (armed && !closed && (armed.only?.(call) ?? true)) {
       const { posted, resolve } = armed;
       armed = null;
       faults.held++;
@@ -206,7 +210,11 @@ export async function startChaosServer(options: {
     }
     const text = Buffer.concat(chunks).toString("utf8");
     let body: unknown = text;
-    if (/^application\/x-www-form-urlencoded/i.test(req.headers["content-type"] ?? "")) {
+    const type = req.headers["content-type"] ?? "";
+    if (/^multipart\/form-data/i.test(type)) {
+      // An upload (Telegram's sendPhoto): its fields, a file as its name, type and bytes.
+      body = await _multipart(Buffer.concat(chunks), type);
+    } else if (/^application\/x-www-form-urlencoded/i.test(type)) {
       // A form (Twilio's Messages API, OAuth token endpoints): its fields as an object.
       body = Object.fromEntries(new URLSearchParams(text));
     } else {
@@ -260,8 +268,10 @@ export async function startChaosServer(options: {
         : {}),
     });
     if (!reply || gone.signal.aborted || res.destroyed) return;
+    // Bytes (a file server's answer) go as they are; anything else as JSON.
+    const raw = reply.body instanceof Uint8Array;
     res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
-    res.end(reply.body === undefined ? "" : JSON.stringify(reply.body));
+    res.end(raw ? reply.body : reply.body === undefined ? "" : JSON.stringify(reply.body));
   };
 
   // node:http, not Deno.serve: it sees every disconnect of a held request (see fake_llm.ts).
@@ -277,9 +287,9 @@ export async function startChaosServer(options: {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     faults,
     events,
-    holdNext(posted) {
+    holdNext(posted, only) {
       return new Promise((resolve) => {
-        armed = { posted, resolve };
+        armed = { posted, only, resolve };
       });
     },
     disarm() {
@@ -297,6 +307,25 @@ export async function startChaosServer(options: {
       clearTimeout(force);
     },
   };
+}
+
+/** A multipart body's fields: strings as they are, a file as `{ filename, type, bytes }`; text when unreadable. */
+async function _multipart(raw: Uint8Array, type: string): Promise<unknown> {
+  try {
+    const form = await new Response(new Uint8Array(raw), { headers: { "content-type": type } })
+      .formData();
+    const fields: Record<string, unknown> = {};
+    for (const [key, value] of form) {
+      fields[key] = typeof value === "string" ? value : {
+        filename: value.name,
+        type: value.type,
+        bytes: new Uint8Array(await value.arrayBuffer()),
+      };
+    }
+    return fields;
+  } catch {
+    return new TextDecoder().decode(raw);
+  }
 }
 
 /**

@@ -14,6 +14,8 @@ import { SLACK_PREVIEW_MARK } from "../../lib/platforms/slack_preview.ts";
 import { DISCORD_APP_ID } from "../../test/_support/drivers/discord.ts";
 import type { ShownPost } from "./observation.ts";
 import type { Sabotage } from "./fake_server.ts";
+import { type ChaosMedia, mediaRoute } from "./media.ts";
+import { type ChaosFilesOut, filesRoute, uploadText } from "./files_out.ts";
 
 /** Bot credentials the fakes check (a wrong one is refused, as the real APIs do). */
 export const CHAOS_CREDENTIALS = {
@@ -45,6 +47,8 @@ export async function startChaosPlatforms(
   rates: FaultRates,
   random: () => number,
   sabotage?: Sabotage,
+  media?: ChaosMedia,
+  filesOut?: ChaosFilesOut,
 ): Promise<ChaosPlatforms> {
   const shown: ShownPost[] = [];
   const lookups = {} as Record<PlatformWay, number>;
@@ -59,15 +63,20 @@ export async function startChaosPlatforms(
   };
   const blind = sabotage === "blind-read-backs";
   const C = CHAOS_CREDENTIALS;
+  // The photos' getFile and file downloads (scripts/chaos/media.ts).
+  const files = media ? mediaRoute(media, C.telegramToken) : () => undefined;
+  // Files out: sendPhoto / sendDocument uploads (scripts/chaos/files_out.ts).
+  const uploads = filesOut ? filesRoute(filesOut, C.telegramToken, sabotage) : () => undefined;
 
   // Telegram: POST /bot<token>/sendMessage; no way to read a chat back.
   let telegramIds = 0;
   const telegram = await startChaosServer({
     rates,
     random,
-    // Only a message is a send (faulted, holdable): typing, drafts and click answers are not.
-    isSend: (call) => call.path.endsWith("/sendMessage"),
+    // Only a message or an upload is a send (faulted, holdable): typing, drafts and click answers are not.
+    isSend: (call) => /\/(sendMessage|sendPhoto|sendDocument)$/.test(call.path),
     chatOf: (call) => call.body?.chat_id === undefined ? undefined : String(call.body.chat_id),
+    textOf: (call) => call.body?.text ?? uploadText(call),
     faultAnswer: (status) =>
       status === 429
         ? {
@@ -85,6 +94,8 @@ export async function startChaosPlatforms(
       if (/\/(answerCallbackQuery|sendChatAction|sendMessageDraft)$/.test(call.path)) {
         return { status: 200, body: { ok: true, result: true } };
       }
+      const file = files(call) ?? uploads(call);
+      if (file) return file;
       if (call.path !== `/bot${C.telegramToken}/sendMessage`) {
         return { status: 401, body: { ok: false, error_code: 401, description: "Unauthorized" } };
       }

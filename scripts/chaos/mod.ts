@@ -1,8 +1,11 @@
 // The chaos run's public face: the run and the soak for scripts/chaos.ts, and what the chaos tests check; Deno.
 export { APPROVAL_LABELS } from "./approvals.ts";
+export { COMPACTION_LABELS } from "./compaction.ts";
 export { noFaults } from "./fake_server.ts";
+export { fileBytes, FILES_OUT_LABELS, filesRoute, planFilesOut } from "./files_out.ts";
 export { FLOOD_LABELS, floodStep, planFlood } from "./floods.ts";
 export { JOB_LABELS } from "./jobs.ts";
+export { MEDIA_LABELS, observeMedia, photoBytes, planMedia } from "./media.ts";
 export { newPlatformChat, replyLinkOf } from "./new_platforms.ts";
 export type { ChaosObservation, ShownPost } from "./observation.ts";
 export { CHAOS_WAYS, planChaos, seededRandom } from "./plan.ts";
@@ -13,4 +16,5 @@ export type { ChaosReport } from "./report.ts";
 export { formatChaosReport, formatChaosSummary, runChaos } from "./run.ts";
 export type { ChaosOptions } from "./options.ts";
 export { formatSoakReport, judgeRss, runSoak } from "./soak.ts";
+export { STEER_LABELS } from "./steer.ts";
 export { verifyChaos } from "./verify.ts";

@@ -1,8 +1,11 @@
 // What a chaos run observed, the verifier's input: its sessions' posts, model calls, transcripts, jobs, flood and replays; Deno.
 import type { FakeModelRequest } from "../../lib/testing/fake_model.ts";
+import type { SeenCompaction } from "./compaction.ts";
 import type { FakeEvent, FaultCounts } from "./fake_server.ts";
 import type { ChaosMessage, ChaosSession, ChaosWay, PlatformWay } from "./plan.ts";
 import type { KillRecord } from "./runtime.ts";
+import type { ChaosMedia } from "./media.ts";
+import type { ChaosFilesOut } from "./files_out.ts";
 
 /** A run event as a subscriber read it. */
 export interface ReadEvent {
@@ -34,6 +37,11 @@ export interface ChaosObservation {
   /** Every request each fake platform got and its fate (for observation.json). */
   fakeEvents: Record<string, FakeEvent[]>;
   transcripts: Map<string, { role: string; content: string }[]>;
+  /** Per session key: the compactions GET /v1/sessions/{key} showed, and the messages it left out. */
+  compactions?: Map<string, SeenCompaction[]>;
+  omitted?: Map<string, number>;
+  /** The markers of the messages sent as `/steer <text>` (steer.ts). */
+  steers?: Set<string>;
   locked: Set<string>;
   /** Runs: a subscriber's read of the whole stream after the run, and GET /v1/runs/{id}. */
   late: Map<ChaosMessage, { events: ReadEvent[]; status?: string; output?: string }>;
@@ -42,6 +50,10 @@ export interface ChaosObservation {
   jobs: ChaosJob[];
   /** The flood tenant's calls past its quota and the turns the model saw of them (none: no flood). */
   flood?: ChaosFlood;
+  /** The photos some Telegram messages carried and what the model saw of them (none: no media). */
+  media?: ChaosMedia;
+  /** The Telegram replies that carry a file and the uploads the fake stored (none: no files out). */
+  filesOut?: ChaosFilesOut;
   /** Platform deliveries sent again under fresh delivery ids (none: no replays). */
   replays?: ChaosReplay[];
   kills: KillRecord[];
@@ -111,8 +123,8 @@ export interface ChaosFlood {
   /** The tenant's sessions: each holds one job the run calls target. */
   sessions: { name: string; tag: string; jobId?: string }[];
   bursts: FloodBurst[];
-  /** Every call sent: its route and answer (0: none, a kill or a timeout). */
-  calls: { kind: "run" | "chat"; status: number }[];
+  /** Every call: its route, last answer (0: none, a kill or a timeout) and resends after no answer. */
+  calls: { kind: "run" | "chat"; status: number; resent?: number }[];
   /** Each distinct turn the model saw (a retry or a rerun after a kill is the same turn): its first call. */
   turns: Map<string, { at: number; kind: "run" | "chat"; n: number }>;
   /** After the run: the user turns in the tenant's transcripts (null: a session did not answer). */

@@ -37,6 +37,10 @@ export interface ChaosOptions {
   flood?: boolean;
   /** Share of platform messages replayed once or twice under fresh delivery ids (default 0.1). */
   replayRate?: number;
+  /** Share of Telegram messages that are photos (seeded slow and failing downloads; default 0.2). */
+  mediaRate?: number;
+  /** Share of Telegram messages answered with a file the fake model's reply carries (default 0.3). */
+  filesOutRate?: number;
   /**
    * Takes a guard away on purpose, to show its row counts what it lets through: "turn-quota"
    * starts baton without API_TURNS_PER_MINUTE (the flood is held to it all the same),
@@ -48,8 +52,11 @@ export interface ChaosOptions {
   /** baton's REPLY_IN_DOUBT (default: baton's own default). */
   replyInDoubt?: "resend" | "skip";
   ways?: ChaosWay[];
-  /** The held send's platform, whether the fake stores it first, and when it is armed (default: drawn). */
-  hold?: { way?: PlatformWay; stored?: boolean; atMs?: number };
+  /**
+   * The held send's platform, whether the fake stores it first, and when it is armed (default:
+   * drawn); `upload`: only a file upload (Telegram's sendPhoto / sendDocument) is held.
+   */
+  hold?: { way?: PlatformWay; stored?: boolean; atMs?: number; upload?: boolean };
   /** Breaks a fake on purpose, to show the checks catch what it hides (see `Sabotage`). */
   sabotage?: Sabotage;
   /** Keep the state, log and observation.json of a failed run (default true). */
@@ -77,6 +84,8 @@ export function withDefaults(input: ChaosOptions) {
     jobs: true,
     flood: true,
     replayRate: 0.1,
+    mediaRate: 0.2,
+    filesOutRate: 0.3,
     // About one message a second per session: the pace a session's sender keeps up with.
     spanMs: Math.max(15_000, Math.round(input.messages / Math.max(1, input.sessions) * 1000)),
     holdKill: true,

@@ -3,6 +3,7 @@ import { GITHUB_REPO } from "../../test/_support/drivers/github.ts";
 import { SLACK_TEAM } from "../../test/_support/drivers/slack.ts";
 import { PLATFORM_ADAPTERS } from "../../lib/platforms/mod.ts";
 import { NEW_BAD_KINDS, NEW_PLATFORM_WAYS, newPlatformKey } from "./new_platforms.ts";
+import type { ChaosPhoto } from "./media.ts";
 
 /** Every way a message reaches baton, in table order. */
 export const CHAOS_WAYS = [
@@ -95,6 +96,8 @@ export interface ChaosMessage {
   connections: { type: string; data: Record<string, unknown> }[][];
   /** Chat streams dropped on purpose (the turn must still end). */
   dropped: number;
+  /** Telegram: the photo it carries, its text the caption (scripts/chaos/media.ts). */
+  photo?: ChaosPhoto;
   /** When it was first sent and when its (first) reply arrived, ms since the epoch. */
   sentAt?: number;
   answeredAt?: number;

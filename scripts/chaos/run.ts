@@ -20,6 +20,10 @@ import {
   seededRandom,
 } from "./plan.ts";
 import { planReplays, sendReplay } from "./replays.ts";
+import { CHAOS_CONTEXT_TOKENS, planCompaction } from "./compaction.ts";
+import { planSteers } from "./steer.ts";
+import { planMedia } from "./media.ts";
+import { isUpload, planFilesOut } from "./files_out.ts";
 import type { ChaosReport } from "./report.ts";
 import { startChaosRuntime } from "./runtime.ts";
 import { verifyChaos } from "./verify.ts";
@@ -56,6 +60,16 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     )
     : undefined;
   const replays = planReplays(sessions, o.spanMs, o.replayRate, seededRandom(o.seed ^ 0x2e91a));
+  const media = o.mediaRate > 0
+    ? planMedia(sessions, o.mediaRate, seededRandom(o.seed ^ 0x3ed1a))
+    : undefined;
+  // A share of sessions long enough to compact, and of busy messages sent as `/steer`: their own streams.
+  planCompaction(sessions, seededRandom(o.seed ^ 0xc0ac7));
+  const steers = planSteers(sessions, seededRandom(o.seed ^ 0x57ee2));
+  // Replies that carry a file (files_out.ts): a stream of their own too.
+  const filesOut = o.filesOutRate > 0
+    ? planFilesOut(sessions, o.filesOutRate, seededRandom(o.seed ^ 0xf11e5), steers)
+    : undefined;
   const replaysOf = new Map<ChaosMessage, ChaosReplay[]>();
   for (const r of replays) replaysOf.set(r.message, [...(replaysOf.get(r.message) ?? []), r]);
   // The kill plan, drawn after the messages so that --kills does not change them.
@@ -77,7 +91,15 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
   const uptimes = killTimes.map(() => 2_500 + Math.floor(random() * 2_000));
 
   const model = await startFakeModel();
-  const modelFaults = chaosModel({ flood, sessions, faults, modelFailRate: o.modelFailRate });
+  const modelFaults = chaosModel({
+    flood,
+    sessions,
+    faults,
+    modelFailRate: o.modelFailRate,
+    media,
+    steers,
+    filesOut,
+  });
   model.script(modelFaults.step);
   const platforms = await startChaosPlatforms(
     {
@@ -86,6 +108,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     },
     faults,
     o.sabotage,
+    media,
+    filesOut,
   );
   const secrets = await chaosSecrets(platforms.keys);
   const base = new URL("../../.tmp/", import.meta.url).pathname;
@@ -109,6 +133,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
     ...(o.streamReplies === false ? { STREAM_REPLIES: "off" } : {}),
     APPROVAL_TOOLS: "session_info",
     APPROVAL_TIMEOUT_MS: String(APPROVAL_TIMEOUT_MS),
+    // Small, so that padded sessions and long replies compact while kills land (compaction.ts).
+    CONTEXT_TOKENS: String(CHAOS_CONTEXT_TOKENS),
   };
   const counts = Object.fromEntries(
     CHAOS_WAYS.map((w) => [w, { sent: 0, duplicatesSent: 0, badSent: 0, bad5xx: 0, good5xx: 0 }]),
@@ -186,7 +212,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
           if (!sessions.some((s) => s.way === way)) continue;
           const server = platforms.servers[way];
           const send = await Promise.race([
-            server.holdNext(held.posted),
+            server.holdNext(held.posted, o.hold?.upload ? isUpload : undefined),
             _sleep(8_000).then(() => null),
           ]);
           if (!send) {
@@ -321,6 +347,9 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosReport> {
       counts,
       jobs,
       flood,
+      media,
+      filesOut,
+      steers,
       replays: replays.filter((r) => r.sentAt !== undefined),
       kills: runtime.kills,
       openAtKills,

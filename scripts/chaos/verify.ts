@@ -3,6 +3,11 @@ import { expectedRefusal, isNewPlatformWay } from "./new_platforms.ts";
 import { CHAOS_MARKER, type ChaosBadDelivery, type ChaosMessage, isPlatformWay } from "./plan.ts";
 import { verifyApprovals } from "./approvals.ts";
 import { verifyFlood } from "./floods.ts";
+import { verifyMedia } from "./media.ts";
+import { verifyFilesOut } from "./files_out.ts";
+import { isSummaryCall, verifyCompactions } from "./compaction.ts";
+import { STEER_MARK } from "../../lib/session/steers.ts";
+import { turnText, verifySteers } from "./steer.ts";
 import { JOB_TOKEN, verifyJobs } from "./jobs.ts";
 import { verifyReplays } from "./replays.ts";
 import { type ChaosReport, LABELS } from "./report.ts";
@@ -88,6 +93,8 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
   const failed = new Set<string>();
   const last = new Map<number, number>();
   obs.modelRequests.forEach((request, i) => {
+    // A compaction's summary call quotes the session's older messages: no turn of theirs.
+    if (isSummaryCall(request)) return;
     const bad = /\bbad\d+\b/.exec(request.lastUserText);
     const tag = /\[tag:s(\d+)\]/.exec(request.lastUserText);
     if (bad) {
@@ -98,7 +105,8 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
         `the model was called for ${bad[0]}`,
       );
     }
-    const match = CHAOS_MARKER.exec(request.lastUserText);
+    // The message the turn answers (a steer it took mid-turn comes after it: steer.ts).
+    const match = CHAOS_MARKER.exec(turnText(request));
     if (!match) return;
     const [marker, s, k] = [match[0], Number(match[1]), Number(match[2])];
     const way = wayOf(s);
@@ -143,7 +151,10 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
           `${message.marker} is twice in ${session.key}'s transcript`,
         );
       }
-      if (message.k < highest) {
+      // A steer taken mid-turn sits in the turn that took it, before the messages queued behind
+      // that turn: its own place in the order is checked with the steers (steer.ts).
+      const steered = entry.content.startsWith(STEER_MARK);
+      if (message.k < highest && !steered) {
         tally.add(
           LABELS.order,
           session.way,
@@ -152,7 +163,7 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
         );
       }
       seen.add(message.marker);
-      highest = Math.max(highest, message.k);
+      if (!steered) highest = Math.max(highest, message.k);
     }
     if (obs.locked.has(session.key)) {
       tally.add(
@@ -164,7 +175,12 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
     }
   }
 
-  const repeated = verifyPlatformReplies(obs, tally, { failed, ran: turnsRun });
+  const steers = verifySteers(obs, tally);
+  const repeated = verifyPlatformReplies(obs, tally, {
+    failed,
+    ran: turnsRun,
+    steered: steers.taken,
+  });
   for (const m of messages) {
     if (m.session.way === "webhook" || m.session.way === "chat") _verifyAnswers(m, tally);
     if (m.session.way === "runs") _verifyRun(m, obs.late.get(m), tally);
@@ -173,6 +189,9 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
   verifyJobs(obs, tally);
   const replayFigures = verifyReplays(obs, tally, repeated);
   const floodFigures = verifyFlood(obs.flood, tally);
+  const mediaFigures = verifyMedia(obs, tally);
+  const filesOutFigures = verifyFilesOut(obs, tally);
+  const compactionFigures = verifyCompactions(obs, tally);
 
   const inDoubtPerKill = partsInDoubt(obs, tally);
   for (const way of platforms) {
@@ -217,6 +236,10 @@ export function verifyChaos(obs: ChaosObservation): ChaosReport {
     ),
     ...replayFigures,
     ...floodFigures,
+    ...mediaFigures,
+    ...filesOutFigures,
+    ...compactionFigures,
+    ...steers.figures,
   ];
   const ok = rows.every((r) => !r.mustBeZero || Object.values(r.byWay).every((v) => !v));
   return {

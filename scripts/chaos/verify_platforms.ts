@@ -39,7 +39,12 @@ export interface Repeat {
 export function verifyPlatformReplies(
   obs: ChaosObservation,
   tally: Tally,
-  turns: { failed: Set<string>; ran: Set<string> },
+  turns: {
+    failed: Set<string>;
+    ran: Set<string>;
+    /** Steers a running turn took (steer.ts): answered by that turn's reply, none of their own. */
+    steered?: ReadonlySet<string>;
+  },
 ): Map<ChaosMessage, Repeat> {
   const repeated = new Map<ChaosMessage, Repeat>();
   // What a reply names of the message it answers, where its platform links them (`replyToId`).
@@ -106,6 +111,7 @@ function _verifySession(
   turns: {
     failed: Set<string>;
     ran: Set<string>;
+    steered?: ReadonlySet<string>;
     fakeEvents: ChaosObservation["fakeEvents"];
     links: Map<string, ChaosMessage>;
     repeated: Map<ChaosMessage, Repeat>;
@@ -159,7 +165,7 @@ function _verifySession(
       p.units = ["notice"];
     } else pending.push(p);
   }
-  _placeNotices(session, posts, pending, turns.failed, tally);
+  _placeNotices(session, posts, pending, turns.failed, tally, turns.steered);
 
   const units = new Map<ChaosMessage, Map<string, _Post[]>>();
   const order: number[] = [];
@@ -226,6 +232,8 @@ function _verifySession(
     } else if (notice || echoed === expected.length) {
       tally.add(LABELS.answered, way);
       if (notice) tally.add(LABELS.failures, way);
+    } else if (!echoed && turns.steered?.has(message.marker)) {
+      tally.add(LABELS.answered, way); // by the reply of the turn that took it
     } else {
       const what = (echoed
         ? `${expected.length - echoed} of ${expected.length} lines missing`
@@ -280,6 +288,7 @@ function _placeNotices(
   pending: _Post[],
   failed: Set<string>,
   tally: Tally,
+  steered?: ReadonlySet<string>,
 ): void {
   const echoed = new Set(
     posts.filter((p) => p.message && p.units[0] !== "notice").map((p) => p.message!),
@@ -296,7 +305,8 @@ function _placeNotices(
       Infinity;
     const known = p.post.part ? byPart.get(p.post.part) : undefined;
     const open = session.messages.filter((m) =>
-      m.k > before && m.k < after && m.accepted && !echoed.has(m) && !noticed.has(m)
+      m.k > before && m.k < after && m.accepted && !echoed.has(m) && !noticed.has(m) &&
+      !steered?.has(m.marker)
     );
     // Notices still to place before the next reply answer later messages, in order: this one may
     // take only a message that leaves one for each of them. (A turn can time out after its last

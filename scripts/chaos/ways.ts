@@ -11,6 +11,7 @@ import type { Post } from "../../test/_support/drivers/mod.ts";
 import { slackDriver } from "../../test/_support/drivers/slack.ts";
 import { telegramDriver } from "../../test/_support/drivers/telegram.ts";
 import { isNewPlatformWay } from "./new_platforms.ts";
+import { photoUpdate } from "./media.ts";
 import {
   newPlatformRequest,
   type NewPlatformSecrets,
@@ -77,9 +78,12 @@ export async function inboundRequest(
   const post = _post(message);
   switch (session.way) {
     case "telegram":
-      return await signedRequest(url, telegramDriver, _body(telegramDriver, post), {
-        secret: secrets.telegram,
-      });
+      return await signedRequest(
+        url,
+        telegramDriver,
+        JSON.stringify(photoUpdate(telegramDriver.shape(post), message)),
+        { secret: secrets.telegram },
+      );
     case "slack":
       return await signedRequest(url, slackDriver, _body(slackDriver, post), {
         secret: secrets.slack,

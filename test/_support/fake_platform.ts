@@ -145,6 +145,11 @@ export interface FakeFile {
   size?: number;
   /** The download's status instead of 200 and the bytes (e.g. 500). */
   status?: number;
+  /**
+   * The download is held: no answer until its client gives up (or the fake is reset or closed),
+   * then a 504 nobody reads — a file server that never answers, for download deadlines.
+   */
+  hold?: boolean;
 }
 
 /** Telegram's file API on the fake: `getFile` under the bot's token, the download beneath `/file/`. */
@@ -288,10 +293,36 @@ export function startFakePlatform(): Promise<FakePlatform> {
   /** Files served by path (`serveFile`, `serveWhatsappMedia`): who may read them, and the answer. */
   const served = new Map<
     string,
-    { bearer?: string; authorization?: string | RegExp; answer: (url: URL) => Response }
+    {
+      bearer?: string;
+      authorization?: string | RegExp;
+      answer: (url: URL, req: Request) => Response | Promise<Response>;
+    }
   >();
+  /** The releases of held downloads (`FakeFile.hold`): a reset or close ends each. */
+  const holds = new Set<() => void>();
+  /**
+   * A served file's download, held (`FakeFile.hold`) until its client is gone or a release. The
+   * request's signal is read only for a hold: Deno warns of its legacy abort when it is read.
+   */
+  const answerFile = (file: FakeFile, req: Request): Response | Promise<Response> => {
+    if (!file.hold) return _fileBytes(file);
+    return new Promise((resolve) => {
+      const release = () => {
+        holds.delete(release);
+        resolve(new Response("held", { status: 504 }));
+      };
+      holds.add(release);
+      req.signal.addEventListener("abort", release, { once: true });
+    });
+  };
   /** Slack's, Discord's and WhatsApp's files, then Telegram's file API; null for any other path. */
-  const fileAnswer = (url: URL, body: unknown, headers: Headers): Response | null => {
+  const fileAnswer = (
+    url: URL,
+    body: unknown,
+    headers: Headers,
+    req: Request,
+  ): Response | Promise<Response> | null => {
     const hosted = served.get(url.pathname);
     if (hosted) {
       if (
@@ -308,7 +339,7 @@ export function startFakePlatform(): Promise<FakePlatform> {
           : hosted.authorization.test(given);
         if (!ok) return Response.json({ message: "Authentication Error" }, { status: 401 });
       }
-      return hosted.answer(url);
+      return hosted.answer(url, req);
     }
     const getFile = _TG_GET_FILE.exec(url.pathname);
     if (getFile) {
@@ -341,10 +372,7 @@ export function startFakePlatform(): Promise<FakePlatform> {
       f.token === download[1] && f.path === decodeURIComponent(download[2])
     );
     if (!file) return new Response("Not Found", { status: 404 });
-    if (file.status) return new Response("Internal Server Error", { status: file.status });
-    return new Response(file.bytes.slice(), {
-      headers: { "content-type": "application/octet-stream" },
-    });
+    return answerFile(file, req);
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const multipart = /^multipart\/form-data/i.test(req.headers.get("content-type") ?? "");
@@ -378,7 +406,7 @@ export function startFakePlatform(): Promise<FakePlatform> {
       headers: req.headers,
       body,
     };
-    const filed = fileAnswer(url, body, req.headers);
+    const filed = fileAnswer(url, body, req.headers, req);
     if (filed) {
       fileCalls.push(call);
       return filed;
@@ -418,13 +446,13 @@ export function startFakePlatform(): Promise<FakePlatform> {
     serveFile(path, file) {
       served.set(path, {
         ...(file.bearer !== undefined ? { bearer: file.bearer } : {}),
-        answer: () => _fileBytes(file),
+        answer: (_, req) => answerFile(file, req),
       });
       return origin + path;
     },
     serveWhatsappMedia(token, mediaId, file) {
       const path = `/whatsapp-media/${mediaId}`;
-      served.set(path, { bearer: token, answer: () => _fileBytes(file) });
+      served.set(path, { bearer: token, answer: (_, req) => answerFile(file, req) });
       served.set(`/${mediaId}`, {
         bearer: token,
         answer: () =>
@@ -441,21 +469,22 @@ export function startFakePlatform(): Promise<FakePlatform> {
     serveAuthorizedFile(path, file) {
       const { authorization, query, redirect } = file;
       const cdn = `/cdn${path}`;
-      if (redirect) served.set(cdn, { answer: () => _fileBytes(file) });
+      if (redirect) served.set(cdn, { answer: (_, req) => answerFile(file, req) });
       served.set(path, {
         authorization,
-        answer: (url) => {
+        answer: (url, req) => {
           const missing = Object.entries(query ?? {}).some(([k, v]) =>
             url.searchParams.get(k) !== v
           );
           if (missing) return Response.json({ error: "bad query" }, { status: 400 });
-          if (!redirect) return _fileBytes(file);
+          if (!redirect) return answerFile(file, req);
           return new Response(null, { status: 307, headers: { location: origin + cdn } });
         },
       });
       return origin + path;
     },
     reset() {
+      for (const release of [...holds]) release();
       slackFiles.clear();
       served.clear();
       files.clear();
@@ -474,6 +503,10 @@ export function startFakePlatform(): Promise<FakePlatform> {
         await new Promise((r) => setTimeout(r, 10));
       }
     },
-    close: () => server.shutdown(),
+    close: () => {
+      // A held download would keep the graceful shutdown waiting.
+      for (const release of [...holds]) release();
+      return server.shutdown();
+    },
   });
 }

@@ -1,0 +1,81 @@
+// Tests of the bench's bundle arithmetic (scripts/bench/bundle_weights.ts); Deno.
+import { assert, assertEquals } from "@std/assert";
+import {
+  type CpuProfile,
+  packageOf,
+  packageWeights,
+  profileTimes,
+  startupPackages,
+} from "./bundle_weights.ts";
+
+Deno.test("packageOf() names the innermost package, a scope with its name, else the top folder", () => {
+  assertEquals(packageOf("node_modules/zod/v4/core/core.js"), "zod");
+  assertEquals(
+    packageOf("node_modules/@modelcontextprotocol/sdk/dist/esm/types.js"),
+    "@modelcontextprotocol/sdk",
+  );
+  assertEquals(packageOf("node_modules/a/node_modules/b/index.js"), "b");
+  assertEquals(packageOf("lib/session/schema.ts"), "lib");
+});
+
+Deno.test("packageWeights() splits an esbuild bundle at its module headers and groups by package", async () => {
+  const bundle = [
+    "var __defProp = Object.defineProperty;",
+    "// node_modules/zod/a.js",
+    "var a = 1;",
+    "// node_modules/zod/b.js",
+    "var b = 2;",
+    "// lib/x.ts",
+    "// a comment that names no path",
+    "var x = a + b;",
+  ].join("\n");
+  const weights = await packageWeights(bundle);
+  assertEquals(weights.map((w) => [w.name, w.modules]), [["zod", 2], ["lib", 1]]); // heaviest first
+  const lib = weights[1];
+  assertEquals(lib.raw, "// lib/x.ts\n// a comment that names no path\nvar x = a + b;".length);
+  assert(lib.gzip > 0);
+});
+
+Deno.test("startupPackages() follows static imports and requires from the entry, not import()", () => {
+  const imports = (...edges: [string, string][]) => edges.map(([path, kind]) => ({ path, kind }));
+  const meta = {
+    outputs: { "out/index.js": { entryPoint: "functions/index.ts" } },
+    inputs: {
+      "functions/index.ts": {
+        imports: [
+          ...imports(["lib/a.ts", "import-statement"], [
+            "node_modules/jose/index.js",
+            "dynamic-import",
+          ]),
+          { path: "cloudflare:workers", kind: "import-statement", external: true },
+        ],
+      },
+      "lib/a.ts": { imports: imports(["node_modules/ajv/x.js", "require-call"]) },
+      "node_modules/ajv/x.js": { imports: [] },
+      "node_modules/jose/index.js": {
+        imports: imports(["node_modules/jose/b.js", "import-statement"]),
+      },
+      "node_modules/jose/b.js": { imports: [] },
+    },
+  };
+  assertEquals(startupPackages(meta), ["ajv", "functions", "lib"]);
+});
+
+Deno.test("profileTimes() sums the samples but (idle), each until the next, and times the first", () => {
+  const frame = (id: number, functionName: string) => ({ id, callFrame: { functionName } });
+  const profile: CpuProfile = {
+    nodes: [
+      frame(1, "(root)"),
+      frame(2, "(idle)"),
+      frame(3, "init"),
+      frame(4, "(garbage collector)"),
+    ],
+    startTime: 1_000_000,
+    // samples at +80 ms, +81, +84, +85; the profile ends at +90
+    samples: [2, 3, 4, 3],
+    timeDeltas: [80_000, 1_000, 3_000, 1_000],
+    endTime: 1_090_000,
+  };
+  // idle 80..81 left out; init 81..84 (3), gc 84..85 (1), init 85..90 (5)
+  assertEquals(profileTimes(profile), { sampledMs: 9, firstSampleMs: 80 });
+});

@@ -1,0 +1,145 @@
+// Bench phase on start-up: the deploy bundle's weight per package, which packages start-up evaluates, and `wrangler check startup`'s CPU; Deno.
+import {
+  type CpuProfile,
+  type Metafile,
+  packageWeights,
+  type ProfileTimes,
+  profileTimes,
+  startupPackages,
+} from "./bundle_weights.ts";
+import { pct } from "./client.ts";
+import { r1, type Report } from "./report.ts";
+import type { Rig } from "./rig.ts";
+import { ROOT } from "./worker.ts";
+
+/** Profiles taken: each is one cold start, and a loaded machine stretches some of them. */
+const _RUNS = 5;
+
+const _ENV = {
+  WRANGLER_SEND_METRICS: "false",
+  WRANGLER_HIDE_BANNER: "true",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+};
+
+/** Runs the project's wrangler with `args` in the project root; throws with its output when it fails. */
+async function _wrangler(args: string[]): Promise<void> {
+  const run = await new Deno.Command(`${ROOT}node_modules/.bin/wrangler`, {
+    args,
+    cwd: ROOT,
+    env: _ENV,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!run.success) {
+    const text = new TextDecoder();
+    throw new Error(
+      `wrangler ${args[0]} failed: ${text.decode(run.stdout)}${text.decode(run.stderr)}`,
+    );
+  }
+}
+
+/** The main module's text of a `wrangler deploy --outfile` upload (a multipart form, as uploaded). */
+async function _mainModule(bundle: Uint8Array): Promise<string> {
+  const boundary = new TextDecoder().decode(bundle.slice(2, bundle.indexOf(10))).trim();
+  const form = await new Response(bundle as BlobPart, {
+    headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+  }).formData();
+  const { main_module } = JSON.parse(String(form.get("metadata")));
+  return await (form.get(main_module) as File).text();
+}
+
+/**
+ * Builds the upload `wrangler deploy` would send (with esbuild's metafile), names each package's
+ * weight raw and gzipped and whether start-up evaluates it, then profiles the Worker's start-up
+ * `_RUNS` times with `wrangler check startup` (workerd on this machine, offline): the time V8
+ * compiles the script (which takes no samples) and the sampled CPU of evaluating it, min and median.
+ */
+export async function startupCost(_rig: Rig, report: Report): Promise<void> {
+  const dir = `${ROOT}.tmp/bench-startup`;
+  await Deno.mkdir(dir, { recursive: true });
+  await _wrangler([
+    "deploy",
+    "--dry-run",
+    "--outfile",
+    `${dir}/worker.bundle`,
+    "--metafile",
+    `${dir}/meta.json`,
+  ]);
+  const meta: Metafile = JSON.parse(await Deno.readTextFile(`${dir}/meta.json`));
+  const evaluated = new Set(startupPackages(meta));
+  const weights = await packageWeights(
+    await _mainModule(await Deno.readFile(`${dir}/worker.bundle`)),
+  );
+  const kb = (bytes: number) => r1(bytes / 1024);
+  const rows = weights.map((w) =>
+    `| ${w.name} | ${kb(w.raw)} | ${kb(w.gzip)} | ${w.modules} | ${
+      evaluated.has(w.name) ? "yes" : "on first use"
+    } |`
+  );
+  report.section(
+    "deploy bundle by package (each gzipped alone)",
+    [
+      "| package | raw KB | gzip KB | modules | evaluated at start-up |",
+      "|---|---:|---:|---:|---|",
+      ...rows,
+    ]
+      .join("\n"),
+  );
+  const atStart = weights.filter((w) => evaluated.has(w.name));
+  const sum = (ws: typeof weights, key: "raw" | "gzip") => ws.reduce((n, w) => n + w[key], 0);
+  report.figure(
+    "bundle evaluated at start-up, raw (bytes)",
+    "startup_eval_raw_bytes",
+    sum(atStart, "raw"),
+  );
+  report.figure(
+    "bundle evaluated at start-up, gzip (bytes)",
+    "startup_eval_gzip_bytes",
+    sum(atStart, "gzip"),
+  );
+
+  // An empty Worker, profiled in turn with baton: its time to the first sample is the harness's
+  // (the request reaching workerd), taken off baton's to leave the compilation.
+  await Deno.writeFile(`${dir}/empty.bundle`, await _emptyWorkerUpload());
+  const evaluated_ms: number[] = [];
+  const compile_ms: number[] = [];
+  const total_ms: number[] = [];
+  for (let i = 0; i < _RUNS; i++) {
+    const baton = await _profile(`${dir}/worker.bundle`, `${dir}/startup-${i}.cpuprofile`);
+    const empty = await _profile(`${dir}/empty.bundle`, `${dir}/empty-${i}.cpuprofile`);
+    const compile = Math.max(0, baton.firstSampleMs - empty.firstSampleMs);
+    evaluated_ms.push(baton.sampledMs);
+    compile_ms.push(compile);
+    total_ms.push(baton.sampledMs + compile);
+  }
+  for (
+    const [what, key, values] of [
+      ["compile + evaluation", "startup", total_ms],
+      ["evaluation (sampled CPU)", "startup_eval", evaluated_ms],
+      ["compile (to the first sample, less an empty Worker's)", "startup_compile", compile_ms],
+    ] as const
+  ) {
+    report.figure(
+      `start-up ${what}, min of ${_RUNS} (ms)`,
+      `${key}_min_ms`,
+      r1(Math.min(...values)),
+    );
+    report.figure(`start-up ${what}, p50 (ms)`, `${key}_p50_ms`, r1(pct([...values], 0.5)));
+  }
+}
+
+/** One `wrangler check startup` profile of the upload at `bundle`, written to `outfile`. */
+async function _profile(bundle: string, outfile: string): Promise<ProfileTimes> {
+  await _wrangler(["check", "startup", "--worker", bundle, "--outfile", outfile]);
+  return profileTimes(JSON.parse(await Deno.readTextFile(outfile)) as CpuProfile);
+}
+
+/** The upload of a Worker that does nothing, in the form `wrangler deploy --outfile` writes. */
+async function _emptyWorkerUpload(): Promise<Uint8Array> {
+  const form = new FormData();
+  const metadata = { main_module: "index.js", compatibility_date: "2026-04-26" };
+  form.set("metadata", JSON.stringify(metadata));
+  const code = 'export default { fetch() { return new Response("ok"); } };\n';
+  form.set("index.js", new Blob([code], { type: "application/javascript+module" }), "index.js");
+  return new Uint8Array(await new Response(form).arrayBuffer());
+}
