@@ -82,7 +82,7 @@ export async function eraseChatUser(
     throw new RequestError(
       503,
       "the session directory is not configured, so a user's sessions cannot be found: add the " +
-        "DIRECTORY D1 binding (see README)",
+        "DIRECTORY D1 binding (see docs/guides/session-directory.md)",
       "not_configured",
     );
   }

@@ -56,7 +56,7 @@ export async function heldReply<P>(
           write(await (await respond(await done)).text());
         } catch (error) {
           log.error("held reply failed", { error: errorText(error) });
-          // The status went out already: the error can only be the body (see README, Approvals).
+          // The status went out already: the error can only be the body (see docs/guides/approvals.md).
           const known = error instanceof RequestError;
           const message = known ? error.message : "the session is unavailable; retry";
           write(JSON.stringify({ error: { message, type: known ? error.type : "unavailable" } }));

@@ -76,7 +76,7 @@ apiRoutes.get("/sessions", requireApiKey, async (c) => {
   if (!db) {
     throw new RequestError(
       503,
-      "the session directory is not configured: add the DIRECTORY D1 binding (see README)",
+      "the session directory is not configured: add the DIRECTORY D1 binding (see docs/guides/session-directory.md)",
       "not_configured",
     );
   }

@@ -4,6 +4,8 @@ import { AccessDO } from "./access_do.ts";
 import { ConversationPointerDO } from "./conversation_pointer_do.ts";
 import type { Env } from "./env.ts";
 import { IdempotencyKeyDO } from "./idempotency_key_do.ts";
+import { usePdfjs } from "../lib/media/pdf_text.ts";
+import { loadPdfjs } from "./pdfjs/load_pdfjs.ts";
 import { type EmailHandler, emailHandler } from "./email_route.ts";
 import { batonApp } from "./routes.ts";
 import { SessionDO } from "./session_do.ts";
@@ -11,7 +13,7 @@ import { SessionDO } from "./session_do.ts";
 /**
  * What a deployment defines: its tools, its system prompt (a text or a function of the turn's
  * context), per-platform and per-channel prompts and tools, setting defaults (env vars win), the
- * model names and its hooks. See README, "Using baton as a library".
+ * model names and its hooks. See docs/guides/library.md.
  */
 export type BatonOptions = DeploymentOptions;
 
@@ -23,7 +25,7 @@ export interface Baton {
   /** The Worker's fetch handler. */
   fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response>;
   /**
-   * The Worker's email handler: mail that Email Routing hands to the Worker (README, "Email"), one
+   * The Worker's email handler: mail that Email Routing hands to the Worker (docs/platforms/email.md), one
    * session per thread, answered by mail through the `EMAIL_OUT` binding.
    */
   email: EmailHandler;
@@ -54,6 +56,8 @@ export interface Baton {
  */
 export function defineBaton(options: BatonOptions = {}): Baton {
   const deployment = deploymentOf(options);
+  // pdf.js as its own module (functions/pdfjs/): compiled when the first PDF is read, not at start-up.
+  usePdfjs(loadPdfjs);
   const app = batonApp(deployment);
   const email = emailHandler(deployment);
   // Every object reads the env with the code's setting defaults under it, as the routes do.

@@ -2,7 +2,7 @@
 import type { SettingsEnv } from "../lib/deployment/settings.ts";
 
 /**
- * Bindings and settings of a baton deployment (see README, Configuration). The settings (vars and
+ * Bindings and settings of a baton deployment (see docs/reference/settings.md). The settings (vars and
  * secrets) come from the settings table (`lib/deployment/settings.ts`, `SettingsEnv`): add one
  * there, never here; only the bindings are written out below. The Durable Object
  * namespaces are bare here: the classes import `Env`, so their RPC types are put on the stubs by
@@ -31,4 +31,10 @@ export interface Env extends SettingsEnv {
    * `EMAIL_FROM`; optional: without it mail is read but every answer fails (logged).
    */
   EMAIL_OUT?: SendEmail;
+  /**
+   * Workers AI (`[ai] binding = "AI"`, left out of baton's wrangler.toml: `wrangler dev` would need
+   * a login); optional: with an `@cf/` `TRANSCRIBE_MODEL` and no `TRANSCRIBE_BASE_URL`, voice is
+   * transcribed through it (lib/deployment/config.ts reads it with the settings).
+   */
+  AI?: Ai;
 }

@@ -168,3 +168,6 @@ function _job(session: _Session, job: JobView) {
     })),
   };
 }
+
+/** The request body `POST /v1/jobs` validates, described by GET /openapi.json (functions/openapi.ts). */
+export const jobRequestSchema = _createRequest;

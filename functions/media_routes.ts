@@ -1,8 +1,8 @@
 // GET /media/{id}: a stored file (a tool's, sent by link to a platform or an API client) served to whoever holds its signed, expiring link; Workers (R2).
 import { Hono } from "hono";
-import { sniffMediaType, verifyMediaUrl } from "../lib/media/mod.ts";
+import { verifyMediaUrl } from "../lib/media/mod.ts";
 import { type App, jsonError } from "./_http.ts";
-import { r2MediaStore } from "./r2_media_store.ts";
+import { mediaResponse } from "./_media_response.ts";
 
 /** Routes under /media. */
 export const mediaRoutes = new Hono<App>();
@@ -30,23 +30,8 @@ mediaRoutes.get("/:scope/:hash", async (c) => {
       : "the link's signature is not valid";
     return jsonError(c, 403, why, verdict === "expired" ? "link_expired" : "invalid_signature");
   }
-  let bytes: Uint8Array | null;
-  try {
-    bytes = await r2MediaStore(c.env.MEDIA).get(id);
-  } catch {
-    c.header("retry-after", "5");
-    return jsonError(c, 503, "the media store could not be read", "media_unavailable");
-  }
-  if (!bytes) return jsonError(c, 404, "the file is no longer stored", "not_found");
-  return new Response(new Uint8Array(bytes), {
-    headers: {
-      "content-type": sniffMediaType(bytes) ?? "application/octet-stream",
-      "content-length": String(bytes.length),
-      // Named by its content: the bytes under an id never change, only the link expires.
-      "cache-control": "private, max-age=3600",
-      // Shown, never run: a browser opening the link gets no script context.
-      "content-security-policy": "sandbox; default-src 'none'",
-      "x-content-type-options": "nosniff",
-    },
+  return await mediaResponse(c, c.env.MEDIA, id, {
+    message: "the file is no longer stored",
+    code: "not_found",
   });
 });

@@ -69,6 +69,9 @@ export function batonApp(deployment: Deployment): Hono<App> {
   app.use("*", requestBodyLimit);
 
   app.get("/healthz", (c) => c.json({ ok: true }));
+  // The OpenAPI description, no key needed: its module is evaluated on the first request, never at
+  // start-up (the zod schemas of every answer are built there).
+  app.get("/openapi.json", async (c) => (await import("./openapi.ts")).openApiRoute(c));
   app.route("/v1/runs", runRoutes);
   app.route("/v1/responses", responseRoutes);
   app.route("/v1/access", accessRoutes);

@@ -161,3 +161,10 @@ function _parseRunId(
   }
   return { session: run.session, seq: run.seq, context: _context(tenant, run.session) };
 }
+
+/** The request bodies these routes validate, described by GET /openapi.json (functions/openapi.ts). */
+export const runRequestSchemas = {
+  run: _runRequest,
+  steer: _steerRequest,
+  approval: _approvalRequest,
+} as const;

@@ -1,9 +1,9 @@
 // GET /v1/sessions/{key}/media/{id}: a session's stored image or file for the console, behind the API key (never a key in a URL); Workers (R2).
 import type { Context } from "hono";
 import { mayAddressSession } from "../lib/api/mod.ts";
-import { mediaPrefix, sniffMediaType } from "../lib/media/mod.ts";
+import { mediaPrefix } from "../lib/media/mod.ts";
 import { type App, jsonError, RequestError, sessionKeyParam } from "./_http.ts";
-import { r2MediaStore } from "./r2_media_store.ts";
+import { mediaResponse } from "./_media_response.ts";
 
 /** A medium's id as the store names it (`mediaKey`): two hex segments. */
 const _ID = /^[0-9a-f]{8,64}\/[0-9a-f]{8,64}$/;
@@ -25,23 +25,8 @@ export async function sessionMediaRoute(c: Context<App>): Promise<Response> {
     throw new RequestError(404, "no such medium in this session", "not_found");
   }
   if (!c.env.MEDIA) return jsonError(c, 404, "no media store (MEDIA) is bound", "not_found");
-  let bytes: Uint8Array | null;
-  try {
-    bytes = await r2MediaStore(c.env.MEDIA).get(id);
-  } catch {
-    c.header("retry-after", "5");
-    return jsonError(c, 503, "the media store could not be read", "media_unavailable");
-  }
-  if (!bytes) return jsonError(c, 404, "the medium is no longer stored", "media_expired");
-  return new Response(new Uint8Array(bytes), {
-    headers: {
-      "content-type": sniffMediaType(bytes) ?? "application/octet-stream",
-      "content-length": String(bytes.length),
-      // Named by content: the bytes under an id never change. Private: it came with a key.
-      "cache-control": "private, max-age=3600",
-      // Shown, never run: opened on its own, it gets no script context.
-      "content-security-policy": "sandbox; default-src 'none'",
-      "x-content-type-options": "nosniff",
-    },
+  return await mediaResponse(c, c.env.MEDIA, id, {
+    message: "the medium is no longer stored",
+    code: "media_expired",
   });
 }

@@ -88,7 +88,7 @@ export async function usageRoute(c: Context<App>): Promise<Response> {
     if (!sessions) {
       throw new RequestError(
         503,
-        "usage across tenants needs the session directory: add the DIRECTORY D1 binding (see README)",
+        "usage across tenants needs the session directory: add the DIRECTORY D1 binding (see docs/guides/session-directory.md)",
         "not_configured",
       );
     }

@@ -10,7 +10,11 @@ const deno = join(root, "node_modules", ".bin", "deno");
  * Test files only the full lane runs: each starts `wrangler dev` (or Chromium) and runs for
  * minutes. Everything else runs in both lanes, the fuzzer included (at FUZZ_RUNS cases a route).
  */
-const FULL_ONLY = ["test/chaos_run_test.ts", "test/console_test.ts"];
+const FULL_ONLY = [
+  "test/chaos_run_test.ts",
+  "test/console_test.ts",
+  "test/console_data_test.ts",
+];
 
 /** The developer lane's goal, in seconds (issue 25): printed against what the run took. */
 const DEV_GOAL_S = 5 * 60;

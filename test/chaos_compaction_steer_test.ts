@@ -19,12 +19,12 @@ import {
 import {
   COMPACTION_LABELS,
   planCompaction,
-  type SeenCompaction,
   summaryStep,
   usageOf,
 } from "../scripts/chaos/compaction.ts";
 import { planSteers, STEER_LABELS, toolStepBeforeSteer, turnText } from "../scripts/chaos/steer.ts";
 import { CHAOS_MARKER } from "../scripts/chaos/plan.ts";
+import type { SeenCompaction } from "../scripts/chaos/observation.ts";
 
 /** One accepted session of `way` with `count` messages, each answered by its echo; no model calls yet. */
 function observed(way: ChaosWay, count: number): ChaosObservation {

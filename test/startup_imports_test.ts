@@ -1,7 +1,9 @@
-// Tests that the Worker's start-up evaluates none of the heavy optional packages: each is imported on first use; Deno (esbuild).
+// Tests that the Worker's start-up evaluates none of the heavy optional packages (each is imported on first use) and that pdf.js is not in index.js at all; Deno (esbuild, wrangler).
 import * as esbuild from "esbuild";
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import { type Metafile, startupPackages } from "../scripts/bench/bundle_weights.ts";
+import { pdfjsExternal } from "../scripts/pdfjs_module.ts";
+import { wranglerBundle } from "./_support/worker.ts";
 
 const _root = new URL("../", import.meta.url);
 
@@ -26,6 +28,7 @@ async function _metafile(): Promise<Metafile> {
       external: ["node:*", "cloudflare:*"],
       conditions: ["workerd", "worker", "browser"],
       mainFields: ["module", "main"],
+      plugins: [pdfjsExternal()],
       logLevel: "silent",
     });
     return result.metafile;
@@ -40,3 +43,27 @@ Deno.test("functions/index.ts evaluates none of the optional heavy packages at s
   // The walk itself: baton's own code and its always-used packages are reached.
   assertEquals(["functions", "hono", "lib", "zod"].filter((n) => !evaluated.includes(n)), []);
 });
+
+Deno.test("functions/index.ts bundled as the tests bundle it holds no pdf.js: it imports ./pdfjs.mjs", async () => {
+  const meta = await _metafile();
+  assertEquals(Object.keys(meta.inputs).filter((path) => path.includes("node_modules/unpdf/")), []);
+  const pdfjs = Object.values(meta.inputs).flatMap((input) => input.imports)
+    .filter((edge) => edge.path === "./pdfjs.mjs");
+  assertEquals(pdfjs.map(({ kind, external }) => ({ kind, external })), [
+    { kind: "dynamic-import", external: true },
+  ]);
+});
+
+Deno.test(
+  "wrangler deploy --dry-run uploads pdf.js as pdfjs.mjs beside index.js, not inside it",
+  async () => {
+    const outdir = new URL(".tmp/startup-imports/wrangler", _root).pathname;
+    await Deno.remove(outdir, { recursive: true }).catch(() => {});
+    const index = await Deno.readTextFile(await wranglerBundle(_root.pathname, outdir));
+    const pdfjs = await Deno.readTextFile(`${outdir}/pdfjs.mjs`);
+    // pdf.js's build starts by polyfilling DOMMatrix: that function is in the module, not the main one.
+    assert(pdfjs.includes("function polyfillDOMMatrix"), "pdfjs.mjs is pdf.js");
+    assert(!index.includes("polyfillDOMMatrix"), "index.js holds pdf.js");
+    assert(index.includes('import("./pdfjs.mjs")'), "index.js imports ./pdfjs.mjs");
+  },
+);

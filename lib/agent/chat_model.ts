@@ -3,14 +3,13 @@ import OpenAI from "openai";
 import { isContextOverflow } from "./context_overflow.ts";
 import { replyImages } from "./reply_images.ts";
 import type { ToolFile } from "./tool_files.ts";
+import type { ChatMessage } from "./chat_message.ts";
 import type {
-  ChatCompletionMessageParam,
   ChatCompletionMessageToolCall,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 
-/** A message of the conversation, in the Chat Completions wire shape. */
-export type ChatMessage = ChatCompletionMessageParam;
+export type { ChatMessage } from "./chat_message.ts";
 
 /** A tool call the model asked for. */
 export type ToolCall = ChatCompletionMessageToolCall;

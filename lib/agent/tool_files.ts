@@ -1,5 +1,5 @@
 // Files a tool returns (`{ files: [{ name, type, data | url }] }`): taken out of its result, stored by the host, kept on the tool message, never shown to the model as bytes; any runtime.
-import type { ChatMessage } from "./chat_model.ts";
+import type { ChatMessage } from "./chat_message.ts";
 
 /** A file as a tool returns it: `data` base64 (or a `data:` URL), or an https `url` fetched once. */
 export interface ToolFile {

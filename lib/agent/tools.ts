@@ -24,7 +24,7 @@ export type ToolApproval<A = Record<string, unknown>> =
 /**
  * An agent tool. `parameters` is a JSON Schema object; `run` returns any JSON-serialisable value
  * (a string is passed to the model as is). Throwing reports the error to the model. With
- * `approval`, a call first pauses the turn until the user answers (see README, "Approvals").
+ * `approval`, a call first pauses the turn until the user answers (see docs/guides/approvals.md).
  */
 export interface Tool<A = Record<string, unknown>> {
   name: string;

@@ -42,6 +42,12 @@ const _KNOWN = [
   "usage",
 ] as const;
 
+/**
+ * Every command word users can type: the session's own, `/reset` (an alias of `/new`) and `/pair`
+ * (parsed here, answered by the webhook's access gate). docs/reference/commands.md lists the same.
+ */
+export const COMMAND_WORDS: readonly string[] = [..._KNOWN, "reset", "pair"];
+
 /** The command in `text`, or null when the text is an ordinary message. */
 export function parseCommand(text: string): ParsedCommand | null {
   const match = /^\/([A-Za-z0-9_]+)(?:@[A-Za-z0-9_]+)?(?:\s+(.*))?$/s.exec(text.trim());

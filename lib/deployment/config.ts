@@ -16,7 +16,7 @@ import { type ModelPrices, parseModelPrices } from "../agent/model_prices.ts";
 import type { BusyMode } from "../session/mod.ts";
 import type { GroupStop } from "../session/group_stop.ts";
 import { type FallbackModel, parseModelFallbacks } from "./model_config.ts";
-import type { MediaSettings } from "../media/mod.ts";
+import { isAiRunner, type MediaSettings } from "../media/mod.ts";
 
 /** Everything baton reads from its environment. */
 export interface BatonConfig {
@@ -221,13 +221,7 @@ export function readConfig(vars: object): BatonConfig {
       visionModel: textSetting(env, "VISION_MODEL"),
       textMaxChars: countSetting(env, "MEDIA_TEXT_MAX_CHARS"),
       downloadTimeoutMs: countSetting(env, "MEDIA_DOWNLOAD_TIMEOUT_MS"),
-      transcribe: textSetting(env, "TRANSCRIBE_BASE_URL")
-        ? {
-          baseUrl: textSetting(env, "TRANSCRIBE_BASE_URL"),
-          model: textSetting(env, "TRANSCRIBE_MODEL") || SETTINGS.TRANSCRIBE_MODEL.default,
-          apiKey: textSetting(env, "TRANSCRIBE_API_KEY") || textSetting(env, "LLM_API_KEY"),
-        }
-        : null,
+      transcribe: _transcribe(env),
     },
     mediaLinks: textSetting(env, "MEDIA_URL_SECRET")
       ? { secret: textSetting(env, "MEDIA_URL_SECRET"), publicUrl: textSetting(env, "PUBLIC_URL") }
@@ -240,6 +234,24 @@ export function readConfig(vars: object): BatonConfig {
     },
     spend: _spend(env),
   };
+}
+
+/**
+ * Where voice is transcribed: the endpoint when `TRANSCRIBE_BASE_URL` is set; else Workers AI
+ * when `TRANSCRIBE_MODEL` names one of its models (`@cf/…`) and the Worker has the `AI` binding
+ * (read from the env like a var: wrangler's `[ai] binding = "AI"`); else nowhere (voice refused).
+ * Opt-in by the model, so a deployment that binds `AI` for its own tools is not billed for voice.
+ */
+function _transcribe(env: Record<string, unknown>): MediaSettings["transcribe"] {
+  const model = textSetting(env, "TRANSCRIBE_MODEL");
+  if (textSetting(env, "TRANSCRIBE_BASE_URL")) {
+    return {
+      baseUrl: textSetting(env, "TRANSCRIBE_BASE_URL"),
+      model: model || SETTINGS.TRANSCRIBE_MODEL.default,
+      apiKey: textSetting(env, "TRANSCRIBE_API_KEY") || textSetting(env, "LLM_API_KEY"),
+    };
+  }
+  return model.startsWith("@cf/") && isAiRunner(env.AI) ? { ai: env.AI, model } : null;
 }
 
 function _spend(env: Record<string, unknown>): SpendConfig {

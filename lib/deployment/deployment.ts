@@ -78,7 +78,7 @@ export interface DeploymentOptions {
   /** Per-platform (and per-channel) prompts and tools. */
   platforms?: { readonly [P in PlatformName]?: PlatformOptions };
   /**
-   * Defaults for the settings baton reads from env vars (names as in the README's settings table,
+   * Defaults for the settings baton reads from env vars (names as in docs/reference/settings.md,
    * e.g. `{ MAX_TURN_STEPS: 12, STREAM_REPLIES: false }`), typed by the settings table: a name it
    * does not hold is a type error. An env var or secret that is set wins: code sets the defaults,
    * each environment overrides them.

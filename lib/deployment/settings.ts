@@ -1,4 +1,4 @@
-// The settings table: every env var baton reads, the one source of the Env type, config parsing and the README's reference; runtime-neutral.
+// The settings table: every env var baton reads, the one source of the Env type, config parsing and docs/reference/settings.md; runtime-neutral.
 
 /** Where a setting is documented: one heading of the configuration reference each. */
 export const SETTING_GROUPS = {
@@ -36,7 +36,7 @@ export type SettingGroup = keyof typeof SETTING_GROUPS;
 interface _Common {
   /** Its heading in the reference. */
   group: SettingGroup;
-  /** One line for users, continuing "NAME (…):"; README wording. */
+  /** One line for users, continuing "NAME (…):"; links relative to docs/reference/settings.md. */
   description: string;
   /** A secret: `wrangler secret put`, never logged. */
   secret?: true;
@@ -94,7 +94,7 @@ const _DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Every setting baton reads from its env (vars and secrets), by name. The `Env` type's settings
- * (`SettingsEnv`), `readConfig`'s ranges and defaults and the README's configuration reference
+ * (`SettingsEnv`), `readConfig`'s ranges and defaults and docs/reference/settings.md
  * (`npm run docs:settings`) all come from here; `settings_test.ts` fails when code reads a name
  * this table lacks, or the table names one nothing reads.
  */
@@ -250,7 +250,7 @@ export const SETTINGS = {
     group: "chat",
     default: "on",
     description:
-      "`off`: no reply previews in chats (typing still shows); see [Chat platforms](#chat-platforms)",
+      "`off`: no reply previews in chats (typing still shows); see [Chat platforms](../platforms/README.md)",
   },
   REPLY_IN_DOUBT: {
     kind: "enum",
@@ -266,7 +266,7 @@ export const SETTINGS = {
     kind: "list",
     group: "approvals",
     description:
-      "tools whose every call waits for the user's approval (see [Approvals](#approvals))",
+      "tools whose every call waits for the user's approval (see [Approvals](../guides/approvals.md))",
   },
   APPROVAL_TIMEOUT_MS: {
     kind: "int",
@@ -283,7 +283,7 @@ export const SETTINGS = {
     group: "approvals",
     default: "on",
     description: "`off`: a recurring job the model schedules (`schedule_task` with `every` or " +
-      "`cron`) is created without asking (see [Scheduled turns](#scheduled-turns))",
+      "`cron`) is created without asking (see [Scheduled turns](../guides/jobs.md))",
   },
   MAX_JOBS_PER_SESSION: {
     kind: "int",
@@ -292,14 +292,14 @@ export const SETTINGS = {
     max: 1_000,
     default: 20,
     description: "scheduled jobs (not done yet) a session may hold; one more is refused (see " +
-      "[Scheduled turns](#scheduled-turns))",
+      "[Scheduled turns](../guides/jobs.md))",
   },
   // MCP servers.
   MCP_SERVERS: {
     kind: "json",
     group: "mcp",
     description: "list of remote MCP servers whose tools the agent may call (see " +
-      "[MCP servers](#mcp-servers)); a header's `${NAME}` is filled from the env var NAME",
+      "[MCP servers](../guides/mcp.md#tools-from-mcp-servers)); a header's `${NAME}` is filled from the env var NAME",
   },
   MCP_TIMEOUT_MS: {
     kind: "int",
@@ -332,7 +332,7 @@ export const SETTINGS = {
     shown: "the URL the Worker sees",
     description: "the origin (and path prefix) platforms call baton at, where it differs (custom " +
       "domain, proxy): Twilio signs that URL (see " +
-      "[SMS and WhatsApp through Twilio](#sms-and-whatsapp-through-twilio))",
+      "[SMS and WhatsApp through Twilio](../platforms/twilio.md))",
   },
   KEEPALIVE_MS: {
     kind: "int",
@@ -351,14 +351,14 @@ export const SETTINGS = {
     max: 60_000,
     default: 5_000,
     description: "how long a deployment hook may run before the turn goes on without it (see " +
-      "[Hooks](#hooks))",
+      "[Hooks](../guides/hooks.md))",
   },
   EVENTS_WEBHOOK_URL: {
     kind: "url",
     group: "hooks",
     shown: "unset → none",
     description: "where turn and job events are posted, signed as Standard Webhooks (see " +
-      "[Event webhooks](#event-webhooks))",
+      "[Event webhooks](../guides/observability.md#event-webhooks))",
   },
   EVENTS_WEBHOOK_SECRET: {
     kind: "string",
@@ -405,7 +405,7 @@ export const SETTINGS = {
     description: "`native`: images go to the model as image parts (it must take them); " +
       "`describe`: for a text-only model, each image is described once by `VISION_MODEL` and " +
       "the model reads the description; `off`: an image is refused with a 400 (see " +
-      "[Media](#media-images-over-the-api))",
+      "[Media](../guides/media.md))",
   },
   VISION_MODEL: {
     kind: "string",
@@ -439,7 +439,8 @@ export const SETTINGS = {
     shown: "unset → voice is not transcribed",
     description: "an OpenAI-compatible endpoint whose `/audio/transcriptions` turns voice notes " +
       "and audio into text, e.g. `https://api.openai.com/v1`; unset, a voice message is " +
-      'refused ("voice notes are not transcribed on this deployment")',
+      'refused ("voice notes are not transcribed on this deployment"), unless `TRANSCRIBE_MODEL` ' +
+      "names a Workers AI model and the Worker has the `AI` binding",
   },
   MEDIA_URL_SECRET: {
     kind: "string",
@@ -448,14 +449,16 @@ export const SETTINGS = {
     shown: "unset → no file links",
     description: "the key that signs file links (`GET /media/{id}?exp=…&sig=…`, HMAC-SHA256, a " +
       "day long) under `PUBLIC_URL`: for platforms that fetch media by link (WhatsApp, LINE, " +
-      "Twilio), those without file upload, and the APIs' `files` (see [Files out](#files-out)); " +
+      "Twilio), those without file upload, and the APIs' `files` (see [Files out](../guides/media.md#files-out)); " +
       "unset, such a platform gets a note naming the file",
   },
   TRANSCRIBE_MODEL: {
     kind: "string",
     group: "media",
     default: "whisper-1",
-    description: "the transcription model sent to `TRANSCRIBE_BASE_URL`",
+    description: "the transcription model sent to `TRANSCRIBE_BASE_URL`; without it, a Workers " +
+      "AI Whisper model (`@cf/openai/whisper-large-v3-turbo`, `@cf/openai/whisper`) is run " +
+      'through the Worker\'s `AI` binding (wrangler `[ai] binding = "AI"`)',
   },
   TRANSCRIBE_API_KEY: {
     kind: "string",
@@ -471,7 +474,7 @@ export const SETTINGS = {
     default: "off",
     description: "`on`: the model gets `remember` and `recall`, a user's remembered facts are " +
       "offered at the start of each of their turns (one read of their record per turn) and " +
-      "`/memory`, `/forget` answer in chat (see [Memory](#memory)); off by default: it keeps " +
+      "`/memory`, `/forget` answer in chat (see [Memory](../guides/long-conversations.md#memory)); off by default: it keeps " +
       "personal data across chats, which a deployer opts into",
   },
   MEMORY_MAX_CHARS: {
@@ -550,7 +553,8 @@ export const SETTINGS = {
     group: "logging",
     values: ["debug", "info", "warn", "error"],
     default: "info",
-    description: "lowest level of the Worker's JSON log lines (see [Logs](#logs))",
+    description:
+      "lowest level of the Worker's JSON log lines (see [Logs](../guides/observability.md#logs))",
   },
   // Access control.
   ACCESS_POLICY: {

@@ -1,4 +1,4 @@
-// The README's configuration reference rendered from the settings table (unwrapped Markdown); runtime-neutral.
+// The settings reference (docs/reference/settings.md) rendered from the settings table (unwrapped Markdown); runtime-neutral.
 import { type Setting, SETTING_GROUPS, type SettingGroup, SETTINGS } from "./settings.ts";
 
 /** A generated section opens with this marker, optionally naming its groups: `<!-- settings:begin access api -->`. */
@@ -9,15 +9,16 @@ export const SETTINGS_END = "<!-- settings:end -->";
 const _SECTION = /<!-- settings:begin([^>]*?)\s*-->\n[\s\S]*?<!-- settings:end -->/g;
 
 /**
- * The reference of some groups: a bold group title, then one list item per setting, one line each
- * (the README's formatter wraps them). Every fact comes from the table, so the docs cannot drift.
+ * The reference of some groups: a heading per group (so other pages can link to it), then one list
+ * item per setting, one line each (`deno fmt` wraps them). Every fact comes from the table, so the
+ * docs cannot drift.
  */
 export function settingsMarkdown(groups: readonly SettingGroup[]): string {
   const blocks = groups.map((group) => {
     const items = Object.entries(SETTINGS as Record<string, Setting>)
       .filter(([, spec]) => spec.group === group)
       .map(([name, spec]) => `- ${settingLine(name, spec)}`);
-    return `**${SETTING_GROUPS[group]}**\n\n${items.join("\n")}`;
+    return `## ${SETTING_GROUPS[group]}\n\n${items.join("\n")}`;
   });
   return blocks.join("\n\n");
 }
@@ -29,16 +30,16 @@ export function settingLine(name: string, spec: Setting): string {
 }
 
 /**
- * `readme` with every marked section rendered again: a section naming groups gets those, the one
+ * `page` with every marked section rendered again: a section naming groups gets those, the one
  * without names gets every group no other section names. The caller formats the result.
  */
-export function renderSettingsSections(readme: string): string {
+export function renderSettingsSections(page: string): string {
   const named = new Set<string>();
-  for (const match of readme.matchAll(_SECTION)) {
+  for (const match of page.matchAll(_SECTION)) {
     for (const group of _groupsOf(match[1])) named.add(group);
   }
   const rest = (Object.keys(SETTING_GROUPS) as SettingGroup[]).filter((g) => !named.has(g));
-  return readme.replace(_SECTION, (_, spec: string) => {
+  return page.replace(_SECTION, (_, spec: string) => {
     const groups = _groupsOf(spec);
     const body = settingsMarkdown(groups.length ? groups : rest);
     return `${SETTINGS_BEGIN}${spec} -->\n\n${body}\n\n${SETTINGS_END}`;
@@ -46,8 +47,8 @@ export function renderSettingsSections(readme: string): string {
 }
 
 /** The marked sections' text, begin to end marker, in order. */
-export function settingsSections(readme: string): string[] {
-  return [...readme.matchAll(_SECTION)].map((m) => m[0]);
+export function settingsSections(page: string): string[] {
+  return [...page.matchAll(_SECTION)].map((m) => m[0]);
 }
 
 function _groupsOf(spec: string): SettingGroup[] {

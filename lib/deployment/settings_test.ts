@@ -1,8 +1,8 @@
-// Unit tests of the settings table: it, the Env type, readConfig, the code's reads and the README agree; runs under Deno.
+// Unit tests of the settings table: it, the Env type, readConfig, the code's reads and docs/reference/settings.md agree; runs under Deno.
 import { assert, assertEquals } from "@std/assert";
 import { LOG_LEVELS } from "../runtime/mod.ts";
 import { GROUP_STOP_MODES } from "../session/group_stop.ts";
-import { generatedReadme } from "../../scripts/settings_doc.ts";
+import { generatedSettingsPage, SETTINGS_PAGE } from "../../scripts/settings_doc.ts";
 import { readConfig } from "./config.ts";
 import { type IntSetting, type Setting, SETTING_GROUPS, SETTINGS } from "./settings.ts";
 import { settingsSections } from "./settings_doc.ts";
@@ -147,16 +147,16 @@ Deno.test("readConfig().access agrees with the table's defaults and ranges", () 
   );
 });
 
-Deno.test("README's settings sections are what the table generates (npm run docs:settings)", async () => {
-  const readme = await Deno.readTextFile(new URL("README.md", _ROOT));
-  const sections = settingsSections(readme);
-  assert(sections.length > 0, "README has a <!-- settings:begin --> section");
+Deno.test("generatedSettingsPage(): docs/reference/settings.md is what the table generates (npm run docs:settings)", async () => {
+  const page = await Deno.readTextFile(SETTINGS_PAGE);
+  const sections = settingsSections(page);
+  assert(sections.length > 0, "docs/reference/settings.md has a <!-- settings:begin --> section");
   assertEquals(
     sections,
-    settingsSections(await generatedReadme(readme)),
-    "README settings differ from the table: run `npm run docs:settings`",
+    settingsSections(await generatedSettingsPage(page)),
+    "docs/reference/settings.md differs from the table: run `npm run docs:settings`",
   );
   for (const name of Object.keys(_TABLE)) {
-    assert(sections.some((s) => s.includes(`\`${name}\``)), `${name} is in the README's reference`);
+    assert(sections.some((s) => s.includes(`\`${name}\``)), `${name} is in the settings reference`);
   }
 });

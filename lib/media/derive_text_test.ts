@@ -5,6 +5,10 @@ import { audioDuration, formatDuration } from "./audio_duration.ts";
 import { deriveMediaText, mediaTextRefusal, NOT_TRANSCRIBED } from "./derive_text.ts";
 import { openAITranscriber, type Transcriber } from "./transcribe.ts";
 import { sniffMediaType } from "./sniff_media_type.ts";
+import { usePdfjs } from "./pdf_text.ts";
+
+// pdf.js as the Worker gets it through functions/pdfjs/ (here the package, straight from node_modules).
+usePdfjs(() => import("unpdf/pdfjs"));
 
 /** The PDF fixture, made by testdata/make_invoice_pdf.cjs with pdfkit. */
 const PDF = await Deno.readFile(new URL("./testdata/invoice.pdf", import.meta.url));

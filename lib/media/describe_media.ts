@@ -9,6 +9,7 @@ import type { MediaStore } from "./media_store.ts";
 import { readImage } from "./read_image.ts";
 import { IMAGE_TYPES } from "./sniff_media_type.ts";
 import { openAITranscriber, type Transcriber } from "./transcribe.ts";
+import { workersAiTranscriber } from "./workers_ai_transcriber.ts";
 
 /** What describing a turn's media needs. */
 export interface DescribeMediaOptions {
@@ -17,7 +18,10 @@ export interface DescribeMediaOptions {
   settings: MediaSettings;
   /** The turn's signal: `/stop` and the turn's timeout stop a transcription. */
   signal?: AbortSignal;
-  /** The transcriber; by default `openAITranscriber` on `settings.transcribe` (none: voice refused). */
+  /**
+   * The transcriber; by default the one `settings.transcribe` names (`openAITranscriber` on an
+   * endpoint, `workersAiTranscriber` on the `AI` binding; none: voice refused).
+   */
   transcribe?: Transcriber | null;
   /** The fetch the default transcriber uses (tests). */
   fetch?: FetchFn;
@@ -42,9 +46,11 @@ export async function describeMedia(
   const { settings } = options;
   const transcribe = options.transcribe !== undefined
     ? options.transcribe
-    : settings.transcribe
-    ? openAITranscriber(settings.transcribe, options.fetch ? { fetch: options.fetch } : {})
-    : null;
+    : settings.transcribe === null
+    ? null
+    : "ai" in settings.transcribe
+    ? workersAiTranscriber(settings.transcribe)
+    : openAITranscriber(settings.transcribe, options.fetch ? { fetch: options.fetch } : {});
   return await Promise.all(media.map(async (item): Promise<MediaItem> => {
     if (!isMediaRef(item) || item.description !== undefined) return item;
     if (IMAGE_TYPES.has(item.type)) {

@@ -1,5 +1,6 @@
 // The media settings a deployment runs with (MEDIA_MAX_BYTES, MEDIA_IMAGES_IN_CONTEXT, VISION, MEDIA_TEXT_MAX_CHARS, MEDIA_DOWNLOAD_TIMEOUT_MS, TRANSCRIBE_*); runtime-neutral.
 import type { TranscribeSettings } from "./transcribe.ts";
+import type { WorkersAiTranscribeSettings } from "./workers_ai_transcriber.ts";
 
 /**
  * How images reach the model: `native` as image parts, `describe` as the words a vision model
@@ -21,8 +22,11 @@ export interface MediaSettings {
   textMaxChars: number;
   /** How long fetching one chat platform medium may take, in ms (`MEDIA_DOWNLOAD_TIMEOUT_MS`, default 30 s). */
   downloadTimeoutMs: number;
-  /** Where voice is transcribed (`TRANSCRIBE_BASE_URL`, …); null: voice is refused. */
-  transcribe: TranscribeSettings | null;
+  /**
+   * Where voice is transcribed: the endpoint (`TRANSCRIBE_BASE_URL`, …), else the Workers AI
+   * binding (`AI`, with an `@cf/` `TRANSCRIBE_MODEL`); null: voice is refused.
+   */
+  transcribe: TranscribeSettings | WorkersAiTranscribeSettings | null;
 }
 
 /** The defaults, as the settings table has them. */

@@ -32,6 +32,8 @@ export type { RequestImages, StoredImages } from "./request_images.ts";
 export { IMAGE_TYPES, sniffMediaType } from "./sniff_media_type.ts";
 export { openAITranscriber, TRANSCRIBE_TIMEOUT_MS } from "./transcribe.ts";
 export type { Transcriber, TranscribeSettings } from "./transcribe.ts";
+export { isAiRunner, workersAiTranscriber } from "./workers_ai_transcriber.ts";
+export type { AiRunner, WorkersAiTranscribeSettings } from "./workers_ai_transcriber.ts";
 export { mediaLabel } from "./platform_media.ts";
 export type {
   FetchedMedia,

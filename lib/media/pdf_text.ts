@@ -1,4 +1,4 @@
-// The text of a PDF through unpdf (pdf.js built for edge runtimes), loaded on first use so a Worker that never reads a PDF never evaluates it; runtime-neutral.
+// The text of a PDF through pdf.js (unpdf's build for edge runtimes), loaded on first use through the loader the composition root gives; runtime-neutral.
 
 /** A PDF's text, its pages joined by blank lines, and how many pages it has. */
 export interface PdfText {
@@ -6,24 +6,74 @@ export interface PdfText {
   pages: number;
 }
 
+/** The part of pdf.js's module (`unpdf/pdfjs`) that reading a PDF's text uses. */
+export interface PdfjsModule {
+  getDocument(src: { data: Uint8Array; useSystemFonts?: boolean; verbosity?: number }): {
+    promise: Promise<PdfjsDocument>;
+    destroy(): Promise<void>;
+  };
+}
+
+/** An open PDF, as `PdfjsModule.getDocument` gives it. */
+export interface PdfjsDocument {
+  numPages: number;
+  getPage(pageNumber: number): Promise<{
+    // A run of text (`str`), or a marked-content marker (`type`, no `str`).
+    getTextContent(): Promise<{ items: Array<{ str?: string; hasEOL?: boolean; type?: string }> }>;
+  }>;
+}
+
+/** Loads pdf.js: `() => import(…)` of the module as the bundle holds it. */
+export type PdfjsLoader = () => Promise<PdfjsModule>;
+
+let _loader: PdfjsLoader | undefined;
+let _module: Promise<PdfjsModule> | undefined;
+
+/**
+ * Says where pdf.js comes from. The library cannot import it itself: a literal
+ * `import("unpdf/pdfjs")` here would put its 1.7 MB into every bundle's main module, which V8
+ * compiles at each start-up even though it is evaluated only on first use. The Worker passes
+ * `functions/pdfjs/load_pdfjs.ts`, which wrangler uploads as a module of its own.
+ */
+export function usePdfjs(loader: PdfjsLoader): void {
+  if (loader === _loader) return;
+  _loader = loader;
+  _module = undefined;
+}
+
 /**
  * Extracts the text layer of `bytes` (a PDF by its magic bytes). Rejects for a PDF pdf.js cannot
- * open (corrupt, encrypted): the caller words that for the user. A scanned PDF has no text
- * layer: its text is "". The extractor is imported lazily: it is most of a megabyte of code, and
- * a deployment's isolates that never see a PDF should not pay for evaluating it.
+ * open (corrupt, encrypted), or when no loader was given (`usePdfjs`): the caller words that for
+ * the user. A scanned PDF has no text layer: its text is "".
  */
 export async function pdfText(bytes: Uint8Array): Promise<PdfText> {
-  const { extractText, getDocumentProxy } = await import("unpdf");
+  if (!_loader) throw new Error("pdf.js is not configured (usePdfjs)");
+  // One load per isolate; a failed load is tried again by the next PDF.
+  const load = _module ??= _loader();
+  load.catch(() => {
+    if (_module === load) _module = undefined;
+  });
+  const { getDocument } = await load;
   // pdf.js may take the buffer over (transfer it): it gets a copy, the caller keeps its bytes.
   // Quiet: pdf.js warns on the console about what it repairs, and the caller says what failed.
-  const pdf = await getDocumentProxy(bytes.slice(), { verbosity: 0 });
+  // System fonts: text extraction needs no glyphs, and there are no font files to fetch.
+  const task = getDocument({ data: bytes.slice(), useSystemFonts: true, verbosity: 0 });
   try {
-    const { totalPages, text } = await extractText(pdf, { mergePages: false });
+    const pdf = await task.promise;
+    const pages: string[] = [];
+    for (let n = 1; n <= pdf.numPages; n++) {
+      const { items } = await (await pdf.getPage(n)).getTextContent();
+      // As unpdf's extractText: each run's string, a line break where pdf.js saw one.
+      pages.push(
+        items.filter((item) => item.str != null).map((item) => item.str + (item.hasEOL ? "\n" : ""))
+          .join(""),
+      );
+    }
     return {
-      text: text.map((page) => page.trim()).filter(Boolean).join("\n\n"),
-      pages: totalPages,
+      text: pages.map((page) => page.trim()).filter(Boolean).join("\n\n"),
+      pages: pdf.numPages,
     };
   } finally {
-    await pdf.loadingTask.destroy();
+    await task.destroy();
   }
 }

@@ -10,6 +10,7 @@ import {
   type PlatformMedia,
 } from "./platform_media.ts";
 import { downloadTimedOut, overLimit } from "./download_media.ts";
+import { deadlineSignal } from "../runtime/deadline.ts";
 import { IMAGE_TYPES, SIGNED_TYPES, sniffMediaType } from "./sniff_media_type.ts";
 
 /** What reading a message's platform media needs. */
@@ -144,15 +145,18 @@ async function _fetchInTime(
   options: ResolveOptions,
 ): Promise<FetchedMedia> {
   const { downloadTimeoutMs, maxBytes } = options.settings;
-  const deadline = AbortSignal.timeout(downloadTimeoutMs);
-  const signal = AbortSignal.any([options.signal, deadline]);
+  // Cleared when the fetch ends: a busy session object may only have so many active timers.
+  const deadline = deadlineSignal(downloadTimeoutMs, options.signal);
+  const { signal } = deadline;
   try {
     const got = await fetch(item, { signal, maxBytes });
-    return !got.ok && deadline.aborted && !options.signal.aborted
+    return !got.ok && deadline.expired && !options.signal.aborted
       ? { ok: false, why: downloadTimedOut(downloadTimeoutMs) }
       : got;
   } catch (error) {
-    if (options.signal.aborted || !deadline.aborted) throw error;
+    if (options.signal.aborted || !deadline.expired) throw error;
     return { ok: false, why: downloadTimedOut(downloadTimeoutMs) };
+  } finally {
+    deadline.clear();
   }
 }

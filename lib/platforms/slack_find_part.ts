@@ -18,7 +18,7 @@ const _history = z.looseObject({
 /**
  * Reads the thread (conversations.replies) or, for an unthreaded DM, the channel's history
  * (conversations.history) since `sinceMs`, with metadata, for a message naming `marker`. Needs
- * the history scopes of the conversation types the bot is in (see README, Slack).
+ * the history scopes of the conversation types the bot is in (see docs/platforms/slack.md).
  */
 export async function findSlackPart(
   target: SlackTarget,

@@ -1,4 +1,5 @@
 // The one way baton calls out over HTTP (platform APIs, signing keys, tokens, MCP servers): fetch with a deadline, failures worded without URL or secret, answers read by the one JSON decoder; runtime-neutral (fetch).
+import { deadlineSignal } from "./deadline.ts";
 import { jsonOrUndefined } from "./json_body.ts";
 
 /** What a secret becomes in a message. */
@@ -48,19 +49,63 @@ export async function fetchOut(
   init: RequestInit,
   options: OutOptions,
 ): Promise<Response> {
-  const deadline = options.timeoutMs === null ? null : AbortSignal.timeout(options.timeoutMs);
-  const signals = [init.signal, deadline].filter((s): s is AbortSignal => s != null);
-  const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+  // Cleared once the body is read (or the call fails): an uncleared timer stays active until it
+  // fires, and a busy session object may only have so many (deadline.ts).
+  const deadline = options.timeoutMs === null
+    ? null
+    : deadlineSignal(options.timeoutMs, init.signal);
+  const signal = deadline?.signal ?? init.signal;
   try {
-    return await (options.fetch ?? fetch)(url, signal ? { ...init, signal } : init);
+    const res = await (options.fetch ?? fetch)(url, signal ? { ...init, signal } : init);
+    return deadline ? _clearedAtBodyEnd(res, deadline.clear) : res;
   } catch {
+    deadline?.clear();
     if (init.signal?.aborted) throw init.signal.reason;
-    const timedOut = deadline?.aborted === true;
+    const timedOut = deadline?.expired === true;
     const message = timedOut
       ? `the ${options.api} did not answer within ${options.timeoutMs} ms`
       : `could not reach the ${options.api}`;
     throw new OutboundError(redact(message, options.secrets ?? []), timedOut);
   }
+}
+
+/** The statuses whose answer has no body (the Fetch standard's null body status). */
+const _NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * `res` with a body that calls `clear` when it ends, fails or is cancelled, so the deadline covers
+ * the body read and is gone once it is over; as it is (cleared now) when it has no body.
+ */
+function _clearedAtBodyEnd(res: Response, clear: () => void): Response {
+  // A 204 or 304 may come with an empty body stream, yet no Response can be built with one.
+  if (!res.body || _NULL_BODY_STATUSES.has(res.status)) {
+    clear();
+    return res;
+  }
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          clear();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        clear();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      clear();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
 }
 
 /**

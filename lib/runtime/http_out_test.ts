@@ -1,6 +1,7 @@
 // Unit tests of the one HTTP-out helper: deadlines, failures worded without URL or secret, a caller's abort passed on, answers read by the one decoder; Deno.
 import { assert, assertEquals, assertRejects, assertStrictEquals } from "@std/assert";
 import { fetchOut, OutboundError, readJsonAnswer, redact } from "./http_out.ts";
+import { countTimers } from "./_timer_count_test_support.ts";
 
 const _SECRET = "s3cret-in-the-url";
 
@@ -54,6 +55,62 @@ Deno.test("fetchOut() passes a caller's abort on as the caller's reason, and no 
   controller.abort(reason);
   assertStrictEquals(await pending.catch((e) => e), reason);
   assertStrictEquals(seen, controller.signal);
+});
+
+Deno.test("fetchOut() leaves no timer active once its answer is read, or once it fails", async () => {
+  const timers = countTimers();
+  try {
+    const answering = () => Promise.resolve(Response.json({ ok: true }));
+    const res = await fetchOut("https://x.example/", {}, {
+      api: "Example API",
+      timeoutMs: 30_000,
+      fetch: answering,
+    });
+    assertEquals(await readJsonAnswer(res), { ok: true });
+    assertEquals(timers.active(), 0, "a deadline timer outlived its answer");
+    const failing = () => Promise.reject(new TypeError("connection refused"));
+    await assertRejects(() =>
+      fetchOut("https://x.example/", {}, { api: "Example API", timeoutMs: 30_000, fetch: failing })
+    );
+    assertEquals(timers.active(), 0, "a deadline timer outlived a failed call");
+  } finally {
+    timers.restore();
+  }
+});
+
+Deno.test("fetchOut() keeps its deadline over the body read, and clears it when the body is cancelled", async () => {
+  // An answer whose body never ends until the request's signal aborts, as a stalled server's.
+  const stalling = (_url: string | URL, init?: RequestInit) =>
+    Promise.resolve(
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode("{"));
+            init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason));
+          },
+        }),
+        { status: 200, headers: { "x-kept": "yes" } },
+      ),
+    );
+  const res = await fetchOut("https://x.example/", {}, {
+    api: "Example API",
+    timeoutMs: 20,
+    fetch: stalling,
+  });
+  assertEquals(res.headers.get("x-kept"), "yes");
+  assertEquals(await readJsonAnswer(res), undefined);
+  const timers = countTimers();
+  try {
+    const held = await fetchOut("https://x.example/", {}, {
+      api: "Example API",
+      timeoutMs: 30_000,
+      fetch: stalling,
+    });
+    await held.body?.cancel();
+    assertEquals(timers.active(), 0);
+  } finally {
+    timers.restore();
+  }
 });
 
 Deno.test("readJsonAnswer() reads JSON, and undefined for an empty, non-JSON or non-UTF-8 body", async () => {

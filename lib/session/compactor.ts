@@ -172,9 +172,13 @@ export class Compactor {
     };
   }
 
-  /** Remembers the context size the turn's last model call reported, once its messages are stored. */
+  /**
+   * Remembers the context size the turn's last model call reported, once its messages are stored.
+   * Only while compaction is on: the row is a write every turn, and with CONTEXT_TOKENS off only
+   * /status reads it (it estimates from the transcript without).
+   */
   measure(tx: Parameters<CompactionStore["measure"]>[0], conversation: number, tokens: number) {
-    if (tokens > 0) this.#store.measure(tx, conversation, tokens);
+    if (tokens > 0 && this.on) this.#store.measure(tx, conversation, tokens);
   }
 
   #entries(conversation: number, latest: Compaction | null): WindowEntry[] {

@@ -193,3 +193,15 @@ Deno.test("Compactor: CONTEXT_TOKENS=off never compacts, and /compact says so", 
   assertEquals(asked.length, 0);
   assertEquals(histories.at(-1)!.length, 14);
 });
+
+Deno.test("Compactor.measure() stores no context size while CONTEXT_TOKENS is off (a row written per turn that nothing needs)", async () => {
+  const { execute } = measuringExecutor();
+  const storage = sqliteStorage();
+  const sentinel = new SessionSentinel(storage, execute, {
+    ...options,
+    compaction: { contextTokens: null, summarize: countingSummarizer().summarize },
+  });
+  for (let n = 1; n <= 3; n++) await turn(sentinel, said(n));
+  const rows = storage.db.prepare(`SELECT count(*) AS n FROM context_size`).get() as { n: number };
+  assertEquals(rows.n, 0);
+});

@@ -1,6 +1,7 @@
 // Runs one claimed message through the executor: the abort and timeout, the outcome, the messages to keep; runtime-neutral.
 import { type ChatMessage, ModelError, type PendingCall } from "../agent/mod.ts";
 import { turnFiles } from "../agent/tool_files.ts";
+import { deadlineSignal } from "../runtime/deadline.ts";
 import { abortable } from "./abortable.ts";
 import { interruptedTurn } from "./transcript.ts";
 import type {
@@ -42,7 +43,9 @@ export async function runClaimedTurn(
   approvals?: TurnApprovals,
 ): Promise<ClaimedTurnResult> {
   const seed = history.length === 0 ? (message.seed ?? []) : [];
-  const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(turnTimeoutMs)]);
+  // Cleared as the turn ends: a busy session object may only have so many active timers.
+  const deadline = deadlineSignal(turnTimeoutMs, controller.signal);
+  const { signal } = deadline;
   try {
     const result = await abortable(
       execute(message, seed.length ? seed : history, signal, progress, approvals),
@@ -75,6 +78,8 @@ export async function runClaimedTurn(
         ? interruptedTurn(progress.messages, failure.message)
         : [],
     };
+  } finally {
+    deadline.clear();
   }
 }
 

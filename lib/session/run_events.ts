@@ -33,6 +33,8 @@ export class RunEventStore {
   readonly #now: () => number;
   /** Event data too long for a row (a run's output near the body cap), in parts. */
   readonly #spill: SpillStore;
+  /** Per run, the deltas sent live and not stored yet (`stream`), in order, each with its time. */
+  readonly #pending = new Map<number, _Pending>();
 
   constructor(db: SessionDb, now: () => number = Date.now) {
     this.#db = db;
@@ -40,27 +42,13 @@ export class RunEventStore {
     this.#spill = new SpillStore(db);
   }
 
-  /** Appends an event to run `seq`'s log and to its subscribers; a final event closes them. */
+  /**
+   * Appends an event to run `seq`'s log and to its subscribers; a final event closes them. The
+   * run's text deltas kept by `stream` are stored first, in this same transaction, in order.
+   */
   emit(tx: Tx, seq: number, type: string, data: Record<string, unknown>): void {
-    const text = JSON.stringify(data);
-    const fits = SpillStore.fits(text);
-    const row = this.#db.exec(
-      tx,
-      `INSERT INTO run_events (seq, idx, type, data, at)
-       VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE seq = ?), ?, ?, ?)
-       RETURNING idx`,
-      seq,
-      seq,
-      type,
-      fits ? text : "{}",
-      this.#now(),
-    )[0];
-    if (!fits) {
-      const idx = num(row, "idx");
-      const column = this.#spill.write(tx, _owner(seq, idx), text);
-      const update = `UPDATE run_events SET data = ? WHERE seq = ? AND idx = ?`;
-      this.#db.exec(tx, update, column, seq, idx);
-    }
+    this.#flush(tx, seq);
+    this.#insert(tx, seq, type, data, this.#now());
     if (TIMELINE_ONLY_EVENTS.has(type)) return;
     const tee = this.#tee(seq);
     tee.write({ type, data });
@@ -68,6 +56,22 @@ export class RunEventStore {
       this.#tees.delete(seq);
       tee.close();
     }
+  }
+
+  /**
+   * Sends a text delta of run `seq` to its subscribers at once, and keeps it in memory until the
+   * run's next event (the model call's end, a tool call, the run's end) stores it in that event's
+   * transaction: in a Durable Object a write holds every outgoing byte until it is durable, so a
+   * delta stored as it streams would hold its own chunk back. A subscriber meanwhile replays it
+   * from memory (`subscribe`); an instance that dies loses it with the attempt, whose events are
+   * dropped when it runs again (`restartAttempt`, `dropResumedText`).
+   */
+  stream(seq: number, type: string, data: Record<string, unknown>): void {
+    let pending = this.#pending.get(seq);
+    if (!pending) this.#pending.set(seq, pending = []);
+    // One sent while a transaction stores the earlier ones waits for the run's next event.
+    pending.push({ type, data, at: this.#now() });
+    this.#tee(seq).write({ type, data });
   }
 
   /**
@@ -84,6 +88,9 @@ export class RunEventStore {
       const data = this.#data(seq, row);
       if (data && !transport.write({ type: str(row, "type"), data })) return;
     }
+    for (const event of this.#pending.get(seq) ?? []) {
+      if (!transport.write({ type: event.type, data: event.data })) return;
+    }
     if (rows.some((row) => FINAL_RUN_EVENTS.has(str(row, "type")))) {
       transport.close();
       return;
@@ -96,6 +103,7 @@ export class RunEventStore {
    * about to start again, and a subscriber must see one start and one stream of deltas, in order.
    */
   restartAttempt(tx: Tx, seq: number): void {
+    this.#pending.delete(seq);
     this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ? AND type != 'run.queued'`, seq);
   }
 
@@ -105,6 +113,8 @@ export class RunEventStore {
    * not run again, so they are the only record of it).
    */
   dropResumedText(tx: Tx, seq: number): void {
+    // Any kept in memory came after the last answer: its event stored them before itself.
+    this.#pending.delete(seq);
     this.#db.exec(
       tx,
       `DELETE FROM run_events WHERE seq = ? AND type = 'message.delta' AND idx > COALESCE(
@@ -121,20 +131,62 @@ export class RunEventStore {
 
   /** Run `seq`'s stored events in order, each with its time (null for events stored before times were). */
   timeline(seq: number): (RunEvent & { at: number | null })[] {
-    return this.#db.rows(
+    const stored = this.#db.rows(
       `SELECT idx, type, data, at FROM run_events WHERE seq = ? ORDER BY idx`,
       seq,
     ).flatMap((row) => {
       const data = this.#data(seq, row);
       return data ? [{ type: str(row, "type"), data, at: numOrNull(row, "at") }] : [];
     });
+    return [...stored, ...(this.#pending.get(seq) ?? [])];
   }
 
   /** Forgets the events of pruned runs. */
   prune(tx: Tx, seqs: number[]): void {
     for (const seq of seqs) {
+      this.#pending.delete(seq);
       this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ?`, seq);
       this.#spill.removeUnder(tx, `event:${seq}:`);
+    }
+  }
+
+  /**
+   * Stores run `seq`'s deltas kept in memory, in `tx`; they leave memory once it commits (rolled
+   * back, it stored nothing, and the run's next event stores them).
+   */
+  #flush(tx: Tx, seq: number): void {
+    const pending = this.#pending.get(seq);
+    if (!pending || pending.storedBy === tx) return;
+    pending.storedBy = tx;
+    const count = pending.length;
+    for (const event of pending) this.#insert(tx, seq, event.type, event.data, event.at);
+    tx.onCommit(() => {
+      pending.splice(0, count);
+      pending.storedBy = undefined;
+      if (!pending.length && this.#pending.get(seq) === pending) this.#pending.delete(seq);
+    });
+  }
+
+  /** Stores one event row (its data spilled into parts when too long for a row). */
+  #insert(tx: Tx, seq: number, type: string, data: Record<string, unknown>, at: number): void {
+    const text = JSON.stringify(data);
+    const fits = SpillStore.fits(text);
+    const row = this.#db.exec(
+      tx,
+      `INSERT INTO run_events (seq, idx, type, data, at)
+       VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE seq = ?), ?, ?, ?)
+       RETURNING idx`,
+      seq,
+      seq,
+      type,
+      fits ? text : "{}",
+      at,
+    )[0];
+    if (!fits) {
+      const idx = num(row, "idx");
+      const column = this.#spill.write(tx, _owner(seq, idx), text);
+      const update = `UPDATE run_events SET data = ? WHERE seq = ? AND idx = ?`;
+      this.#db.exec(tx, update, column, seq, idx);
     }
   }
 
@@ -152,6 +204,12 @@ export class RunEventStore {
     return tee;
   }
 }
+
+/** A run's deltas sent live and kept in memory until its next event stores them, in order. */
+type _Pending = { type: string; data: Record<string, unknown>; at: number }[] & {
+  /** The transaction storing them, until it commits. */
+  storedBy?: Tx;
+};
 
 /** The spill owner of event `idx` of run `seq`. */
 function _owner(seq: number, idx: number): string {

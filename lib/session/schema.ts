@@ -155,6 +155,20 @@ const _SPILL = [
 /** The model a chat session's user chose with `/model` (lib/session/model_choice.ts); null: the default. */
 const _RUN_MODEL = [`ALTER TABLE run ADD COLUMN model TEXT`];
 
+/**
+ * The inbox's indexes cut to those a turn's reads need (issue 32): every entry an insert or a
+ * status change writes is a row billed. `inbox_received` served no per-turn read, and
+ * `inbox_prune` none since the prune runs once a minute; `inbox_request` held every message
+ * (null hashes too) and was rewritten when each finished, while the retry check only asks for
+ * failed ones: a partial index written when a turn fails, and only then.
+ */
+const _INBOX_LEAN_INDEXES = [
+  `DROP INDEX IF EXISTS inbox_received`,
+  `DROP INDEX IF EXISTS inbox_prune`,
+  `DROP INDEX IF EXISTS inbox_request`,
+  `CREATE INDEX inbox_failed ON inbox (request_hash, finished_at) WHERE status = 'failed'`,
+];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -227,6 +241,8 @@ const _MIGRATIONS: readonly _Migration[] = [
   OUTBOX_MEDIA_SCHEMA,
   // → +1: the media the session stored and when (MEDIA_RETENTION_DAYS: the alarm's sweep).
   MEDIA_OBJECT_SCHEMA,
+  // → +1: the inbox's indexes that cost rows written per turn without a per-turn read dropped.
+  _INBOX_LEAN_INDEXES,
 ];
 
 /**
@@ -264,6 +280,7 @@ const _CURRENT = [
   ...SESSION_USAGE_SCHEMA,
   ...SESSION_USAGE_V2,
   ...OUTBOX_MEDIA_SCHEMA,
+  ..._INBOX_LEAN_INDEXES,
   ..._VERSION_TABLE,
 ];
 
@@ -295,10 +312,28 @@ function _fold(statements: readonly string[]): string[] {
 }
 
 /**
+ * `statements` without each index a later `DROP INDEX` removes, nor that drop: a new session
+ * never builds an index only to drop it.
+ */
+function _undropped(statements: readonly string[]): string[] {
+  const dropped = new Set(
+    statements.flatMap((s) => /^DROP INDEX (?:IF EXISTS )?(\w+)$/.exec(s)?.[1] ?? []),
+  );
+  return statements.filter((s) => {
+    const index = /^(?:CREATE INDEX (?:IF NOT EXISTS )?|DROP INDEX (?:IF EXISTS )?)(\w+)/;
+    const name = index.exec(s)?.[1];
+    return !name || !dropped.has(name);
+  });
+}
+
+/**
  * The whole fresh schema and its version as one `exec`: Durable Object SQLite runs statements
  * joined by semicolons in one call (bindings go to the last), and each call is a crossing.
  */
-const _FRESH = [..._fold(_CURRENT), `UPDATE schema_version SET version = ? WHERE id = 1`]
+const _FRESH = [
+  ..._fold(_undropped(_CURRENT)),
+  `UPDATE schema_version SET version = ? WHERE id = 1`,
+]
   .join(";\n");
 
 /** The schema version this build writes. */

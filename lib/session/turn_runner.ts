@@ -7,6 +7,7 @@ import type { Claim } from "./claim.ts";
 import type { JobScheduler } from "./job_scheduler.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
 import { runClaimedTurn } from "./run_claimed_turn.ts";
+import { deadlineSignal } from "../runtime/deadline.ts";
 import { type CompactionOptions, Compactor, contextMeter } from "./compactor.ts";
 import { runCompactedTurn } from "./compacted_turn.ts";
 import { failUnreadable } from "./unreadable_message.ts";
@@ -271,15 +272,17 @@ export class TurnRunner {
     // The history is built (compacted first when too long) under the claim, just before the
     // model call that needs it; a /compact is a compaction only (compacted_turn.ts).
     const { turnTimeoutMs } = this.#options;
-    const signal = AbortSignal.any([running.controller.signal, AbortSignal.timeout(turnTimeoutMs)]);
     // SESSION_TOKENS_PER_DAY: a turn that could pass it never calls the model.
     const refusal = sessionBudgetRefusal(this.#stores, this.#options.spend, this.#options.now());
+    // The turn's deadline, its compaction included; cleared as they end, since a busy session
+    // object may only have so many active timers (deadline.ts). A refused turn sets none.
+    const deadline = deadlineSignal(refusal ? null : turnTimeoutMs, running.controller.signal);
     const result = refusal ? { outcome: refusal, messages: [] } : await runCompactedTurn(
       this.compactor,
       claim,
       message,
       progress,
-      signal,
+      deadline.signal,
       (history) =>
         runClaimedTurn(
           this.#options.execute,
@@ -291,7 +294,8 @@ export class TurnRunner {
           { granted, ...(resume ? { resume: this.#recording(claim, resume) } : {}) },
         ),
       { resumed: resume !== undefined, ...(model ? { model } : {}) },
-    );
+    ).finally(deadline.clear);
+    deadline.clear();
     this.#stop(running);
     // Before anything is sent: no preview may land after the reply, or after a stop's notice.
     const { paused } = result;

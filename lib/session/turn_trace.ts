@@ -25,7 +25,8 @@ export function traced<T>(message: InboundMessage, seq: number, fn: () => T, job
  * Records the events of `claim`'s run while the claim holds the session (a stopped run's late
  * events go nowhere). Every turn records its timeline — model calls, tool calls, sends, its start
  * and end — a few small rows; the reply's text as it grows (`message.delta`) is recorded only for
- * a message that asked for events, since a chat reply's deltas would be most of its turn's rows.
+ * a message that asked for events, since a chat reply's deltas would be most of its turn's rows,
+ * and is stored with the event that follows it, not as it streams.
  */
 export function timelineRecorder(
   stores: SessionStores,
@@ -33,7 +34,13 @@ export function timelineRecorder(
   message: InboundMessage,
 ): TimelineRecorder {
   return (type, data) => {
-    if (type === "message.delta" && !message.events) return;
+    if (type === "message.delta") {
+      // Sent at once and stored with the next event (RunEventStore.stream): no write holds it.
+      if (message.events && stores.claims.holds(claim)) {
+        stores.events.stream(claim.seq, type, data);
+      }
+      return;
+    }
     stores.db.transaction((tx) => {
       if (stores.claims.holds(claim)) stores.events.emit(tx, claim.seq, type, data);
     });

@@ -23,7 +23,7 @@ const LONG_CALL_MS = 10_000;
 const _CLASSES = ["SessionDO", "AccessDO", "ConversationPointerDO", "IdempotencyKeyDO"];
 
 /**
- * Why each table a turn writes is written: the promise (README, "Guarantees") or feature that
+ * Why each table a turn writes is written: the promise (docs/concepts/guarantees.md) or feature that
  * needs the row. Tables not named here show up as "(not named)": a write to explain or cut.
  */
 export const ROW_PROMISES: Readonly<Record<string, string>> = {

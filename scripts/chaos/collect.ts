@@ -1,6 +1,6 @@
 // After a chaos run: wait for quiet, then read what a client would find (transcripts, run streams, dropped streams' ends); Deno.
 import { type ChaosLink, readRunEvents, replayChat } from "./api.ts";
-import type { SeenCompaction } from "./compaction.ts";
+import type { SeenCompaction } from "./observation.ts";
 import type { ChaosMessage, ChaosSession } from "./plan.ts";
 import type { ChaosObservation, ReadEvent } from "./observation.ts";
 

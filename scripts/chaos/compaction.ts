@@ -94,14 +94,6 @@ export function usageOf(req: FakeModelRequest, answer: string): FakeUsage {
   };
 }
 
-/** One stored compaction as GET /v1/sessions/{key} shows it. */
-export interface SeenCompaction {
-  from: number;
-  through: number;
-  messages: number;
-  summary: string;
-}
-
 /**
  * The compaction checks, per session: the stored ranges follow each other without gap or overlap
  * from the conversation's first message and end inside its transcript; each summary's messages

@@ -14,8 +14,9 @@ import { SLACK_PREVIEW_MARK } from "../../lib/platforms/slack_preview.ts";
 import { DISCORD_APP_ID } from "../../test/_support/drivers/discord.ts";
 import type { ShownPost } from "./observation.ts";
 import type { Sabotage } from "./fake_server.ts";
-import { type ChaosMedia, mediaRoute } from "./media.ts";
-import { type ChaosFilesOut, filesRoute, uploadText } from "./files_out.ts";
+import { mediaRoute } from "./media.ts";
+import type { ChaosFilesOut, ChaosMedia } from "./observation.ts";
+import { filesRoute, uploadText } from "./files_out.ts";
 
 /** Bot credentials the fakes check (a wrong one is refused, as the real APIs do). */
 export const CHAOS_CREDENTIALS = {

@@ -4,35 +4,10 @@ import { RESEND_NOTE } from "../../lib/chat/mod.ts";
 import { IMAGES_NOT_SENT } from "../../lib/agent/reply_images.ts";
 import type { FakeAnswer, FakeCall, Sabotage } from "./fake_server.ts";
 import { photoBytes } from "./media.ts";
-import type { ChaosObservation } from "./observation.ts";
+import type { ChaosFilesOut, ChaosObservation } from "./observation.ts";
 import { CHAOS_MARKER, type ChaosSession } from "./plan.ts";
 import type { ChaosFigure } from "./report.ts";
 import { fig, type Tally } from "./tally.ts";
-
-/** One upload the fake Telegram stored (sendPhoto or sendDocument). */
-export interface SentFile {
-  /** The chat it went to (`chat_id`). */
-  chat: string;
-  method: string;
-  /** The message whose file its bytes are (their tail names it), if any. */
-  marker?: string;
-  /** Its bytes are exactly that message's file. */
-  exact: boolean;
-  /** Its caption began with baton's resend note (a part in doubt sent again). */
-  marked: boolean;
-  /** When the fake stored it (ms since the epoch). */
-  at: number;
-}
-
-/** The files-out share of a run and what the fake Telegram was sent of it. */
-export interface ChaosFilesOut {
-  /** The markers of the messages whose reply carries a file. */
-  markers: Set<string>;
-  /** Every upload the fake stored, in arrival order. */
-  sent: SentFile[];
-  /** Model answers that carried a file (a turn rerun after a kill answers again). */
-  answered: number;
-}
 
 /** Row labels of the files-out checks (Telegram's column). */
 export const FILES_OUT_LABELS = {

@@ -2,33 +2,16 @@
 import { decodeBase64 } from "../../lib/runtime/mod.ts";
 import type { FakeModelRequest } from "../../lib/testing/fake_model.ts";
 import type { FakeAnswer, FakeCall } from "./fake_server.ts";
-import type { ChaosObservation } from "./observation.ts";
-import { CHAOS_MARKER, type ChaosMessage, type ChaosSession } from "./plan.ts";
+import type { ChaosMedia, ChaosObservation } from "./observation.ts";
+import {
+  CHAOS_MARKER,
+  type ChaosMessage,
+  type ChaosPhoto,
+  type ChaosSession,
+  type PhotoFate,
+} from "./plan.ts";
 import type { ChaosFigure } from "./report.ts";
 import { fig, type Tally } from "./tally.ts";
-
-/** How the fake serves one photo's file: at once, after a pause (a kill may land in it), or 500 always. */
-export type PhotoFate = "served" | "slow" | "failing";
-
-/** One photo a message carries (its caption is the message's text). */
-export interface ChaosPhoto {
-  fileId: string;
-  fate: PhotoFate;
-  /** Slow: how long the file server waits before the bytes. */
-  delayMs: number;
-}
-
-/** The media share of a run and what was seen of it. */
-export interface ChaosMedia {
-  /** The photos, by the marker of the message that carries each. */
-  photos: Map<string, ChaosPhoto>;
-  /** Per marker: model calls whose last user message carried the photo's own bytes. */
-  seen: Map<string, number>;
-  /** Model calls that carried an image that is not their message's photo. */
-  wrong: string[];
-  /** Per file id: getFile calls and file downloads answered with the bytes. */
-  asked: Map<string, { getFile: number; served: number }>;
-}
 
 /** Row labels of the media checks (Telegram's column). */
 export const MEDIA_LABELS = {

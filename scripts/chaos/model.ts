@@ -2,9 +2,10 @@
 import type { FakeModelRequest, FakeModelStep } from "../../lib/testing/fake_model.ts";
 import { askingStep } from "./approvals.ts";
 import { isSummaryCall, summaryStep, usageOf } from "./compaction.ts";
-import { type ChaosFilesOut, fileImages } from "./files_out.ts";
+import { fileImages } from "./files_out.ts";
 import { floodStep } from "./floods.ts";
-import { type ChaosMedia, observeMedia } from "./media.ts";
+import { observeMedia } from "./media.ts";
+import type { ChaosFilesOut, ChaosMedia } from "./observation.ts";
 import type { ChaosFlood } from "./observation.ts";
 import { CHAOS_MARKER, type ChaosSession, isPlatformWay, modelReply } from "./plan.ts";
 import { toolStepBeforeSteer, turnText } from "./steer.ts";

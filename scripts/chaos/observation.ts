@@ -1,11 +1,53 @@
 // What a chaos run observed, the verifier's input: its sessions' posts, model calls, transcripts, jobs, flood and replays; Deno.
 import type { FakeModelRequest } from "../../lib/testing/fake_model.ts";
-import type { SeenCompaction } from "./compaction.ts";
 import type { FakeEvent, FaultCounts } from "./fake_server.ts";
-import type { ChaosMessage, ChaosSession, ChaosWay, PlatformWay } from "./plan.ts";
+import type { ChaosMessage, ChaosPhoto, ChaosSession, ChaosWay, PlatformWay } from "./plan.ts";
 import type { KillRecord } from "./runtime.ts";
-import type { ChaosMedia } from "./media.ts";
-import type { ChaosFilesOut } from "./files_out.ts";
+
+/** One stored compaction as GET /v1/sessions/{key} shows it. */
+export interface SeenCompaction {
+  from: number;
+  through: number;
+  messages: number;
+  summary: string;
+}
+
+/** The media share of a run and what was seen of it. */
+export interface ChaosMedia {
+  /** The photos, by the marker of the message that carries each. */
+  photos: Map<string, ChaosPhoto>;
+  /** Per marker: model calls whose last user message carried the photo's own bytes. */
+  seen: Map<string, number>;
+  /** Model calls that carried an image that is not their message's photo. */
+  wrong: string[];
+  /** Per file id: getFile calls and file downloads answered with the bytes. */
+  asked: Map<string, { getFile: number; served: number }>;
+}
+
+/** One upload the fake Telegram stored (sendPhoto or sendDocument). */
+export interface SentFile {
+  /** The chat it went to (`chat_id`). */
+  chat: string;
+  method: string;
+  /** The message whose file its bytes are (their tail names it), if any. */
+  marker?: string;
+  /** Its bytes are exactly that message's file. */
+  exact: boolean;
+  /** Its caption began with baton's resend note (a part in doubt sent again). */
+  marked: boolean;
+  /** When the fake stored it (ms since the epoch). */
+  at: number;
+}
+
+/** The files-out share of a run and what the fake Telegram was sent of it. */
+export interface ChaosFilesOut {
+  /** The markers of the messages whose reply carries a file. */
+  markers: Set<string>;
+  /** Every upload the fake stored, in arrival order. */
+  sent: SentFile[];
+  /** Model answers that carried a file (a turn rerun after a kill answers again). */
+  answered: number;
+}
 
 /** A run event as a subscriber read it. */
 export interface ReadEvent {

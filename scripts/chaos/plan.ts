@@ -3,7 +3,17 @@ import { GITHUB_REPO } from "../../test/_support/drivers/github.ts";
 import { SLACK_TEAM } from "../../test/_support/drivers/slack.ts";
 import { PLATFORM_ADAPTERS } from "../../lib/platforms/mod.ts";
 import { NEW_BAD_KINDS, NEW_PLATFORM_WAYS, newPlatformKey } from "./new_platforms.ts";
-import type { ChaosPhoto } from "./media.ts";
+
+/** How the fake serves one photo's file: at once, after a pause (a kill may land in it), or 500 always. */
+export type PhotoFate = "served" | "slow" | "failing";
+
+/** One photo a message carries (its caption is the message's text). */
+export interface ChaosPhoto {
+  fileId: string;
+  fate: PhotoFate;
+  /** Slow: how long the file server waits before the bytes. */
+  delayMs: number;
+}
 
 /** Every way a message reaches baton, in table order. */
 export const CHAOS_WAYS = [

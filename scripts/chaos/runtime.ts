@@ -124,7 +124,9 @@ async function _freezeBuild(root: string, dir: string): Promise<string> {
   // out; the copy lives elsewhere, so the migrations are named where they are.
   const worker = toml.replace(/^main\s*=.*$/m, `main = "build/index.js"`)
     .replace(/^\[(?:build|assets)\]\n(?:(?!\[).*\n?)*/gm, "")
-    .replace(/^migrations_dir\s*=.*$/m, `migrations_dir = "${base}migrations"`);
+    .replace(/^migrations_dir\s*=.*$/m, `migrations_dir = "${base}migrations"`)
+    // bundleWorker writes pdf.js beside the bundle: the additional modules are found there.
+    .replace(/^base_dir\s*=.*$/m, `base_dir = "build"`);
   await Deno.writeTextFile(config, worker);
   return config;
 }

@@ -3,6 +3,7 @@ import * as esbuild from "esbuild";
 import type { Readable } from "node:stream";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { buildConsole } from "../../scripts/build_console.ts";
+import { pdfjsExternal, writePdfjsModule } from "../../scripts/pdfjs_module.ts";
 
 const _root = new URL("../../", import.meta.url);
 const _builds = new Map<string, Promise<string>>();
@@ -49,7 +50,9 @@ function _build(entry: string): Promise<string> {
 /**
  * Bundles `entry` into `outfile` (both relative to the project root) as the tests and the bench
  * run it. Bare imports also resolve from this checkout's node_modules, so another checkout (the
- * bench's baseline) bundles without its own. Returns the absolute path of `outfile`.
+ * bench's baseline) bundles without its own. pdf.js is written beside it as `pdfjs.mjs`, the
+ * module of its own the bundle imports (scripts/pdfjs_module.ts). Returns the absolute path of
+ * `outfile`.
  */
 export async function bundleWorker(entry: string, outfile: string): Promise<string> {
   const out = new URL(outfile, _root).pathname;
@@ -65,8 +68,11 @@ export async function bundleWorker(entry: string, outfile: string): Promise<stri
       conditions: ["workerd", "worker", "browser"],
       mainFields: ["module", "main"],
       nodePaths: [new URL("node_modules", _root).pathname],
+      // pdf.js stays a module of its own beside the bundle, as wrangler uploads it.
+      plugins: [pdfjsExternal()],
       logLevel: "silent",
     });
+    await writePdfjsModule(out.slice(0, out.lastIndexOf("/")));
   } finally {
     // esbuild's service process would otherwise keep Deno alive after the run.
     await esbuild.stop();

@@ -1,0 +1,1 @@
+../../node_modules/unpdf/dist/pdfjs.mjs
