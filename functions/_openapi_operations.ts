@@ -34,6 +34,8 @@ const _version: OperationParameter = {
   schema: { type: "integer", minimum: 0 },
 };
 const _sse = { contentType: "text/event-stream" };
+/** Stored bytes, typed by what they are: any media type. */
+const _bytes = { contentType: "*/*" };
 
 /** The chat completion a request for `{"model":"…","messages":[…]}` gets, as an example. */
 const _completionExample = {
@@ -57,7 +59,7 @@ const _API: ApiOperation[] = [
     tag: "meta",
     summary: "Liveness",
     auth: "none",
-    responses: { 200: { description: "Up.", body: body.objectBody, example: { ok: true } } },
+    responses: { 200: { description: "Up.", body: body.healthBody, example: { ok: true } } },
   },
   {
     method: "get",
@@ -65,7 +67,7 @@ const _API: ApiOperation[] = [
     tag: "meta",
     summary: "This document",
     auth: "none",
-    responses: { 200: { description: "The OpenAPI 3.1 description.", body: body.objectBody } },
+    responses: { 200: { description: "The OpenAPI 3.1 description.", body: body.openApiBody } },
   },
   {
     method: "post",
@@ -196,7 +198,10 @@ const _API: ApiOperation[] = [
       200: {
         ..._sse,
         description: "`event: <type>` frames (`run.started`, `message.delta`, `tool.started`, " +
-          "`approval.request`, `run.completed`…), each `data` a JSON object with `type`, `run_id`.",
+          "`approval.request`, `run.completed`…) and `:` keep-alive comments, ending after the " +
+          "final event. The schema is that of each frame's `data` (JSON): the event's `type`, " +
+          "`run_id` and fields, or an error when the relay broke.",
+        body: body.runEventBody,
       },
     },
     errors: [404],
@@ -207,7 +212,7 @@ const _API: ApiOperation[] = [
     tag: "runs",
     summary: "Stop a run",
     auth: "tenant",
-    responses: { 200: { description: "Stopping.", body: body.objectBody } },
+    responses: { 200: { description: "Stopping.", body: body.runStoppingBody } },
     errors: [404, 409],
   },
   {
@@ -258,7 +263,7 @@ const _API: ApiOperation[] = [
         schema: { type: "integer", minimum: 1, maximum: MAX_PAGE },
       },
     ],
-    responses: { 200: { description: "A page of sessions.", body: body.objectBody } },
+    responses: { 200: { description: "A page of sessions.", body: body.sessionListBody } },
     errors: [400, 503],
   },
   {
@@ -288,7 +293,7 @@ const _API: ApiOperation[] = [
     summary: "Inspect a session (the console's inspector): runs, events, context",
     auth: "tenant",
     parameters: [_sessionKey],
-    responses: { 200: { description: "The inspection.", body: body.objectBody } },
+    responses: { 200: { description: "The inspection.", body: body.sessionInspectBody } },
     errors: [400, 404],
   },
   {
@@ -299,7 +304,10 @@ const _API: ApiOperation[] = [
     auth: "tenant",
     parameters: [_sessionKey],
     responses: {
-      200: { contentType: "application/octet-stream", description: "The bytes, typed by content." },
+      200: {
+        ..._bytes,
+        description: "The bytes, typed by content (`image/png`, `application/pdf`…).",
+      },
     },
     errors: [400, 404],
   },
@@ -376,7 +384,7 @@ const _API: ApiOperation[] = [
     tag: "jobs",
     summary: "Delete a job",
     auth: "tenant",
-    responses: { 200: { description: "Deleted.", body: body.objectBody } },
+    responses: { 200: { description: "Deleted.", body: body.jobDeletedBody } },
     errors: [404],
   },
   ...(["run", "pause", "resume"] as const).map((op): ApiOperation => ({
@@ -407,7 +415,7 @@ const _API: ApiOperation[] = [
     summary: "Forget all of an API user's facts",
     auth: "tenant",
     parameters: [_memoryUser],
-    responses: { 200: { description: "Forgotten.", body: body.objectBody } },
+    responses: { 200: { description: "Forgotten.", body: body.memoryClearedBody } },
     errors: [400],
   },
   {
@@ -417,7 +425,7 @@ const _API: ApiOperation[] = [
     summary: "Forget one fact, by its listed number",
     auth: "tenant",
     parameters: [_memoryUser, _version],
-    responses: { 200: { description: "Forgotten.", body: body.objectBody } },
+    responses: { 200: { description: "Forgotten.", body: body.memoryFactForgottenBody } },
     errors: [400, 404, 409],
   },
   {
@@ -426,7 +434,7 @@ const _API: ApiOperation[] = [
     tag: "access",
     summary: "Pending pairing requests",
     auth: "admin",
-    responses: { 200: { description: "The pending pairings.", body: body.listBody } },
+    responses: { 200: { description: "The pending pairings.", body: body.pairingListBody } },
   },
   {
     method: "post",
@@ -434,7 +442,7 @@ const _API: ApiOperation[] = [
     tag: "access",
     summary: "Approve a pairing code",
     auth: "admin",
-    responses: { 200: { description: "Approved.", body: body.objectBody } },
+    responses: { 200: { description: "Approved.", body: body.pairingApprovedBody } },
     errors: [400, 404, 409],
   },
   {
@@ -443,7 +451,7 @@ const _API: ApiOperation[] = [
     tag: "access",
     summary: "Users let in: paired, ALLOWED_USERS, ADMIN_USERS",
     auth: "admin",
-    responses: { 200: { description: "The users.", body: body.listBody } },
+    responses: { 200: { description: "The users.", body: body.accessUserListBody } },
   },
   {
     method: "delete",
@@ -452,7 +460,7 @@ const _API: ApiOperation[] = [
     summary: "Revoke a paired user",
     auth: "admin",
     parameters: [_user],
-    responses: { 200: { description: "Revoked.", body: body.objectBody } },
+    responses: { 200: { description: "Revoked.", body: body.userRevokedBody } },
     errors: [400, 404, 409],
   },
   {
@@ -462,7 +470,7 @@ const _API: ApiOperation[] = [
     summary: "Erase a chat user: their sessions, record and memory",
     auth: "admin",
     parameters: [_user],
-    responses: { 200: { description: "Erased.", body: body.objectBody } },
+    responses: { 200: { description: "Erased.", body: body.userErasedBody } },
     errors: [400],
   },
   {
@@ -482,7 +490,7 @@ const _API: ApiOperation[] = [
     summary: "Forget one of a user's facts",
     auth: "admin",
     parameters: [_user, _version],
-    responses: { 200: { description: "Forgotten.", body: body.objectBody } },
+    responses: { 200: { description: "Forgotten.", body: body.userFactForgottenBody } },
     errors: [400, 404, 409],
   },
   {
@@ -496,7 +504,10 @@ const _API: ApiOperation[] = [
       description: "MCP's own format (modelcontextprotocol.io); each request stands alone.",
     },
     responses: {
-      200: { description: "A JSON-RPC answer (JSON or SSE).", body: body.objectBody },
+      200: {
+        description: "A JSON-RPC 2.0 answer (or a batch's list of them), as JSON.",
+        body: body.mcpAnswerBody,
+      },
       202: { description: "A notification, accepted." },
     },
   },
@@ -511,7 +522,10 @@ const _API: ApiOperation[] = [
       { name: "sig", in: "query", required: true, description: "HMAC under MEDIA_URL_SECRET." },
     ],
     responses: {
-      200: { contentType: "application/octet-stream", description: "The bytes, typed by content." },
+      200: {
+        ..._bytes,
+        description: "The bytes, typed by content (`image/png`, `application/pdf`…).",
+      },
     },
     errors: [403, 404, 503],
   },

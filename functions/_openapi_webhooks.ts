@@ -1,7 +1,40 @@
 // The webhook routes as GET /openapi.json describes them: one per platform adapter, bodies opaque (the platforms' own formats); Workers.
-import type { ApiOperation } from "../lib/api/openapi_builder.ts";
+import type { ApiOperation, OperationResponse } from "../lib/api/openapi_builder.ts";
 import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
-import { objectBody } from "./_openapi_bodies.ts";
+import {
+  discordAckBody,
+  emptyAckBody,
+  genericReplyBody,
+  webhookAckBody,
+} from "./_openapi_bodies.ts";
+
+/** The 200 answers that are not `{"ok":true}`, by adapter: each platform's own acknowledgement. */
+const _ACKS: Record<string, OperationResponse> = {
+  discord: {
+    description:
+      "The interaction's answer: deferred (`type` 5) while the turn runs, or a message " +
+      "at once (`type` 4: a refusal, a pong).",
+    body: discordAckBody,
+  },
+  generic: {
+    description: "The turn's reply itself, `{session, reply}` (with the request's echoed " +
+      "fields), or `{ok, ignored}` when no turn was started.",
+    body: genericReplyBody,
+  },
+  "google-chat": {
+    description: "An empty object: no synchronous message, the reply is posted apart.",
+    body: emptyAckBody,
+  },
+  twilio: {
+    contentType: "text/xml",
+    description: "Empty TwiML (`<Response/>`): the reply is sent apart.",
+  },
+};
+
+const _OK_ACK: OperationResponse = {
+  description: "Accepted: stored before this answer; `ignored` says why nothing was started.",
+  body: webhookAckBody,
+};
 
 /**
  * One webhook per platform adapter, generated from the adapter table: the body is the platform's
@@ -24,7 +57,7 @@ export function webhookOperations(): ApiOperation[] {
         description: "The platform's own payload (JSON or form-encoded), verified by signature.",
       },
       responses: {
-        200: { description: "Accepted: stored before this answer.", body: objectBody },
+        200: _ACKS[adapter.name] ?? _OK_ACK,
         204: { description: "Accepted, no body." },
       },
       errors: [401, 403, 413, 422, 503],
