@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { type App, RequestError, requireApiKey } from "./_http.ts";
 import { apiUserMemoryStub } from "./_api_user_memory.ts";
+import { forgetListedFact, listedMemory } from "./_memory_facts.ts";
 
 /**
  * Routes under /v1/memory: the memory of `?user=` (a request's `user`) of the calling key's
@@ -19,12 +20,7 @@ memoryRoutes.use("*", requireApiKey);
 memoryRoutes.get("/", async (c) => {
   const user = _user(c);
   const memory = await apiUserMemoryStub(c.env, c.var.tenant.name, user).memory();
-  return c.json({
-    object: "user.memory",
-    user,
-    version: memory.version,
-    facts: memory.facts.map((fact, i) => ({ n: i + 1, text: fact.text, at: fact.at })),
-  });
+  return c.json({ object: "user.memory", user, ...listedMemory(memory) });
 });
 
 // `/forget`: every fact; a repeat forgets nothing more and says 0.
@@ -38,28 +34,8 @@ memoryRoutes.delete("/", async (c) => {
 // facts now), a fact not there a 404.
 memoryRoutes.delete("/:n", async (c) => {
   const user = _user(c);
-  const n = Number(c.req.param("n"));
-  const version = Number(c.req.query("version"));
-  if (!Number.isInteger(n) || n < 1 || n > 9_999) {
-    throw new RequestError(400, "n: expected a fact's number, from 1", "invalid_request_error");
-  }
-  if (!Number.isInteger(version) || version < 0) {
-    throw new RequestError(
-      400,
-      "version: expected the memory's version as listed (GET /v1/memory)",
-      "invalid_request_error",
-    );
-  }
   const stub = apiUserMemoryStub(c.env, c.var.tenant.name, user);
-  const result = await stub.forgetShownFact(n, version);
-  if (result.conflict) {
-    throw new RequestError(
-      409,
-      "the memory changed since it was listed; list it again",
-      "memory_changed",
-    );
-  }
-  if (!result.forgotten) throw new RequestError(404, `no fact #${n}`, "not_found");
+  const n = await forgetListedFact(c, stub, "GET /v1/memory");
   return c.json({ object: "user.memory", user, forgotten: 1, n });
 });
 

@@ -4,8 +4,9 @@ import { senderParam } from "./access_routes.ts";
 import { eraseChatUser } from "./_erasure.ts";
 import { senderStub } from "./access_client.ts";
 import { apiUserMemoryStub, apiUserOf } from "./_api_user_memory.ts";
-import { type App, RequestError, requireAdminTenant, requireApiKey } from "./_http.ts";
+import { type App, requireAdminTenant, requireApiKey } from "./_http.ts";
 import type { Env } from "./env.ts";
+import { forgetListedFact, listedMemory } from "./_memory_facts.ts";
 
 /** Routes under /v1/users, for admin tenants only (`ADMIN_API_KEYS`). */
 export const userRoutes = new Hono<App>();
@@ -24,38 +25,13 @@ userRoutes.delete("/:user", async (c) => {
 userRoutes.get("/:user/memory", async (c) => {
   const user = c.req.param("user");
   const memory = await _memoryStub(c.env, user).memory();
-  return c.json({
-    object: "user.memory",
-    user: _name(user),
-    version: memory.version,
-    facts: memory.facts.map((fact, i) => ({ n: i + 1, text: fact.text, at: fact.at })),
-  });
+  return c.json({ object: "user.memory", user: _name(user), ...listedMemory(memory) });
 });
 
 // `/forget N` for an admin: `?version=` is the version the list was read at; a memory changed
 // since is a 409 (the numbers may name other facts now), a fact not there a 404.
 userRoutes.delete("/:user/memory/:n", async (c) => {
-  const n = Number(c.req.param("n"));
-  const version = Number(c.req.query("version"));
-  if (!Number.isInteger(n) || n < 1 || n > 9_999) {
-    throw new RequestError(400, "n: expected a fact's number, from 1", "invalid_request_error");
-  }
-  if (!Number.isInteger(version) || version < 0) {
-    throw new RequestError(
-      400,
-      "version: expected the memory's version as listed (GET …/memory)",
-      "invalid_request_error",
-    );
-  }
-  const result = await _memoryStub(c.env, c.req.param("user")).forgetShownFact(n, version);
-  if (result.conflict) {
-    throw new RequestError(
-      409,
-      "the memory changed since it was listed; list it again",
-      "memory_changed",
-    );
-  }
-  if (!result.forgotten) throw new RequestError(404, `no fact #${n}`, "not_found");
+  const n = await forgetListedFact(c, _memoryStub(c.env, c.req.param("user")), "GET …/memory");
   return c.json({ forgotten: true, n });
 });
 

@@ -196,6 +196,8 @@ baton.test(
     );
     // A background one still running can: 200 with the response, cancelled.
     fake.script(holdOn("openapi background"));
+    // Counted before the POST: the held model call may arrive before its 200 does.
+    const before = fake.requests.length;
     const queued = await check(
       worker,
       "/v1/responses",
@@ -203,7 +205,6 @@ baton.test(
       await postJson(worker, "/v1/responses", { input: "openapi background", background: true }),
       200,
     );
-    const before = fake.requests.length;
     await fake.waitForRequests(before + 1);
     const cancelled = await check(
       worker,
