@@ -1,25 +1,9 @@
 // The session Durable Object: a thin Workers shell over lib/session/ (the sentinel); Workers (cloudflare:workers).
-import { CHAT_ADAPTERS } from "./_chat_adapters.ts";
 import { DurableObject } from "cloudflare:workers";
-import {
-  adapterMediaFetch,
-  type BatonConfig,
-  createSummarizer,
-  createTurnExecutor,
-  type Deployment,
-  readConfig,
-  withChatMedia,
-} from "../lib/deployment/mod.ts";
+import { type BatonConfig, type Deployment, readConfig } from "../lib/deployment/mod.ts";
 import type { ChatMessage } from "../lib/agent/mod.ts";
-import {
-  type ApprovalAnswer,
-  newConversationText,
-  type PlatformEnv,
-  replyChannel,
-  stopText,
-} from "../lib/chat/mod.ts";
+import { type ApprovalAnswer, newConversationText, stopText } from "../lib/chat/mod.ts";
 import { isResponseMeta } from "../lib/openai/mod.ts";
-import { eventsWebhookSink } from "../lib/platforms/events_webhook.ts";
 import {
   type ContextFields,
   errorText,
@@ -28,7 +12,6 @@ import {
   setLogLevel,
   withSessionContext,
 } from "../lib/runtime/mod.ts";
-import { McpToolbox } from "../lib/mcp/mcp_tools.ts";
 import {
   holdsSession,
   inspectSession,
@@ -36,29 +19,22 @@ import {
 } from "../lib/session/session_inspector.ts";
 import { eraseSession, type Erasure, sessionOpen } from "../lib/session/erase_session.ts";
 import { ResponseDeletions } from "../lib/session/response_deletions.ts";
-import {
-  type ApprovalChoice,
-  type InboundMessage,
-  type JobAnswer,
-  type JobRequest,
-  type MessageRecord,
-  type RunEvent,
-  type RunState,
+import type {
+  ApprovalChoice,
+  InboundMessage,
+  JobAnswer,
+  JobRequest,
+  MessageRecord,
+  RunEvent,
+  RunState,
   SessionSentinel,
-  type SessionSnapshot,
-  type SubmitReceipt,
-  type TurnOutcome,
+  SessionSnapshot,
+  SubmitReceipt,
+  TurnOutcome,
 } from "../lib/session/mod.ts";
-import { d1DirectoryWriter } from "./_directory.ts";
-import { r2MediaStore } from "./r2_media_store.ts";
-import { mediaLinker, notingMediaStore } from "../lib/media/mod.ts";
-import { accessMemoryStore } from "./_memory_store.ts";
 import type { Env } from "./env.ts";
-import { jobSpend } from "../lib/access/job_creator.ts";
-import { admitJobOccurrence } from "./_job_creator.ts";
+import { buildSessionSentinel } from "./_session_sentinel.ts";
 import { admitTenantSession } from "./_tenant_caps.ts";
-import { tenantJobCount } from "./_tenant_jobs.ts";
-import { sessionSpend } from "./_spend.ts";
 import { emptyDayUsage, type SessionDayUsage } from "../lib/session/session_usage.ts";
 
 /**
@@ -110,77 +86,8 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   #buildSentinel(): SessionSentinel {
-    const { ctx, env } = this;
-    // MCP servers' tool lists live as long as this object: its turns share them.
-    const { mcp } = this.#config;
-    for (const problem of mcp.problems) log.warn("MCP_SERVERS entry ignored", { problem });
-    const remote = mcp.servers.length ? new McpToolbox(mcp) : undefined;
-    const { tools, turn, hooks = {} } = this.#deployment;
-    // The deployment's hooks (defineBaton's `hooks`), each within HOOK_TIMEOUT_MS.
-    const hooking = { hooks, hookTimeoutMs: this.#config.hookTimeoutMs };
-    // Every medium this object stores is noted for MEDIA_RETENTION_DAYS (the alarm deletes it).
-    const media = env.MEDIA
-      ? notingMediaStore(r2MediaStore(env.MEDIA), (key) => this.#built?.noteMedia([key]))
-      : undefined;
-    const retentionDays = this.#config.mediaRetentionDays;
-    const link = mediaLinker(this.#config.mediaLinks);
-    const memory = this.#config.memory.on ? accessMemoryStore(env) : undefined;
-    // A chat's photos, voice notes and files are fetched inside the turn (media_turns.ts).
-    const executor = withChatMedia(
-      createTurnExecutor(this.#config, tools, remote, turn, hooking, media, memory),
-      {
-        fetchFor: adapterMediaFetch(CHAT_ADAPTERS, env as unknown as PlatformEnv),
-        settings: this.#config.media,
-        ...(media ? { store: media } : {}),
-      },
-    );
-    const { eventsWebhook } = this.#config;
-    return new SessionSentinel(ctx.storage, executor, {
-      ...hooking,
-      ...(eventsWebhook ? { events: eventsWebhookSink(eventsWebhook) } : {}),
-      historyWindow: this.#config.historyWindow,
-      ...(media && retentionDays > 0
-        ? { mediaRetention: { store: media, retentionMs: retentionDays * 86_400_000 } }
-        : {}),
-      // CONTEXT_TOKENS: the oldest turns summarised by the model once too long (compactor.ts).
-      compaction: {
-        contextTokens: this.#config.contextTokens,
-        summarize: createSummarizer(this.#config),
-      },
-      // Daily token caps: SESSION_TOKENS_PER_DAY here, a reservation settled after its turn.
-      spend: sessionSpend(env, this.#config.spend),
-      turnTimeoutMs: this.#config.turnTimeoutMs,
-      leaseMs: this.#config.turnLeaseMs,
-      maxAttempts: 3,
-      drainBudgetMs: 300_000,
-      busyMode: this.#config.busyMode,
-      maxQueued: this.#config.maxQueued,
-      busyNotice: this.#config.busyAck,
-      groupStop: this.#config.groupStop,
-      models: { allowed: this.#config.models, default: this.#config.llmModel },
-      // Files a turn's tools returned go out from MEDIA: uploaded, or linked (signed) or named.
-      channel: replyChannel(CHAT_ADAPTERS, env as unknown as PlatformEnv, {
-        ...(media ? { store: media } : {}),
-        ...(link ? { link } : {}),
-      }),
-      approvalTimeoutMs: this.#config.approvalTimeoutMs,
-      maxJobs: this.#config.maxJobsPerSession,
-      streamReplies: this.#config.streamReplies,
-      // A revoked user's jobs stop, and a job's turns count against its creator's quota: asked
-      // before each fire, never on a message's path.
-      jobAllowed: (context, occurrence) =>
-        admitJobOccurrence(env, this.#config, context, occurrence),
-      // A job's turns settle their tokens with its creator's record (lib/access/job_creator.ts).
-      jobSpend,
-      // An API tenant's jobs across its sessions: asked when one is created, told when one ends.
-      tenantJobs: tenantJobCount(
-        env,
-        ctx.storage.kv,
-        ctx.id.name ?? "",
-        this.#config.maxJobsPerTenant,
-      ),
-      ...(env.DIRECTORY ? { directory: d1DirectoryWriter(env.DIRECTORY) } : {}),
-      // An idle session starts its turn at once, bound like the alarm; the alarm stays the watchdog.
+    return buildSessionSentinel(this.ctx, this.env, this.#deployment, this.#config, {
+      noteMedia: (key) => this.#built?.noteMedia([key]),
       startDrain: () =>
         void this.#bound(this.#own(), () => this.#sentinel.drain().catch(_logDrainFailure)),
     });

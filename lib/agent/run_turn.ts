@@ -1,170 +1,23 @@
 // The agent turn: a tool-calling loop over a ChatModel, capped in steps; any runtime with node:async_hooks (its frame: log fields, its tools' context).
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
-import type {
-  ChatMessage,
-  ChatModel,
-  FallbackAttempt,
-  ModelParams,
-  ToolCall,
-} from "./chat_model.ts";
-import type { Tool, ToolRegistry, ToolRunOptions } from "./tools.ts";
-import {
-  currentContext,
-  errorText,
-  frameLogFields,
-  type SessionContext,
-  withLogFields,
-} from "../runtime/mod.ts";
-import { callHook, hookContext, type HookOptions } from "./turn_hooks.ts";
-import { cutToolResult } from "./tool_result_cut.ts";
+import type { ChatMessage, ChatModel } from "./chat_model.ts";
+import { errorText, withLogFields } from "../runtime/mod.ts";
 import { clampToCeiling } from "./token_ceiling.ts";
 import { replyWithImages } from "./reply_images.ts";
-import {
-  type AttachedFile,
-  storeToolFiles,
-  type ToolFileStore,
-  toolResultFiles,
-  withoutToolFiles,
-} from "./tool_files.ts";
+import { withoutToolFiles } from "./tool_files.ts";
+import { askingCalls, runToolCalls } from "./run_tool_calls.ts";
 
-/** What one turn needs; `hooks.toolCall` is asked before each baton tool call runs (`HookOptions`). */
-export interface TurnRequest extends HookOptions {
-  model: ChatModel;
-  tools: ToolRegistry;
-  /** System messages sent first, in order (deployment prompt, then the caller's). */
-  system: string[];
-  /** Earlier conversation, oldest first, already bounded. */
-  history: ChatMessage[];
-  /** The user's message; absent when the turn continues on `toolResults`. */
-  input?: string;
-  /**
-   * The references kept with the user's message (its `media` field, lib/media/): stored with it in
-   * the turn's messages; `view` makes them what the model sees.
-   */
-  inputMedia?: readonly unknown[];
-  /**
-   * What the model is sent, made from the messages the turn keeps (lib/media/ `mediaModelView`:
-   * kept references become image parts or text); absent: the messages as they are.
-   */
-  view?: (messages: ChatMessage[]) => Promise<ChatMessage[]>;
-  /** The client's answers to its tools' calls that ended the previous turn: this turn's input. */
-  toolResults?: ChatMessage[];
-  /** The client's own function tools: offered beside baton's; a call to one ends the turn. */
-  clientTools?: ChatCompletionTool[];
-  /** The caller's model parameters, sent with every model call of the turn. */
-  params?: ModelParams;
-  maxSteps: number;
-  /** `TOOL_RESULT_MAX_CHARS`: a longer result of a baton tool is cut with a note (tool_result_cut.ts). */
-  toolResultMaxChars?: number;
-  /**
-   * Stores the files a baton tool returns (`{ files: [...] }`, tool_files.ts): kept on its tool
-   * message and sent with the reply, the model told only that they were attached. Absent: such
-   * files are dropped with a note to the model. The final reply's own images go the same way
-   * (reply_images.ts), kept on the assistant message.
-   */
-  toolFiles?: ToolFileStore;
-  /**
-   * The turn's token ceiling (`TURN_MAX_TOKENS`): no model call starts once the turn's tokens so
-   * far plus the last call's prompt (what the next one sends at least) leave nothing of it; the
-   * turn ends with `TOKEN_CAP_REPLY`. Each call's output is bound to what is left
-   * (`max_completion_tokens`, or the caller's `max_tokens`: token_ceiling.ts). Absent: no ceiling.
-   */
-  maxTokens?: number;
-  signal: AbortSignal;
-  onDelta?: (delta: string) => void;
-  /** Updated as the turn goes: steps started and messages so far (kept if the turn is interrupted). */
-  progress?: { step: number; messages: ChatMessage[] };
-  /** Told when each tool call starts and ends (exactly once each, same call id). */
-  onTool?: (event: ToolEvent) => void;
-  /** Told when each model call ends, answered or failed, and when a fallback model is asked. */
-  onModel?: (event: ModelEvent) => void;
-  /** The model name every call of this turn asks for (lib/agent/turn_model.ts); absent: the model's own. */
-  modelName?: string;
-  /** Whether a call of a baton tool must wait for the user's approval; absent: none does. */
-  asks?: (tool: Tool, args: Record<string, unknown>) => boolean;
-  /**
-   * What an asking call does: pause the turn (default), or `refuse` — the model is told the call
-   * needs an approval this turn cannot ask for (a delegated child turn, which cannot pause).
-   */
-  onAsk?: "pause" | "refuse";
-  /** Continues a turn that paused for approval, exactly where it stopped, instead of starting on `input`. */
-  resume?: TurnResume;
-  /**
-   * Asked before each model call: user messages that arrived while the turn ran (a steer), added
-   * to the turn's messages so that this call sees them. The host has recorded them as taken.
-   */
-  steers?: () => ChatMessage[];
-}
-
-/** A tool call waiting for the user's approval. */
-export interface PendingCall {
-  call_id: string;
-  tool: string;
-  /** The call's arguments as the model wrote them (JSON text). */
-  arguments: string;
-}
-
-/** Where a paused turn resumes, and what the user answered. */
-export interface TurnResume {
-  /** The turn's messages when it paused: the last is the assistant message whose calls wait. */
-  messages: ChatMessage[];
-  /** Steps (model calls) the turn had made. */
-  step: number;
-  usage: { prompt_tokens: number; completion_tokens: number };
-  /** Calls the user did not approve, by call id, with what the model is told; every other call runs. */
-  denied: Record<string, string>;
-  /**
-   * Results of calls an earlier resumption of this turn ran already (or started and may have
-   * run, with what the model is told), by call id: given to the model as they are, not run again.
-   */
-  results?: Record<string, string>;
-  /**
-   * Told before each call of the paused step runs (`result` null) and after (its result), so
-   * the host can store them and a turn that dies here never runs an approved call twice.
-   */
-  record?: (callId: string, result: string | null) => void;
-}
-
-/** A tool call's lifecycle event. */
-export type ToolEvent =
-  | { type: "tool.started"; tool: string; call_id: string }
-  | { type: "tool.completed"; tool: string; call_id: string; duration_ms: number; error?: string };
-
-/** A model call's end: its step, how long it took, and its tokens and tool calls or its error. */
-export type ModelEvent =
-  | {
-    type: "model.completed";
-    step: number;
-    /** The model that answered (a fallback's where the chain moved): what `MODEL_PRICES` prices. */
-    model: string;
-    duration_ms: number;
-    prompt_tokens: number;
-    completion_tokens: number;
-    /** Prompt tokens the provider served from its cache, where it says. */
-    cached_tokens?: number;
-    tool_calls: number;
-  }
-  | { type: "model.failed"; step: number; duration_ms: number; error: string }
-  /** A fallback chain's move (model_fallbacks.ts): `from` failed, `to` is asked next in the same step. */
-  | { type: "model.fallback"; step: number } & FallbackAttempt;
-
-/** What one turn produced. */
-export interface TurnResult {
-  reply: string;
-  /** The turn's new messages, to append to the transcript: user, then assistant and tool messages. */
-  messages: ChatMessage[];
-  steps: number;
-  usage: { prompt_tokens: number; completion_tokens: number };
-  /** The calls of client tools that ended the turn: the client runs them and answers. */
-  toolCalls?: ToolCall[];
-  /** The reply stopped at the model's output limit. */
-  truncated?: boolean;
-  /**
-   * The turn paused before running its last step's tools: these calls wait for approval, and
-   * `messages` are the turn's messages so far (pass them back in `resume`).
-   */
-  paused?: PendingCall[];
-}
+/** Kept here too: callers that knew it from the turn still find it. */
+export { HOOK_DENIED } from "./run_tool_calls.ts";
+export type {
+  ModelEvent,
+  PendingCall,
+  ToolEvent,
+  TurnRequest,
+  TurnResult,
+  TurnResume,
+} from "./turn_request.ts";
+import type { TurnRequest, TurnResult } from "./turn_request.ts";
 
 /** Text of the reply when the step cap ends a turn that still wanted tools. */
 export const STEP_CAP_REPLY =
@@ -190,7 +43,14 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     first = resume.step + 1;
     const last = resume.messages.at(-1);
     const calls = last?.role === "assistant" ? last.tool_calls ?? [] : [];
-    const clientCalls = await _runCalls(request, added, calls, clientNames, resume.denied, resume);
+    const clientCalls = await runToolCalls(
+      request,
+      added,
+      calls,
+      clientNames,
+      resume.denied,
+      resume,
+    );
     if (clientCalls.length) {
       const reply = typeof last?.content === "string" ? last.content : "";
       return { reply, messages: added, steps: resume.step, usage, toolCalls: clientCalls };
@@ -241,7 +101,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     }
     added.push({ role: "assistant", content: reply.content || null, tool_calls: reply.toolCalls });
     // Nothing of this step runs before every asking call is answered: the turn resumes here.
-    const paused = _asking(request, reply.toolCalls);
+    const paused = askingCalls(request, reply.toolCalls);
     const refuse = request.onAsk === "refuse";
     if (paused.length && !refuse) {
       return { reply: reply.content, messages: added, steps: step, usage, paused };
@@ -249,7 +109,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnResult> {
     const refused = Object.fromEntries(paused.map((call) => [call.call_id, REFUSED_ASK]));
     const clientCalls = await withLogFields(
       { step },
-      () => _runCalls(request, added, reply.toolCalls, clientNames, refused),
+      () => runToolCalls(request, added, reply.toolCalls, clientNames, refused),
     );
     if (clientCalls.length) {
       return { reply: reply.content, messages: added, steps: step, usage, toolCalls: clientCalls };
@@ -309,119 +169,8 @@ async function _complete(
   }
 }
 
-/**
- * Runs a step's baton tool calls in order (a denied one only gets its denial; one a resumed
- * turn ran before gets its stored result); returns the client's calls.
- */
-async function _runCalls(
-  request: TurnRequest,
-  added: ChatMessage[],
-  calls: ToolCall[],
-  clientNames: Set<string>,
-  denied: Record<string, string>,
-  resumed?: TurnResume,
-): Promise<ToolCall[]> {
-  const { tools, signal } = request;
-  const stored = resumed?.results ?? {};
-  // The turn's context as its tools are given it: its frame is bound once, before the turn.
-  const context: SessionContext = Object.freeze(currentContext());
-  for (const call of calls) {
-    if (clientNames.has(_callName(call))) continue; // the client runs its own
-    if (Object.hasOwn(denied, call.id)) {
-      const content = JSON.stringify({ error: denied[call.id] });
-      added.push({ role: "tool", tool_call_id: call.id, content });
-      continue;
-    }
-    if (Object.hasOwn(stored, call.id)) {
-      added.push({ role: "tool", tool_call_id: call.id, content: stored[call.id] });
-      continue;
-    }
-    const name = call.type === "function" ? call.function.name : call.type;
-    const refusal = await _toolCallRefusal(request, call, context);
-    if (refusal !== null) {
-      const content = JSON.stringify({ error: refusal });
-      // A resumed turn that dies after this does not ask the hook again for the same call.
-      resumed?.record?.(call.id, content);
-      added.push({ role: "tool", tool_call_id: call.id, content });
-      continue;
-    }
-    resumed?.record?.(call.id, null);
-    request.onTool?.({ type: "tool.started", tool: name, call_id: call.id });
-    const started = Date.now();
-    const ran = await _runTool(tools, call, { signal, context }, request.toolFiles);
-    // Cut before anything keeps it: the model, the transcript, a resumed turn's record.
-    const result = { ...ran, content: cutToolResult(ran.content, request.toolResultMaxChars) };
-    resumed?.record?.(call.id, result.content);
-    request.onTool?.({
-      type: "tool.completed",
-      tool: name,
-      call_id: call.id,
-      duration_ms: Date.now() - started,
-      ...(result.error !== undefined ? { error: result.error } : {}),
-    });
-    const files = ran.files?.length ? { files: ran.files } : {};
-    added.push(
-      { role: "tool", tool_call_id: call.id, content: result.content, ...files } as ChatMessage,
-    );
-  }
-  return calls.filter((call) => clientNames.has(_callName(call)));
-}
-
-/** What the model is told for a call the deployment's `toolCall` hook denied, before its reason. */
-export const HOOK_DENIED = "refused by the deployment: ";
-
-/**
- * Asks the `toolCall` hook about a call of a known baton tool with valid arguments (one that
- * cannot run fails as it would anyway): its denial as the model is told it, or null to run it.
- */
-async function _toolCallRefusal(
-  request: TurnRequest,
-  call: ToolCall,
-  context: SessionContext,
-): Promise<string | null> {
-  if (!request.hooks?.toolCall || call.type !== "function") return null;
-  const tool = request.tools.get(call.function.name);
-  const args = tool ? _parseArgs(call.function.arguments) : null;
-  if (!tool || !args) return null;
-  const seq = Number(frameLogFields().seq ?? 0);
-  const verdict = await callHook(request, "toolCall", {
-    ...hookContext(context, Number.isSafeInteger(seq) ? seq : 0),
-    tool: tool.name,
-    call_id: call.id,
-    arguments: args,
-  });
-  const deny = verdict && typeof verdict === "object" ? verdict.deny : undefined;
-  return typeof deny === "string" ? HOOK_DENIED + deny : null;
-}
-
-/** Whether the next model call would pass the turn's token ceiling (none: never). */
-/** The calls of a step that must wait for approval (a call that cannot run never asks: it fails). */
-function _asking(request: TurnRequest, calls: ToolCall[]): PendingCall[] {
-  if (!request.asks) return [];
-  return calls.flatMap((call) => {
-    if (call.type !== "function") return [];
-    const tool = request.tools.get(call.function.name);
-    const args = tool ? _parseArgs(call.function.arguments) : null;
-    if (!tool || !args || !request.asks!(tool, args)) return [];
-    return [{ call_id: call.id, tool: tool.name, arguments: call.function.arguments || "{}" }];
-  });
-}
-
-function _parseArgs(text: string): Record<string, unknown> | null {
-  try {
-    const args = text ? JSON.parse(text) : {};
-    return args && typeof args === "object" && !Array.isArray(args) ? args : null;
-  } catch {
-    return null;
-  }
-}
-
 function _toolName(tool: ChatCompletionTool): string {
   return tool.type === "function" ? tool.function.name : "";
-}
-
-function _callName(call: ToolCall): string {
-  return call.type === "function" ? call.function.name : "";
 }
 
 /**
@@ -441,35 +190,4 @@ function _unanswered(history: ChatMessage[]): ChatMessage[] {
     tool_call_id: call.id,
     content: JSON.stringify({ error: "the client did not answer this call" }),
   }));
-}
-
-async function _runTool(
-  tools: ToolRegistry,
-  call: ToolCall,
-  options: ToolRunOptions,
-  fileStore?: ToolFileStore,
-): Promise<{ content: string; error?: string; files?: AttachedFile[] }> {
-  const { signal } = options;
-  const fail = (error: string) => ({ content: JSON.stringify({ error }), error });
-  if (call.type !== "function") return fail("unsupported tool call type");
-  const tool = tools.get(call.function.name);
-  if (!tool) return fail(`unknown tool: ${call.function.name}`);
-  let args: unknown;
-  try {
-    args = call.function.arguments ? JSON.parse(call.function.arguments) : {};
-  } catch {
-    return fail("tool arguments are not valid JSON");
-  }
-  if (!args || typeof args !== "object" || Array.isArray(args)) {
-    return fail("tool arguments must be a JSON object");
-  }
-  try {
-    const result = await tool.run(args as Record<string, unknown>, options);
-    const withFiles = toolResultFiles(result);
-    if (withFiles) return await storeToolFiles(withFiles, fileStore, signal);
-    return { content: typeof result === "string" ? result : JSON.stringify(result ?? null) };
-  } catch (error) {
-    signal.throwIfAborted();
-    return fail(error instanceof Error ? error.message : String(error));
-  }
 }

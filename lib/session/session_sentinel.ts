@@ -2,26 +2,25 @@
 import type { ChatMessage, TurnResume } from "../agent/mod.ts";
 import { type ApprovalAnswer, newConversationText, stopText } from "../chat/mod.ts";
 import { errorText, log, type Transport } from "../runtime/mod.ts";
-import { ApprovalGate } from "./approval_gate.ts";
+import type { ApprovalGate } from "./approval_gate.ts";
 import { albumWait } from "./album.ts";
 import type { ApprovalChoice } from "./approvals.ts";
-import { DirectorySync } from "./directory_sync.ts";
-import { cancelledOutcome, CommandRunner } from "./command_runner.ts";
-import { MessageAdmission } from "./message_admission.ts";
+import type { DirectorySync } from "./directory_sync.ts";
+import { cancelledOutcome, type CommandRunner } from "./command_runner.ts";
+import type { MessageAdmission } from "./message_admission.ts";
 import { dueJobVerdicts } from "./due_job_verdicts.ts";
 import type { SentinelOptions } from "./sentinel_options.ts";
-import { JobScheduler, type JobSpec } from "./job_scheduler.ts";
-import { TenantJobSync } from "./tenant_job_sync.ts";
-import { OutboxSender } from "./outbox_sender.ts";
-import { MediaRetention } from "./media_retention.ts";
-import { EventOutboxStore } from "./event_outbox.ts";
-import { EventSender } from "./event_sender.ts";
-import { TurnEvents } from "./turn_events.ts";
+import { sentinelParts } from "./sentinel_parts.ts";
+import type { JobScheduler, JobSpec } from "./job_scheduler.ts";
+import type { TenantJobSync } from "./tenant_job_sync.ts";
+import type { OutboxSender } from "./outbox_sender.ts";
+import type { MediaRetention } from "./media_retention.ts";
+import type { TurnEvents } from "./turn_events.ts";
 import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
-import { runStateOf, SessionStores } from "./session_stores.ts";
+import { runStateOf, type SessionStores } from "./session_stores.ts";
 import { steerable } from "./steers.ts";
 import type { SessionDayUsage } from "./session_usage.ts";
-import { type ClaimedMessage, TurnRunner } from "./turn_runner.ts";
+import type { ClaimedMessage, TurnRunner } from "./turn_runner.ts";
 import type {
   InboundMessage,
   MessageRecord,
@@ -67,87 +66,18 @@ export class SessionSentinel {
   constructor(storage: SessionStorage, execute: TurnExecutor, options: SentinelOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#stores = new SessionStores(storage, this.#now);
-    const { db, outbox } = this.#stores;
-    this.#sender = options.channel
-      ? new OutboxSender(db, outbox, {
-        channel: options.channel,
-        maxSendWaitMs: options.maxSendWaitMs ?? 120_000,
-        previews: options.streamReplies ?? true,
-        contextOf: (seq) => this.#stores.inbox.context(seq),
-        now: this.#now,
-      })
-      : null;
-    // Events and the turnEnd hook, told where a message settles and a question is asked.
-    const events = options.events ? new EventOutboxStore(db) : null;
-    this.#turnEvents = new TurnEvents(this.#stores, {
-      outlet: events && options.events
-        ? {
-          store: events,
-          sender: new EventSender(db, events, options.events, {
-            maxWaitMs: options.maxSendWaitMs ?? 120_000,
-            now: this.#now,
-          }),
-        }
-        : null,
-      hooks: options.hooks,
-      hookTimeoutMs: options.hookTimeoutMs,
-      now: this.#now,
-    });
-    this.#stores.onSettle = (tx, seq, outcome) => this.#turnEvents.settled(tx, seq, outcome);
-    this.#gate = new ApprovalGate(this.#stores, {
-      onAsked: (tx, seq, message, question) => this.#turnEvents.asked(tx, seq, message, question),
-      sender: this.#sender,
-      timeoutMs: options.approvalTimeoutMs ?? { chat: 24 * 60 * 60_000, api: 10 * 60_000 },
-      onAnswered: () => this.#armWatchdog(),
-      now: this.#now,
-    });
-    this.#jobs = new JobScheduler(this.#stores, {
-      maxJobs: options.maxJobs ?? 20,
-      now: this.#now,
-      ...(options.jobSpend ? { jobSpend: options.jobSpend } : {}),
-    });
-    this.#tenantJobs = new TenantJobSync(options.tenantJobs, () => this.#stores.jobs.liveCount());
-    this.#runner = new TurnRunner(this.#stores, {
-      scheduler: this.#jobs,
-      tenantJobs: this.#tenantJobs,
-      execute,
-      gate: this.#gate,
-      historyWindow: options.historyWindow,
-      ...(options.compaction ? { compaction: options.compaction } : {}),
-      ...(options.spend ? { spend: options.spend } : {}),
-      turnTimeoutMs: options.turnTimeoutMs,
-      maxAttempts: options.maxAttempts,
-      sender: this.#sender,
-      hooks: options.hooks,
-      hookTimeoutMs: options.hookTimeoutMs,
-      now: this.#now,
-    });
-    this.#commands = new CommandRunner(
-      this.#stores,
-      this.#runner,
-      this.#gate,
-      this.#now,
-      options.groupStop,
-      options.models,
-    );
-    this.#admission = new MessageAdmission({
-      stores: this.#stores,
-      gate: this.#gate,
-      commands: this.#commands,
-      runner: this.#runner,
-      sender: this.#sender,
-    }, options);
-    this.#directory = options.directory
-      ? DirectorySync.attach(this.#stores, options.directory, this.#now)
-      : null;
-    this.#media = options.mediaRetention
-      ? new MediaRetention(
-        this.#stores.db,
-        options.mediaRetention,
-        () => this.#stores.claims.state().seq !== null,
-      )
-      : null;
+    const parts = sentinelParts(storage, execute, options, this.#now, () => this.#armWatchdog());
+    this.#stores = parts.stores;
+    this.#sender = parts.sender;
+    this.#runner = parts.runner;
+    this.#commands = parts.commands;
+    this.#admission = parts.admission;
+    this.#gate = parts.gate;
+    this.#jobs = parts.jobs;
+    this.#tenantJobs = parts.tenantJobs;
+    this.#turnEvents = parts.turnEvents;
+    this.#directory = parts.directory;
+    this.#media = parts.media;
     // A new instance: a claim left is a dead executor's (a crash, an eviction), and queued
     // messages wait for nobody. They are taken up on this first use, not only when the watchdog
     // alarm comes round (a restarted runtime may deliver it late). After the constructor returns,

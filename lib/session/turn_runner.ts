@@ -6,6 +6,9 @@ import type { ApprovalGate, ResumedTurn } from "./approval_gate.ts";
 import type { Claim } from "./claim.ts";
 import type { JobScheduler } from "./job_scheduler.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
+import { type ClaimedMessage, recoverOrphaned } from "./recover_orphaned.ts";
+
+export type { ClaimedMessage } from "./recover_orphaned.ts";
 import { runClaimedTurn } from "./run_claimed_turn.ts";
 import { deadlineSignal } from "../runtime/deadline.ts";
 import { type CompactionOptions, Compactor, contextMeter } from "./compactor.ts";
@@ -33,20 +36,6 @@ import {
   type TurnProgress,
 } from "./types.ts";
 
-/** A reply being delivered may be recovered this many times `maxAttempts` before it is given up. */
-const _DELIVERY_TRIES = 4;
-
-/** The outcome of a turn whose executor died `attempts` times. */
-function _interrupted(attempts: number): Extract<TurnOutcome, { status: "failed" }> {
-  return {
-    status: "failed",
-    error: {
-      message: `the turn was interrupted ${attempts} times; giving up`,
-      type: "turn_interrupted",
-    },
-  };
-}
-
 /** What the runner needs from its sentinel; `hooks.turnStart` is awaited (time-boxed) as a turn starts. */
 export interface TurnRunnerOptions extends HookOptions {
   execute: TurnExecutor;
@@ -66,12 +55,6 @@ export interface TurnRunnerOptions extends HookOptions {
   /** Its API tenant's count of them (MAX_JOBS_PER_TENANT), asked before a turn creates one. */
   tenantJobs: TenantJobSync;
   now: () => number;
-}
-
-/** A claim and the message it runs. */
-export interface ClaimedMessage {
-  claim: Claim;
-  message: InboundMessage;
 }
 
 /** The turn this instance runs now: lost with the instance, which is the point. */
@@ -137,81 +120,11 @@ export class TurnRunner {
   }
 
   /**
-   * Only called when no executor of this instance is alive: any claim left is a dead executor's.
-   * A turn that died before its end runs again (up to maxAttempts); one that died while sending
-   * resumes the sending under a renewed claim. A turn waiting for approval has no executor to
-   * lose: it is left as it is, and one that died after its approval waits (answered) to resume.
+   * Only called when no executor of this instance is alive: any claim left is a dead executor's,
+   * run again, sent on, or given up (recover_orphaned.ts).
    */
   recoverOrphaned(): ClaimedMessage | null {
-    const { db, inbox, claims, approvals } = this.#stores;
-    return db.transaction((tx) => {
-      const { seq } = claims.state();
-      if (seq === null) return null;
-      const row = inbox.get(seq);
-      if (row?.status === "waiting") return null;
-      if (
-        row?.status === "running" && row.attempts < this.#options.maxAttempts &&
-        approvals.paused(seq)
-      ) {
-        // It died after resuming: resume again from the pause rather than rerun from the start.
-        inbox.countAttempt(tx, seq);
-        inbox.markPaused(tx, seq, true);
-        this.#stores.events.dropResumedText(tx, seq);
-        return null;
-      }
-      const live = row?.status === "running" || row?.status === "delivering" ? row : null;
-      if (live && !inbox.message(seq)) {
-        // Its message cannot be read back: no attempt could run or send it.
-        claims.release(tx, true);
-        this.#failUnreadable(tx, seq);
-        return null;
-      }
-      const { maxAttempts } = this.#options;
-      const retry = live !== null && live.attempts < maxAttempts;
-      // Sending a stored reply again costs no model call, and every part in doubt is resolved
-      // before it is resent: a reply being delivered gets more tries than a turn being run.
-      if (live?.status === "delivering" && live.attempts < maxAttempts * _DELIVERY_TRIES) {
-        const claim = claims.renew(tx, this.#options.now())!;
-        inbox.countAttempt(tx, seq);
-        return { claim, message: inbox.message(seq)! };
-      }
-      if (!live) {
-        claims.release(tx, true);
-        return null;
-      }
-      if (retry) {
-        claims.release(tx, true);
-        inbox.requeue(tx, seq);
-        this.#stores.events.restartAttempt(tx, seq);
-        return null;
-      }
-      const message = inbox.message(seq);
-      if (live.status === "running" && message?.reply && this.#options.sender) {
-        // Given up on: the chat user is told so, through the outbox like any failed turn.
-        const outcome = _interrupted(live.attempts);
-        const target = message.reply;
-        const text = failureNotice(outcome.error);
-        const now = this.#options.now();
-        // A preview an attempt left (a Slack message) becomes the notice, never a second message.
-        this.#stores.outbox.add(
-          tx,
-          "reply",
-          seq,
-          target,
-          this.#options.sender.split(target, text),
-          now,
-          { replaces: inbox.preview(seq) },
-        );
-        inbox.markDelivering(tx, seq, outcome);
-        return { claim: claims.renew(tx, now)!, message };
-      }
-      const outcome = live.status === "delivering" && live.outcome
-        ? live.outcome
-        : _interrupted(live.attempts);
-      claims.release(tx, true);
-      this.#stores.settle(tx, seq, outcome);
-      return null;
-    });
+    return recoverOrphaned(this.#stores, this.#options, (tx, seq) => this.#failUnreadable(tx, seq));
   }
 
   /**

@@ -2,58 +2,10 @@
 import { Buffer } from "node:buffer";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type FakeReply, fakeReply, jsonReply } from "./fake_reply.ts";
 
-/**
- * Token counts the fake reports for a reply (`usage`; default 1 prompt and 1 completion token);
- * `cached_tokens` goes out as `prompt_tokens_details.cached_tokens`.
- */
-export interface FakeUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  cached_tokens?: number;
-}
-
-/** One scripted reply of the fake model. */
-export type FakeModelStep =
-  | {
-    kind: "text";
-    text: string;
-    delayMs?: number;
-    usage?: FakeUsage;
-    finish?: "stop" | "length";
-    /**
-     * Streamed: sends this many of the text's pieces (it goes in 3), then waits for `release()`
-     * (or the client going away) before the rest — a reply caught mid-stream.
-     */
-    holdAfter?: number;
-    /** Streamed: waits this long between pieces — a reply written slowly, for previews. */
-    pieceDelayMs?: number;
-    /** Streamed: how many pieces the text goes in (default 3). */
-    pieces?: number;
-    /**
-     * Images the reply carries (`data:` or https URLs): in `message.images` as OpenRouter sends
-     * them (default; streamed as `delta.images`, one chunk each), or as `image_url` parts of
-     * `content` after its text (`imagesIn: "content"`; a stream sends them as `delta.images`).
-     */
-    images?: string[];
-    imagesIn?: "images" | "content";
-  }
-  | {
-    kind: "tool_call";
-    name: string;
-    args: Record<string, unknown>;
-    id?: string;
-    delayMs?: number;
-    usage?: FakeUsage;
-    /** Text the model writes before the call ("Let me look…"), streamed in `pieces`. */
-    text?: string;
-    pieces?: number;
-    /** Streamed: waits this long between pieces. */
-    pieceDelayMs?: number;
-  }
-  | { kind: "status"; status: number; retryAfter?: string; body?: unknown }
-  /** Waits for `release()` (or client disconnect), then answers like the default echo. */
-  | { kind: "hold" };
+export type { FakeModelStep, FakeUsage } from "./fake_step.ts";
+import type { FakeModelStep } from "./fake_step.ts";
 
 /** One received POST /v1/chat/completions. */
 export interface FakeModelRequest {
@@ -102,43 +54,6 @@ function _textOf(content: unknown): string {
   }
   return "";
 }
-
-function _imagePart(url: string) {
-  return { type: "image_url", image_url: { url } };
-}
-
-/** A reply message with images: in OpenRouter's `images`, or as `content` parts after the text. */
-function _withImages(text: string, urls: string[], where: "images" | "content") {
-  const parts = urls.map(_imagePart);
-  return where === "images"
-    ? { role: "assistant", content: text, images: parts }
-    : { role: "assistant", content: [...(text ? [{ type: "text", text }] : []), ...parts] };
-}
-
-function _split(s: string, parts: number): string[] {
-  if (s.length < 2) return [s];
-  const n = Math.min(parts, s.length);
-  const size = Math.ceil(s.length / n);
-  const out: string[] = [];
-  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
-  return out;
-}
-
-/** An answer; with `holdAt`, the chunks from that index wait for `release()`. */
-type _Reply = {
-  status: number;
-  headers: Record<string, string>;
-  chunks: string[];
-  holdAt?: number;
-  /** A pause before each chunk after the first (a slowly written stream). */
-  gapMs?: number;
-};
-
-const _json = (status: number, body: unknown, headers: Record<string, string> = {}): _Reply => ({
-  status,
-  headers: { "content-type": "application/json", ...headers },
-  chunks: [JSON.stringify(body)],
-});
 
 // node:http, not Deno.serve: Deno.serve (2.9.5) misses about half of workerd's disconnects
 // (socket left in CLOSE-WAIT, request.signal never aborts); node:http's "close" sees all of them.
@@ -233,11 +148,11 @@ class _FakeModelServer implements FakeModel {
       if (!res.writableEnded) gone.abort();
     });
     res.on("error", () => {});
-    let reply: _Reply | undefined;
+    let reply: FakeReply | undefined;
     try {
       reply = await this.#route(req, gone.signal);
     } catch (e) {
-      reply = _json(500, { error: { message: `fake LLM script: ${e}`, type: "server_error" } });
+      reply = jsonReply(500, { error: { message: `fake LLM script: ${e}`, type: "server_error" } });
     }
     if (!reply || gone.signal.aborted || res.destroyed) return;
     res.writeHead(reply.status, reply.headers);
@@ -260,22 +175,22 @@ class _FakeModelServer implements FakeModel {
     res.end();
   }
 
-  async #route(req: IncomingMessage, gone: AbortSignal): Promise<_Reply | undefined> {
+  async #route(req: IncomingMessage, gone: AbortSignal): Promise<FakeReply | undefined> {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     const chunks: Uint8Array[] = [];
     for await (const c of req) chunks.push(c);
     if (req.method === "GET" && path === "/v1/models") {
-      return _json(200, { object: "list", data: [{ id: "fake-model", object: "model" }] });
+      return jsonReply(200, { object: "list", data: [{ id: "fake-model", object: "model" }] });
     }
     if (req.method !== "POST" || path !== "/v1/chat/completions") {
-      return _json(404, { error: { message: "not found", type: "invalid_request_error" } });
+      return jsonReply(404, { error: { message: "not found", type: "invalid_request_error" } });
     }
     // deno-lint-ignore no-explicit-any
     let body: any;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
     } catch {
-      return _json(400, { error: { message: "bad json", type: "invalid_request_error" } });
+      return jsonReply(400, { error: { message: "bad json", type: "invalid_request_error" } });
     }
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) {
@@ -321,7 +236,7 @@ class _FakeModelServer implements FakeModel {
       if (gone.aborted) return undefined;
       if (step.kind !== "hold") return this.#reply(body, step);
       if (this.#closed) {
-        return _json(503, { error: { message: "fake LLM closed", type: "server_error" } });
+        return jsonReply(503, { error: { message: "fake LLM closed", type: "server_error" } });
       }
       return this.#reply(body, { kind: "text", text: fr.lastUserText });
     } finally {
@@ -356,99 +271,8 @@ class _FakeModelServer implements FakeModel {
   }
 
   // deno-lint-ignore no-explicit-any
-  #reply(body: any, step: Exclude<FakeModelStep, { kind: "hold" }>): _Reply {
-    if (step.kind === "status") {
-      const headers: Record<string, string> = {};
-      if (step.retryAfter !== undefined) headers["retry-after"] = step.retryAfter;
-      return _json(
-        step.status,
-        step.body ?? { error: { message: "fake error", type: "server_error" } },
-        headers,
-      );
-    }
-    const id = `chatcmpl-fake-${++this.#seq}`;
-    const created = Math.floor(Date.now() / 1000);
-    const model = body?.model ?? "fake-model";
-    const counts = step.usage ?? { prompt_tokens: 1, completion_tokens: 1 };
-    const usage = {
-      prompt_tokens: counts.prompt_tokens,
-      completion_tokens: counts.completion_tokens,
-      total_tokens: counts.prompt_tokens + counts.completion_tokens,
-      ...(counts.cached_tokens
-        ? { prompt_tokens_details: { cached_tokens: counts.cached_tokens } }
-        : {}),
-    };
-    const call = step.kind === "tool_call"
-      ? {
-        id: step.id ?? `call_fake_${this.#seq}`,
-        type: "function",
-        function: { name: step.name, arguments: JSON.stringify(step.args) },
-      }
-      : undefined;
-    const finish = call ? "tool_calls" : step.kind === "text" && step.finish ? step.finish : "stop";
-    if (body?.stream !== true) {
-      const message = call
-        ? {
-          role: "assistant",
-          content: step.kind === "tool_call" ? step.text ?? null : null,
-          tool_calls: [call],
-        }
-        : step.kind === "text" && step.images?.length
-        ? _withImages(step.text, step.images, step.imagesIn ?? "images")
-        : { role: "assistant", content: step.kind === "text" ? step.text : "" };
-      return _json(200, {
-        id,
-        object: "chat.completion",
-        created,
-        model,
-        choices: [{ index: 0, message, finish_reason: finish }],
-        usage,
-      });
-    }
-    const chunk = (delta: unknown, finish_reason: string | null = null) => ({
-      id,
-      object: "chat.completion.chunk",
-      created,
-      model,
-      choices: [{ index: 0, delta, finish_reason }],
-    });
-    const events: unknown[] = [chunk({ role: "assistant" })];
-    if (call) {
-      if (step.kind === "tool_call" && step.text) {
-        for (const piece of _split(step.text, step.pieces ?? 3)) {
-          events.push(chunk({ content: piece }));
-        }
-      }
-      events.push(chunk({
-        tool_calls: [{
-          index: 0,
-          id: call.id,
-          type: "function",
-          function: { name: call.function.name, arguments: "" },
-        }],
-      }));
-      for (const piece of _split(call.function.arguments, 2)) {
-        events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
-      }
-    } else if (step.kind === "text") {
-      const pieces = step.kind === "text" ? step.pieces ?? 3 : 3;
-      for (const piece of _split(step.text, pieces)) events.push(chunk({ content: piece }));
-      for (const url of step.images ?? []) events.push(chunk({ images: [_imagePart(url)] }));
-    }
-    events.push(chunk({}, finish));
-    if (body?.stream_options?.include_usage) {
-      events.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
-    }
-    return {
-      status: 200,
-      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-      chunks: [...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), "data: [DONE]\n\n"],
-      // After the role chunk and `holdAfter` pieces of the text.
-      ...(step.kind === "text" && step.holdAfter !== undefined
-        ? { holdAt: 1 + step.holdAfter }
-        : {}),
-      ...(step.pieceDelayMs ? { gapMs: step.pieceDelayMs } : {}),
-    };
+  #reply(body: any, step: Exclude<FakeModelStep, { kind: "hold" }>): FakeReply {
+    return fakeReply(body, step, () => ++this.#seq);
   }
 }
 
