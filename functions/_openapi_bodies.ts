@@ -252,16 +252,13 @@ export const memoryClearedBody = z.object({
   forgotten: z.number().int().describe("how many facts were forgotten"),
 });
 
-/** `DELETE /v1/memory/{n}`. */
+/** `DELETE /v1/memory/{n}` and an admin's `DELETE /v1/users/{user}/memory/{n}`. */
 export const memoryFactForgottenBody = z.object({
   object: z.literal("user.memory"),
   user: z.string(),
   forgotten: z.literal(1),
   n: z.number().int(),
 });
-
-/** `DELETE /v1/users/{user}/memory/{n}`. */
-export const userFactForgottenBody = z.object({ forgotten: z.literal(true), n: z.number().int() });
 
 /** `DELETE /v1/users/{user}`: what was erased (empty counts on a repeat). */
 export const userErasedBody = z.looseObject({

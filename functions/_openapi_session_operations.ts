@@ -290,7 +290,7 @@ export const SESSION_OPERATIONS: ApiOperation[] = [
     summary: "Forget one of a user's facts",
     auth: "admin",
     parameters: [_user, _version],
-    responses: { 200: { description: "Forgotten.", body: body.userFactForgottenBody } },
+    responses: { 200: { description: "Forgotten.", body: body.memoryFactForgottenBody } },
     errors: [400, 404, 409],
   },
   {

@@ -31,8 +31,10 @@ userRoutes.get("/:user/memory", async (c) => {
 // `/forget N` for an admin: `?version=` is the version the list was read at; a memory changed
 // since is a 409 (the numbers may name other facts now), a fact not there a 404.
 userRoutes.delete("/:user/memory/:n", async (c) => {
-  const n = await forgetListedFact(c, _memoryStub(c.env, c.req.param("user")), "GET …/memory");
-  return c.json({ forgotten: true, n });
+  const user = c.req.param("user");
+  const n = await forgetListedFact(c, _memoryStub(c.env, user), "GET …/memory");
+  // The same answer as an API tenant's `DELETE /v1/memory/{n}`: one shape for one act.
+  return c.json({ object: "user.memory", user: _name(user), forgotten: 1, n });
 });
 
 /**
