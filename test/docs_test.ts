@@ -69,6 +69,25 @@ Deno.test("README.md and docs/**/*.md: every relative link names a file, every #
   assertEquals(broken, [], "broken links");
 });
 
+/**
+ * The widest a Markdown table line may be, in characters. Prose wraps at 100 (`deno fmt`), but a
+ * table row cannot wrap, so it gets a fifth more; past that the source no longer fits a laptop's
+ * editor or GitHub's code and diff views, and the rendered table squeezes its columns into slivers
+ * or scrolls sideways. A wider table wants narrower columns or a list.
+ */
+const _TABLE_WIDTH = 120;
+
+Deno.test("README.md and docs/**/*.md: no table line is wider than 120 characters", async () => {
+  const wide: string[] = [];
+  for (const page of ["README.md", ...await _markdownUnder("docs")]) {
+    _prose(await _read(page), { keepCode: true }).split("\n").forEach((line, i) => {
+      const width = [...line].length;
+      if (/^\s*\|/.test(line) && width > _TABLE_WIDTH) wide.push(`${page}:${i + 1} (${width})`);
+    });
+  }
+  assertEquals(wide, [], `table lines wider than ${_TABLE_WIDTH} characters`);
+});
+
 Deno.test("headingSlugs() follows GitHub's rules: lower case, punctuation dropped, repeats numbered", () => {
   const slugs = headingSlugs(
     "# Session directory (D1)\n## `GET /v1/runs/{id}` — events\n## Notes\n```sh\n# not a heading\n```\n## Notes\n",

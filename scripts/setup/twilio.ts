@@ -56,15 +56,25 @@ export async function checkTwilio(ctx: SetupContext): Promise<void> {
   });
 }
 
-/** `--number`'s IncomingPhoneNumber record, or null after a problem (none given, none found). */
+/**
+ * `--number`'s IncomingPhoneNumber record, or null after a problem (none given, not E.164, not
+ * on the account). Twilio's `PhoneNumber` filter also matches partial numbers, so only the record
+ * of the very number counts: setting a look-alike's webhook would be silent damage.
+ */
 // deno-lint-ignore no-explicit-any
 async function _number(ctx: SetupContext, auth: string[]): Promise<any | null> {
-  const number = ctx.option("number");
-  if (!number) {
+  const given = ctx.option("number");
+  if (!given) {
     ctx.problem(
       "pass --number +15551234567 (the Twilio number), or in the console: Phone Numbers → the " +
         `number → Messaging → "A message comes in": Webhook, HTTP POST, ${ctx.webhookUrl}`,
     );
+    return null;
+  }
+  // The console shows numbers as "+1 555 123 4567": spaces, dashes, dots and parentheses go.
+  const number = given.replace(/[\s().-]/g, "");
+  if (!/^\+[1-9]\d{6,14}$/.test(number)) {
+    ctx.problem(`--number ${given} is not an E.164 number: write it as +15551234567`);
     return null;
   }
   const list = await _api(
@@ -74,8 +84,17 @@ async function _number(ctx: SetupContext, auth: string[]): Promise<any | null> {
       new URLSearchParams({ PhoneNumber: number }),
   );
   if (list === null) return null;
-  const found = list.incoming_phone_numbers?.[0];
-  if (!found) ctx.problem(`the account has no number ${number}`);
+  // deno-lint-ignore no-explicit-any
+  const all: any[] = Array.isArray(list.incoming_phone_numbers) ? list.incoming_phone_numbers : [];
+  const found = all.find((n) => n?.phone_number === number);
+  if (!found) {
+    const like = all.map((n) => n?.phone_number).filter((n) => typeof n === "string");
+    ctx.problem(
+      `the account has no number ${number}` + (like.length ? ` (it has ${like.join(", ")})` : "") +
+        ": check the number in the console (Phone Numbers → Active numbers) and the account's " +
+        "TWILIO_ACCOUNT_SID",
+    );
+  }
   return found ?? null;
 }
 
@@ -100,6 +119,15 @@ async function _api(
     ...(form ? { body: form.toString() } : {}),
   }, `the Twilio API at ${_root(ctx)}`);
   if (!answer) return null;
+  if (answer.status === 401) {
+    // Twilio's 20003: the SID and token do not go together. Neither is printed (both secret).
+    ctx.problem(
+      `Twilio refused TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (401${
+        answerText(answer).replace(/^:/, "")
+      }): set the account's own (console → Account info), then run this again`,
+    );
+    return null;
+  }
   if (answer.status !== 200) {
     ctx.problem(`Twilio answered ${answer.status}${answerText(answer)}`);
     return null;

@@ -63,17 +63,43 @@ async function _subscription(ctx: SetupContext): Promise<void> {
   );
   if (!answer) return;
   if (answer.status !== 200) {
-    ctx.problem(`the Graph API answered ${answer.status}${answerText(answer)}`);
+    // A bad app token is Graph's OAuthException (code 190), answered 400 or 401.
+    const refused = answer.body?.error?.code === 190 || answer.status === 401;
+    ctx.problem(
+      refused
+        ? `the Graph API refused --app-id and WHATSAPP_APP_SECRET (${answer.status}` +
+          `${answerText(answer)}): both must be the app's (App settings → Basic)`
+        : `the Graph API answered ${answer.status}${answerText(answer)}`,
+    );
     return;
   }
   // deno-lint-ignore no-explicit-any
   const sub = (answer.body?.data ?? []).find((s: any) => s.object === "whatsapp_business_account");
-  // deno-lint-ignore no-explicit-any
-  const fields = (sub?.fields ?? []).map((f: any) => (typeof f === "string" ? f : f?.name));
-  if (!sub) ctx.problem("the app has no whatsapp_business_account subscription");
-  else if (sub.callback_url !== ctx.webhookUrl) {
-    ctx.problem(`WhatsApp delivers to ${sub.callback_url}, not to ${ctx.webhookUrl}`);
-  } else if (!fields.includes("messages")) {
-    ctx.problem("the subscription lacks the messages field: subscribe to it in the console");
-  } else ctx.ok(`WhatsApp delivers messages to ${ctx.webhookUrl}`);
+  if (!sub) {
+    ctx.problem(
+      "the app has no whatsapp_business_account subscription: set the callback in the console " +
+        "(the steps above: npm run setup -- whatsapp)",
+    );
+    return;
+  }
+  // Graph lists each field as `{ name, version }`; older answers had bare names.
+  const fields: string[] = (sub.fields ?? []).map((f: string | { name?: string }) =>
+    typeof f === "string" ? f : String(f?.name)
+  );
+  // Every difference at once: one trip to the console fixes them all.
+  const wrong: string[] = [];
+  if (sub.callback_url !== ctx.webhookUrl) {
+    wrong.push(`WhatsApp delivers to ${sub.callback_url || "nowhere"}, not to ${ctx.webhookUrl}`);
+  }
+  if (!fields.includes("messages")) {
+    wrong.push(
+      `the subscribed fields are ${fields.join(", ") || "none"}: subscribe to messages ` +
+        "(WhatsApp → Configuration → Webhook fields)",
+    );
+  }
+  if (sub.active === false) {
+    wrong.push("the WhatsApp subscription is inactive: verify and save the callback again");
+  }
+  for (const line of wrong) ctx.problem(line);
+  if (!wrong.length) ctx.ok(`WhatsApp delivers messages to ${ctx.webhookUrl}`);
 }
