@@ -9,10 +9,10 @@ import type { InboundMessage, RunEvent, TurnOutcome } from "../lib/session/mod.t
 import { type App, failureStatus, jsonError, RequestError } from "./_http.ts";
 import { heldReply } from "./_held_reply.ts";
 import { DROPPED_MESSAGE, messageDropped } from "./_message_hook.ts";
-import { relayRunEvents } from "./_run_events.ts";
+import { relayEventStream } from "./_run_events.ts";
 import { openStreamSlot } from "./_tenant_caps.ts";
 import { requestSpend } from "./_api_quota.ts";
-import { runMessage, submitMessage } from "./session_client.ts";
+import { runMessage, submitAndSubscribe, submitMessage } from "./session_client.ts";
 
 /** The client's own function tools, as both APIs hand them to the session. */
 export type ClientTools = NonNullable<InboundMessage["clientTools"]>;
@@ -169,8 +169,12 @@ async function _stored({ c, request, codec, message, at }: _Pipe): Promise<Respo
   const slot = stream ? await openStreamSlot(c) : undefined;
   const stored = await _placed(request, async (placement) => {
     const inbound = message(placement);
-    const receipt = await submitMessage(c.env, inbound.context.session_key!, inbound, true);
-    return receipt.refused === "history_mismatch" ? "history_mismatch" : receipt;
+    const key = inbound.context.session_key!;
+    // A stream's turn is stored and its events subscribed in one RPC, before its model call.
+    const { receipt, events } = stream
+      ? await submitAndSubscribe(c.env, key, inbound)
+      : { receipt: await submitMessage(c.env, key, inbound, true), events: null };
+    return receipt.refused === "history_mismatch" ? "history_mismatch" : { ...receipt, events };
   }).catch((error) => {
     slot?.release();
     throw error;
@@ -178,17 +182,20 @@ async function _stored({ c, request, codec, message, at }: _Pipe): Promise<Respo
   const turn = at(stored.placement, stored.result.seq);
   const headers = { "X-Session-Id": turn.placement.session, [RUN_ID_HEADER]: turn.run };
   if (!stream) return c.json(codec.queued?.(turn) ?? {}, 200, headers);
-  const relay = await relayRunEvents(
-    c.env,
-    apiContext(c.var.tenant.name, turn.placement.session),
-    turn.seq,
-    await codec.frames(turn),
-    headers,
-    c.var.config.keepAliveMs,
-    slot,
-  );
-  if (!relay) throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
-  return relay;
+  const { events } = stored.result;
+  if (!events) {
+    slot?.release();
+    throw new RequestError(409, "the message was not stored as a run; retry", "conflict");
+  }
+  let translate: Awaited<ReturnType<ApiCodec["frames"]>>;
+  try {
+    translate = await codec.frames(turn);
+  } catch (error) {
+    slot?.release();
+    void events.cancel().catch(() => {});
+    throw error;
+  }
+  return relayEventStream(events, translate, headers, c.var.config.keepAliveMs, slot);
 }
 
 /** A plain turn: stored and awaited in one call per attempt, answered as one JSON body. */

@@ -35,7 +35,20 @@ export async function relayRunEvents(
   } finally {
     if (!upstream!) slot?.release();
   }
-  if (!upstream) return null;
+  return upstream ? relayEventStream(upstream, translate, headers, keepAliveMs, slot) : null;
+}
+
+/**
+ * `relayRunEvents` over a run's event stream the caller already holds (`upstream`, newline-
+ * delimited JSON from the session object: `submitAndSubscribe` opens it with the turn's submit).
+ */
+export function relayEventStream(
+  upstream: ReadableStream<Uint8Array>,
+  translate: (event: RunEvent) => SseEvent[] | Promise<SseEvent[]>,
+  headers: Record<string, string>,
+  keepAliveMs = 15_000,
+  slot?: StreamSlot,
+): Response {
   const sse = sseTransport();
   sse.write({ comment: "stream open" });
   // A client that left is seen here first when the run is quiet: its slot is free at once.

@@ -29,6 +29,36 @@ export async function submitMessage(
     log.error("submit failed", { session_key: sessionKey, error: errorText(error) });
     throw new RequestError(503, "the message could not be stored; retry", "unavailable");
   }
+  return _checked(receipt, refuseWhenFull);
+}
+
+/**
+ * `submitMessage` (a full queue refused: 429) that also subscribes to the stored message's run
+ * events in the same RPC (`SessionDO.submitAndSubscribe`): a streamed API turn's one call before
+ * its model call. Null events when there is no such run (`history_mismatch`, or no events kept).
+ */
+export async function submitAndSubscribe(
+  env: Env,
+  sessionKey: string,
+  message: InboundMessage,
+): Promise<{ receipt: SubmitReceipt; events: ReadableStream<Uint8Array> | null }> {
+  let answer: { receipt: SubmitReceipt; events: ReadableStream<Uint8Array> | null };
+  try {
+    answer = await sessionStub(env, sessionKey).submitAndSubscribe(message);
+  } catch (error) {
+    log.error("submit failed", { session_key: sessionKey, error: errorText(error) });
+    throw new RequestError(503, "the message could not be stored; retry", "unavailable");
+  }
+  try {
+    return { receipt: _checked(answer.receipt, true), events: answer.events };
+  } catch (error) {
+    void answer.events?.cancel().catch(() => {});
+    throw error;
+  }
+}
+
+/** `receipt`, or the HTTP error of its refusal (a full queue only with `refuseWhenFull`). */
+function _checked(receipt: SubmitReceipt, refuseWhenFull: boolean): SubmitReceipt {
   if (receipt.refused === "idempotency_key_reused") throw _keyReused();
   if (receipt.refused === "session_limit") throw _sessionLimit(receipt);
   if (receipt.refused === "too_large") throw _tooLarge(receipt);

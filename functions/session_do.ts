@@ -102,6 +102,23 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   /**
+   * `submit`, and for a stored message its run's event stream (`runEvents`) in the same call: a
+   * streamed API turn makes one RPC before its first chunk, not two, and is subscribed before its
+   * run starts. Null events when the message was refused, or records no events.
+   */
+  submitAndSubscribe(
+    message: InboundMessage,
+  ): Promise<{ receipt: SubmitReceipt; events: ReadableStream<Uint8Array> | null }> {
+    return this.#bound(message.context, async () => {
+      const receipt = await this.#overSessionCap(message.context) ?? this.#admit(message);
+      if (receipt.refused) return { receipt, events: null };
+      const transport = ndjsonTransport<RunEvent>();
+      const subscribed = this.#sentinel.subscribe(receipt.seq, transport);
+      return { receipt, events: subscribed ? transport.readable : null };
+    });
+  }
+
+  /**
    * Stores a message (or finds its earlier delivery) and waits for its turn's outcome; none when
    * refused. With `untilPaused`, returns `paused` (and no outcome) once the turn waits for approval.
    */

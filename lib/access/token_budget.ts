@@ -134,8 +134,13 @@ export function dropReservation(storage: RecordStorage, key: string): boolean {
   return true;
 }
 
-/** Adds one settled turn's counts to `day` (and drops days older than the record keeps). */
+/**
+ * Adds one settled turn's counts to `day`, and on today's first turn drops the day the record no
+ * longer keeps: a delete is a row written, billed, and a day's later turns would repeat it.
+ */
 export function addTokens(storage: RecordStorage, day: string, used: TokenCounts, now: number) {
+  const today = utcDay(now);
+  const firstToday = storage.get(`${_USAGE}${today}`) === undefined;
   const sum = _usage(storage, day);
   const prompt = _count(used.prompt_tokens);
   const completion = _count(used.completion_tokens);
@@ -147,7 +152,7 @@ export function addTokens(storage: RecordStorage, day: string, used: TokenCounts
     turns: sum.turns + 1,
   };
   storage.put(`${_USAGE}${day}`, row);
-  storage.delete(`${_USAGE}${utcDay(now - _KEEP_DAYS * _DAY_MS)}`);
+  if (firstToday) storage.delete(`${_USAGE}${utcDay(now - _KEEP_DAYS * _DAY_MS)}`);
 }
 
 /** What the record's turns used on `day` (`YYYY-MM-DD`), reservations not settled included. */

@@ -90,3 +90,29 @@ Deno.test("admitToRecord() refuses a turn over its token budget without counting
   assertEquals((record.get<unknown[]>("turns") ?? []).length, 2);
   assertEquals(ask("a").kind, "admitted"); // a redelivery
 });
+
+Deno.test("settleTokens() writes two rows per turn: the day past retention is dropped on a day's first turn only", () => {
+  const record = memoryRecordStorage();
+  const writes: string[] = [];
+  const counted = {
+    ...record,
+    put: (key: string, value: unknown) => (writes.push(`put ${key}`), record.put(key, value)),
+    delete: (key: string) => (writes.push(`delete ${key}`), record.delete(key)),
+  };
+  const day = 86_400_000;
+  const old = utcDay(T0 - 62 * day);
+  record.put(`usage:${old}`, {
+    prompt_tokens: 1,
+    completion_tokens: 1,
+    cached_tokens: 0,
+    turns: 1,
+  });
+  const used = { prompt_tokens: 10, completion_tokens: 5 };
+  assert(settleTokens(counted, "t1", used, T0));
+  assertEquals(record.keys().includes(`usage:${old}`), false, "dropped on the day's first turn");
+  writes.length = 0;
+  for (let i = 2; i <= 4; i++) assert(settleTokens(counted, `t${i}`, used, T0 + i));
+  // Each a key-value row written, billed: the settled keys and the day's sums, nothing more.
+  assertEquals(writes, Array(3).fill(["put budget_settled", `put usage:${utcDay(T0)}`]).flat());
+  assertEquals(dayUsage(record, utcDay(T0)).turns, 4);
+});

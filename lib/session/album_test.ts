@@ -1,4 +1,4 @@
-// Unit tests of albums as one turn (album.ts) and of merged messages ending with their turn (inbox.ts finishMerged); Deno over node:sqlite.
+// Unit tests of albums as one turn (album.ts) and of merged messages ending with their turn (inbox.ts finishJoined); Deno over node:sqlite.
 import { assertEquals, assertStrictEquals } from "@std/assert";
 import { msg, options, recordingExecutor } from "./_sentinel_fixtures.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";

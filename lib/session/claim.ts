@@ -31,27 +31,71 @@ const _NOTICE_COLUMN: Record<NoticeKind, string> = {
 };
 
 /**
+ * The claim row as last read outside a transaction, per storage; null once a store writes it. A
+ * turn asks `holds()` a dozen times and each `sql.exec` has a fixed cost: the row changes only
+ * through a ClaimStore, so it is read again only after a write. Kept per storage, not per store, so
+ * that a second store over one storage (a restart as the tests model it, the old instance still
+ * running) sees the other's writes. A read inside a transaction is not kept: it may roll back.
+ */
+const _cached = new WeakMap<object, { state: ClaimState | null }>();
+
+/** The `run` row as a new database's schema writes it (schema.ts): nobody holds the session. */
+export const FRESH_CLAIM: ClaimState = Object.freeze({
+  generation: 0,
+  seq: null,
+  conversation: 0,
+  startedAt: null,
+});
+
+/**
  * The `run` row: one turn holds the session at a time. Every change of holder bumps the
  * generation, so a stopped or recovered holder's late writes are recognised and dropped.
  */
 export class ClaimStore {
   readonly #db: SessionDb;
+  /** The claim row as last read, shared by every store over this storage (`_cached`). */
+  readonly #slot: { state: ClaimState | null };
 
   constructor(db: SessionDb) {
     this.#db = db;
+    let slot = _cached.get(db.storageIdentity);
+    if (!slot) _cached.set(db.storageIdentity, slot = { state: null });
+    // A new store is a new start (a restart, the session built again after an erasure, whose
+    // schema wrote a fresh row behind every store's back): it reads the row again.
+    slot.state = null;
+    this.#slot = slot;
+  }
+
+  get #cached(): ClaimState | null {
+    return this.#slot.state;
+  }
+
+  set #cached(state: ClaimState | null) {
+    this.#slot.state = state;
   }
 
   /** The claim row now. */
   state(): ClaimState {
+    if (this.#cached) return this.#cached;
     const row = this.#db.rows(
       `SELECT generation, seq, conversation, started_at FROM run WHERE id = 1`,
     )[0];
-    return {
+    const state = Object.freeze({
       generation: num(row, "generation"),
       seq: numOrNull(row, "seq"),
       conversation: num(row, "conversation"),
       startedAt: numOrNull(row, "started_at"),
-    };
+    });
+    if (!this.#db.inTransaction) this.#cached = state;
+    return state;
+  }
+
+  /**
+   * Records that the row is the one a new database's schema wrote (`FRESH_CLAIM`): a new session's
+   * first message then reads no claim it already knows.
+   */
+  knownFresh(): void {
+    this.#cached = FRESH_CLAIM;
   }
 
   /** Whether `claim` still holds the session (no stop, no recovery took over). */
@@ -65,6 +109,7 @@ export class ClaimStore {
     const state = this.state();
     if (state.seq !== null) return null;
     const generation = state.generation + 1;
+    this.#cached = null;
     this.#db.exec(
       tx,
       `UPDATE run SET seq = ?, generation = ?, started_at = ? WHERE id = 1`,
@@ -80,6 +125,7 @@ export class ClaimStore {
     const state = this.state();
     if (state.seq === null) return null;
     const generation = state.generation + 1;
+    this.#cached = null;
     this.#db.exec(
       tx,
       `UPDATE run SET generation = ?, started_at = ? WHERE id = 1`,
@@ -91,6 +137,7 @@ export class ClaimStore {
 
   /** Frees the session. With `revoke` the generation moves on, so the holder's late end changes nothing. */
   release(tx: Tx, revoke = false): void {
+    this.#cached = null;
     this.#db.exec(
       tx,
       revoke
@@ -101,6 +148,7 @@ export class ClaimStore {
 
   /** Starts a new conversation: later turns see an empty history. */
   newConversation(tx: Tx): void {
+    this.#cached = null;
     this.#db.exec(tx, `UPDATE run SET conversation = conversation + 1 WHERE id = 1`);
   }
 

@@ -1,5 +1,5 @@
 // GET /v1/sessions: its query parameters and the page cursor (encoded, decoded, validated); runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 import { jsonOrUndefined } from "../runtime/mod.ts";
 import { DIRECTORY_STATUSES, type DirectoryStatus } from "./directory_entry.ts";
 
@@ -37,21 +37,26 @@ export interface DirectoryQuery {
   status: DirectoryStatus | null;
 }
 
-const _cursor = z.object({
-  o: z.enum(DIRECTORY_ORDERS),
-  t: z.number().int().nonnegative(),
-  k: z.string().min(1).max(512),
-});
+// Built on the first listing (`z.lazy`): a start-up builds no route's schema.
+const _cursor = z.lazy(() =>
+  z.object({
+    o: z.enum(DIRECTORY_ORDERS),
+    t: z.number().int().nonnegative(),
+    k: z.string().min(1).max(512),
+  })
+);
 
-const _query = z.object({
-  limit: z.string().regex(/^\d{1,3}$/, "a whole number from 1 to 100").transform(Number)
-    .pipe(z.number().int().min(1, "at least 1").max(MAX_PAGE, `at most ${MAX_PAGE}`))
-    .optional(),
-  cursor: z.string().min(1).max(1024).optional(),
-  platform: z.string().min(1).max(64).optional(),
-  status: z.enum(DIRECTORY_STATUSES).optional(),
-  order: z.enum(DIRECTORY_ORDERS).optional(),
-});
+const _query = z.lazy(() =>
+  z.object({
+    limit: z.string().regex(/^\d{1,3}$/, "a whole number from 1 to 100").transform(Number)
+      .pipe(z.number().int().min(1, "at least 1").max(MAX_PAGE, `at most ${MAX_PAGE}`))
+      .optional(),
+    cursor: z.string().min(1).max(1024).optional(),
+    platform: z.string().min(1).max(64).optional(),
+    status: z.enum(DIRECTORY_STATUSES).optional(),
+    order: z.enum(DIRECTORY_ORDERS).optional(),
+  })
+);
 
 /** The opaque cursor of the row `{at, key}`: base64url of a small JSON object. */
 export function encodeCursor(cursor: DirectoryCursor): string {

@@ -27,7 +27,7 @@ export type InboxStatus =
 // (a seed history), and most reads need only this. NULL (false) where SQLite cannot read the JSON.
 const _EVENTS = `${messageField("$.events")} = 1 AS events`;
 
-// A waiting row: queued, or merged into a row whose turn has not ended (`finishMerged`).
+// A waiting row: queued, or merged into a row whose turn has not ended (`finishJoined`).
 const _WAITING = `(status = 'queued' OR (status = 'merged' AND finished_at IS NULL))`;
 
 /** One inbox row, without its message (`InboxStore.message` reads that). */
@@ -333,31 +333,23 @@ export class InboxStore {
   }
 
   /**
-   * Ends the rows merged into `seq` with it (they keep status `merged`, their outcome read from
-   * `seq`): no longer waiting, and pruned with it. Without this a merged row counted as waiting for
-   * good — and MAX_QUEUED's count with it.
+   * Ends the rows joined to turn `seq` with it, in one statement (the settle's write; each
+   * `sql.exec` has a fixed cost): those merged into it (busy merge, albums: they keep status
+   * `merged`, their outcome read from `seq`; no longer waiting, and pruned with it — without this a
+   * merged row counted as waiting for good, and MAX_QUEUED's count with it) and the messages
+   * steered into it (lib/session/steers.ts). Returns the steered ones' seqs, in order: their
+   * waiters get the turn's outcome.
    */
-  finishMerged(tx: Tx, seq: number, now: number): void {
-    this.#db.exec(
-      tx,
-      `UPDATE inbox SET finished_at = ? WHERE merged_into = ? AND status = 'merged'
-         AND finished_at IS NULL`,
-      now,
-      seq,
-    );
-  }
-
-  /**
-   * Ends the messages steered into turn `seq` (lib/session/steers.ts) with it; returns their seqs,
-   * whose waiters get the turn's outcome.
-   */
-  finishSteered(tx: Tx, seq: number, now: number): number[] {
+  finishJoined(tx: Tx, seq: number, now: number): number[] {
     return this.#db.exec(
       tx,
-      `UPDATE inbox SET finished_at = ? WHERE status = 'steered' AND merged_into = ? RETURNING seq`,
+      `UPDATE inbox SET finished_at = ? WHERE merged_into = ?
+         AND (status = 'steered' OR (status = 'merged' AND finished_at IS NULL))
+         RETURNING seq, status`,
       now,
       seq,
-    ).map((row) => num(row, "seq"));
+    ).filter((row) => row.status === "steered").map((row) => num(row, "seq"))
+      .sort((a, b) => a - b);
   }
 
   /** Deletes rows finished before `cutoff` whose delivery key is forgotten; returns their seqs. */

@@ -2,7 +2,8 @@
 import { assertEquals, assertThrows } from "@std/assert";
 import { APPROVAL_TABLES, ApprovalStore } from "./approvals.ts";
 import { JOB_TABLES, JobStore } from "./jobs.ts";
-import { migrate } from "./schema.ts";
+import { migrate, SEEN_DELIVERIES_SCHEMA } from "./schema.ts";
+import { SeenDeliveryStore } from "./seen_deliveries.ts";
 import { SessionDb } from "./session_db.ts";
 import { sqliteStorage } from "./_sqlite_storage.ts";
 
@@ -82,4 +83,32 @@ Deno.test("LazyTables forgets a group created in a transaction that rolled back,
   assertEquals(approvals.paused(1), null); // no "no such table"
   db.transaction((tx) => approvals.pause(tx, _pause, [], 5));
   assertEquals(approvals.paused(1)?.askedBy, "u1");
+});
+
+Deno.test("SeenDeliveryStore asks nothing of SQLite on a session that never kept a key past the inbox's day", () => {
+  const storage = sqliteStorage();
+  const db = new SessionDb(storage);
+  migrate(db);
+  const seen = new SeenDeliveryStore(db);
+  const statements: string[] = [];
+  const exec = storage.sql.exec;
+  storage.sql.exec = (query, ...bindings) => {
+    statements.push(query);
+    return exec(query, ...bindings);
+  };
+  assertEquals(seen.has("k1", 10), false);
+  db.transaction((tx) => seen.prune(tx, 10));
+  assertEquals(statements.filter((s) => s.includes("seen_delivery")), []);
+  db.transaction((tx) => seen.remember(tx, "k1", 10, 1_000));
+  assertEquals(seen.has("k1", 20), true);
+  assertEquals(seen.has("k1", 2_000), false);
+});
+
+Deno.test("migrate() on an erased session's storage knows the delivery keys it kept (seen_delivery alone)", () => {
+  const storage = sqliteStorage();
+  for (const statement of SEEN_DELIVERIES_SCHEMA) storage.db.exec(statement);
+  storage.db.exec(`INSERT INTO seen_delivery (key, seen_at, forget_at) VALUES ('k1', 1, 1000)`);
+  const db = new SessionDb(storage);
+  assertEquals(migrate(db), true);
+  assertEquals(new SeenDeliveryStore(db).has("k1", 10), true);
 });

@@ -35,6 +35,11 @@ export class RunEventStore {
   readonly #spill: SpillStore;
   /** Per run, the deltas sent live and not stored yet (`stream`), in order, each with its time. */
   readonly #pending = new Map<number, _Pending>();
+  /**
+   * The runs that recorded an event through this instance and have not ended: every turn's
+   * settle asks `recorded()`, and its start was emitted here. Others (a predecessor's) are read.
+   */
+  readonly #started = new Set<number>();
 
   constructor(db: SessionDb, now: () => number = Date.now) {
     this.#db = db;
@@ -49,6 +54,9 @@ export class RunEventStore {
   emit(tx: Tx, seq: number, type: string, data: Record<string, unknown>): void {
     this.#flush(tx, seq);
     this.#insert(tx, seq, type, data, this.#now());
+    // Known once committed (a rolled-back start is not recorded); forgotten at the run's end.
+    if (FINAL_RUN_EVENTS.has(type)) this.#forget(tx, seq);
+    else if (!this.#started.has(seq)) tx.onCommit(() => this.#started.add(seq));
     if (TIMELINE_ONLY_EVENTS.has(type)) return;
     const tee = this.#tee(seq);
     tee.write({ type, data });
@@ -104,6 +112,7 @@ export class RunEventStore {
    */
   restartAttempt(tx: Tx, seq: number): void {
     this.#pending.delete(seq);
+    this.#forget(tx, seq);
     this.#db.exec(tx, `DELETE FROM run_events WHERE seq = ? AND type != 'run.queued'`, seq);
   }
 
@@ -124,8 +133,15 @@ export class RunEventStore {
     );
   }
 
+  /** Drops run `seq` from `#started` now and at the commit (after an `add` this transaction queued). */
+  #forget(tx: Tx, seq: number): void {
+    this.#started.delete(seq);
+    tx.onCommit(() => this.#started.delete(seq));
+  }
+
   /** Whether run `seq` has recorded anything (its turn started): then its end is recorded too. */
   recorded(seq: number): boolean {
+    if (this.#started.has(seq)) return true;
     return this.#db.rows(`SELECT 1 FROM run_events WHERE seq = ? LIMIT 1`, seq).length > 0;
   }
 

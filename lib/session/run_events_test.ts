@@ -179,3 +179,24 @@ Deno.test("RunEventStore in a restarted instance replays the deltas its predeces
   const restarted = new SessionStores(first.storage, () => 0);
   assertEquals(deltas(restarted.events.timeline(first.claim.seq)), ["stored"]);
 });
+
+Deno.test("RunEventStore.recorded() reads no row for a run this instance started, and still answers for one started before a restart", () => {
+  const storage = sqliteStorage();
+  let reads = 0;
+  const exec = storage.sql.exec;
+  storage.sql.exec = (query, ...bindings) => {
+    if (/^SELECT 1 FROM run_events/.test(query)) reads++;
+    return exec(query, ...bindings);
+  };
+  const { stores, claim } = claimedRun(storage);
+  assertEquals(stores.events.recorded(claim.seq), true);
+  assertEquals(reads, 0, "its start was emitted here");
+  const fresh = stores.db.transaction((tx) =>
+    stores.inbox.insert(tx, { text: "x", context: { session_key: "api:ev" } }, 0, "queued")
+  );
+  assertEquals(stores.events.recorded(fresh), false, "nothing recorded: read");
+  const restarted = new SessionStores(storage, () => 5_000);
+  assertEquals(restarted.events.recorded(claim.seq), true, "a restarted instance reads the row");
+  stores.db.transaction((tx) => stores.events.restartAttempt(tx, claim.seq));
+  assertEquals(stores.events.recorded(claim.seq), false, "a dropped attempt's start is gone");
+});

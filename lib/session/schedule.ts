@@ -1,6 +1,6 @@
 // A job's schedule: the four shapes (at, in, every, cron with a time zone), checked, and its next occurrence (croner); runtime-neutral.
 import { Cron } from "croner";
-import { z } from "zod";
+import * as z from "zod";
 
 /** A schedule as callers give it: once `at` a time or `in` seconds; `every` seconds; a 5-field `cron` in `tz`. */
 export type ScheduleInput =
@@ -18,13 +18,18 @@ export type Schedule =
 /** The smallest interval of an `every` schedule, in seconds. */
 export const MIN_EVERY_SECONDS = 60;
 
-/** The API's and the tool's schedule shape (one of the four; anything else is refused). */
-export const scheduleInput: z.ZodType<ScheduleInput> = z.union([
-  z.strictObject({ at: z.string().min(1).max(64) }),
-  z.strictObject({ in: z.number().int().positive().max(10 * 365 * 86_400) }),
-  z.strictObject({ every: z.number().int().positive().max(366 * 86_400) }),
-  z.strictObject({ cron: z.string().min(1).max(120), tz: z.string().min(1).max(64).optional() }),
-]);
+/**
+ * The API's and the tool's schedule shape (one of the four; anything else is refused), built on
+ * its first parse (`z.lazy`): a start-up builds none of it.
+ */
+export const scheduleInput: z.ZodType<ScheduleInput> = z.lazy(() =>
+  z.union([
+    z.strictObject({ at: z.string().min(1).max(64) }),
+    z.strictObject({ in: z.number().int().positive().max(10 * 365 * 86_400) }),
+    z.strictObject({ every: z.number().int().positive().max(366 * 86_400) }),
+    z.strictObject({ cron: z.string().min(1).max(120), tz: z.string().min(1).max(64).optional() }),
+  ])
+);
 
 /**
  * Checks `input` at `now` and resolves it to what is stored, with its first occurrence; or the

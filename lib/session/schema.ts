@@ -15,6 +15,9 @@ import {
 import { JOB_SCHEMA, JOB_TABLES } from "./jobs.ts";
 import { EVENT_OUTBOX_TABLES } from "./event_outbox.ts";
 import type { LazyTable } from "./lazy_tables.ts";
+import { SEEN_DELIVERIES_SCHEMA, SEEN_DELIVERY_TABLES } from "./seen_deliveries.ts";
+
+export { SEEN_DELIVERIES_SCHEMA };
 
 /** One step between schema versions: statements, or a function when the step depends on the data. */
 type _Migration = readonly string[] | ((db: SessionDb, tx: Tx) => void);
@@ -122,21 +125,6 @@ const _PREVIEW_MESSAGES = [
 /** When the last queue-full notice went out: a flood of refused messages gets one per interval. */
 const _QUEUE_FULL_NOTICE = [
   `ALTER TABLE run ADD COLUMN queue_full_notice_at INTEGER NOT NULL DEFAULT 0`,
-];
-
-/**
- * Delivery keys kept past the inbox's day (keys and times only): a platform that signs no delivery
- * time, or retries for a week, can deliver one signed message again after the inbox forgot it.
- */
-export const SEEN_DELIVERIES_SCHEMA: readonly string[] = [
-  // IF NOT EXISTS: an erased session keeps this table alone (`eraseSession`), and its next start
-  // creates every other table as a fresh database does.
-  `CREATE TABLE IF NOT EXISTS seen_delivery (
-      key TEXT PRIMARY KEY,
-      seen_at INTEGER NOT NULL,
-      forget_at INTEGER NOT NULL
-    ) WITHOUT ROWID`,
-  `CREATE INDEX IF NOT EXISTS seen_delivery_forget ON seen_delivery (forget_at)`,
 ];
 
 /**
@@ -255,6 +243,7 @@ export const LAZY_TABLES: readonly LazyTable[] = [
   JOB_TABLES,
   EVENT_OUTBOX_TABLES,
   MEDIA_OBJECT_TABLES,
+  SEEN_DELIVERY_TABLES,
 ];
 
 /**
@@ -272,7 +261,6 @@ const _CURRENT = [
   ..._RUN_EVENT_TIMES,
   ..._PREVIEW_MESSAGES,
   ..._QUEUE_FULL_NOTICE,
-  ...SEEN_DELIVERIES_SCHEMA,
   ..._SPILL,
   ..._RUN_MODEL,
   ...COMPACTION_SCHEMA,
@@ -340,21 +328,31 @@ const _FRESH = [
 export const SCHEMA_VERSION = _MIGRATIONS.length;
 
 /**
- * Brings the database to `SCHEMA_VERSION`. A database already there costs one read: Durable
- * Object SQLite refuses `PRAGMA user_version` (SQLITE_AUTH), so the version lives in a one-row
- * table, and a fresh database (no such table) reads as version 0.
+ * Brings the database to `SCHEMA_VERSION`; returns true when it made the database (a new object:
+ * nothing in it predates this call). A database already there costs two reads: its table names
+ * (kept for the lazy groups, which every instance asks of before its first turn ends) and its
+ * version, which lives in a one-row table as Durable Object SQLite refuses `PRAGMA user_version`
+ * (SQLITE_AUTH). The names come first: a fresh database (no such table) then costs one read and
+ * no failed statement, where reading a missing table threw.
  */
-export function migrate(db: SessionDb): void {
-  const version = _version(db);
-  if (version === SCHEMA_VERSION) return;
+export function migrate(db: SessionDb): boolean {
+  const tables = db.rows(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+    .map((row) => String(row.name));
+  const version = tables.includes("schema_version") ? _version(db) : 0;
+  if (version === SCHEMA_VERSION) {
+    db.tables.known(tables);
+    return false;
+  }
   if (version > SCHEMA_VERSION) {
     throw new Error(`session schema ${version} is newer than this build's ${SCHEMA_VERSION}`);
   }
-  if (version === 0 && _isEmpty(db)) {
+  if (version === 0 && !_CORE_TABLES.some((name) => tables.includes(name))) {
     db.transaction((tx) => db.exec(tx, _FRESH, SCHEMA_VERSION));
-    db.tables.known([]); // no lazy group: this instance just made the database
-    return;
+    // No lazy group but what an erasure kept (`seen_delivery`, eraseSession): the names read.
+    db.tables.known(tables);
+    return true;
   }
+  // The lazy groups this database has are read again when first asked (migrations add them).
   db.transaction((tx) => {
     for (const migration of _MIGRATIONS.slice(version)) {
       if (typeof migration === "function") migration(db, tx);
@@ -362,23 +360,16 @@ export function migrate(db: SessionDb): void {
     }
     db.exec(tx, `UPDATE schema_version SET version = ? WHERE id = 1`, SCHEMA_VERSION);
   });
+  return false;
 }
 
 function _version(db: SessionDb): number {
-  try {
-    return num(db.rows(`SELECT version FROM schema_version WHERE id = 1`)[0], "version");
-  } catch {
-    return 0; // no schema_version table: a fresh database, or one from before versioning
-  }
+  const row = db.rows(`SELECT version FROM schema_version WHERE id = 1`)[0];
+  return row ? num(row, "version") : 0;
 }
 
-/** Whether the database has none of the session's tables (a new object). */
-function _isEmpty(db: SessionDb): boolean {
-  return db.rows(
-    `SELECT 1 FROM sqlite_master WHERE type = 'table'
-     AND name IN ('inbox', 'run', 'transcript', 'run_events', 'outbox') LIMIT 1`,
-  ).length === 0;
-}
+/** The tables of the first release: a database with none of them is a new object's. */
+const _CORE_TABLES = ["inbox", "run", "transcript", "run_events", "outbox"];
 
 function _hasColumn(db: SessionDb, table: string, column: string): boolean {
   return db.rows(`SELECT 1 FROM pragma_table_info(?) WHERE name = ?`, table, column).length > 0;

@@ -84,6 +84,19 @@ export class SessionDb {
     return result;
   }
 
+  /**
+   * The storage under this handle, as an identity only: what handles cache of a row is kept per
+   * storage, so a second handle over it (a restart, in the tests' model of one) sees each write.
+   */
+  get storageIdentity(): object {
+    return this.#storage;
+  }
+
+  /** Whether a transaction is open (its writes may still roll back). */
+  get inTransaction(): boolean {
+    return this.#open !== null;
+  }
+
   /** Sets the one function run after every committed transaction, after its own `onCommit` callbacks. */
   onEveryCommit(fn: () => void): void {
     this.#committed = fn;

@@ -8,17 +8,16 @@ import type { ApprovalChoice } from "./approvals.ts";
 import type { DirectorySync } from "./directory_sync.ts";
 import { cancelledOutcome, type CommandRunner } from "./command_runner.ts";
 import type { MessageAdmission } from "./message_admission.ts";
-import { dueJobVerdicts } from "./due_job_verdicts.ts";
 import type { SentinelOptions } from "./sentinel_options.ts";
 import { sentinelParts } from "./sentinel_parts.ts";
-import type { JobScheduler, JobSpec } from "./job_scheduler.ts";
-import type { TenantJobSync } from "./tenant_job_sync.ts";
+import type { JobSpec } from "./job_scheduler.ts";
 import type { OutboxSender } from "./outbox_sender.ts";
 import type { MediaRetention } from "./media_retention.ts";
 import type { TurnEvents } from "./turn_events.ts";
-import type { NotPromise, SessionStorage, Tx } from "./session_db.ts";
+import type { SessionStorage } from "./session_db.ts";
 import { runStateOf, type SessionStores } from "./session_stores.ts";
 import { steerable } from "./steers.ts";
+import { type JobChange, SessionJobs } from "./session_jobs.ts";
 import type { SessionDayUsage } from "./session_usage.ts";
 import type { ClaimedMessage, TurnRunner } from "./turn_runner.ts";
 import type {
@@ -43,9 +42,8 @@ export class SessionSentinel {
   readonly #commands: CommandRunner;
   readonly #admission: MessageAdmission;
   readonly #gate: ApprovalGate;
-  readonly #jobs: JobScheduler;
-  /** Its API tenant's count of the session's jobs (`options.tenantJobs`). */
-  readonly #tenantJobs: TenantJobSync;
+  /** The session's jobs, with its API tenant's count of them (`options.tenantJobs`). */
+  readonly #jobs: SessionJobs;
   readonly #options: SentinelOptions;
   readonly #now: () => number;
   /** True while this instance's drain is alive: any other claim found is a dead executor's. */
@@ -73,8 +71,12 @@ export class SessionSentinel {
     this.#commands = parts.commands;
     this.#admission = parts.admission;
     this.#gate = parts.gate;
-    this.#jobs = parts.jobs;
-    this.#tenantJobs = parts.tenantJobs;
+    this.#jobs = new SessionJobs({
+      ...parts,
+      jobAllowed: options.jobAllowed,
+      wake: () => this.#wake(this.#now()),
+      flushNotices: () => this.#flushNotices(),
+    });
     this.#turnEvents = parts.turnEvents;
     this.#directory = parts.directory;
     this.#media = parts.media;
@@ -82,8 +84,10 @@ export class SessionSentinel {
     // messages wait for nobody. They are taken up on this first use, not only when the watchdog
     // alarm comes round (a restarted runtime may deliver it late). After the constructor returns,
     // so the host's sentinel exists when its drain starts.
-    const { claims, inbox } = this.#stores;
-    if (claims.state().seq !== null || inbox.waitingCount() > 0) {
+    // A database this instance made holds neither (nor notices left unsent): no read for them.
+    const { claims, inbox, created } = this.#stores;
+    this.#noticesChecked = created;
+    if (!created && (claims.state().seq !== null || inbox.waitingCount() > 0)) {
       queueMicrotask(() => this.#wake(this.#now()));
     }
   }
@@ -252,32 +256,22 @@ export class SessionSentinel {
     return compactions.length ? { compactions } : {};
   }
 
-  /**
-   * Runs `change` on the session's jobs in one transaction (API callers), then starts a drain:
-   * a job run now is a queued message, and the drain's end sets the alarm for the next occurrence.
-   */
-  withJobs<T>(change: (jobs: JobScheduler, tx: Tx) => NotPromise<T>): T {
-    const result = this.#stores.db.transaction((tx) => change(this.#jobs, tx));
-    void this.#tenantJobs.sync(); // a removed job, or a resumed one-off now done: no I/O otherwise
-    this.#wake(this.#now());
-    return result;
+  /** Runs `change` on the session's jobs (API callers), then starts a drain (`SessionJobs.with`). */
+  withJobs<T>(change: JobChange<T>): T {
+    return this.#jobs.with(change);
   }
 
   /**
    * `withJobs` for a job `spec` (the jobs API's create): asked of the session's API tenant first
    * (MAX_JOBS_PER_TENANT), `{ refused }` with its text instead.
    */
-  withNewJob<T>(
-    spec: JobSpec,
-    create: (jobs: JobScheduler, tx: Tx) => NotPromise<T>,
-  ): Promise<T | { refused: string }> {
-    const wouldStore = () => this.#jobs.refusal(spec) === null;
-    return this.#tenantJobs.create(wouldStore, () => this.withJobs(create));
+  withNewJob<T>(spec: JobSpec, create: JobChange<T>): Promise<T | { refused: string }> {
+    return this.#jobs.withNew(spec, create);
   }
 
   /** Settles once the tenant has been told of every change to the session's jobs made so far. */
   jobsReported(): Promise<void> {
-    return this.#tenantJobs.idle();
+    return this.#jobs.reported();
   }
 
   /**
@@ -322,7 +316,7 @@ export class SessionSentinel {
       }
       while (!this.#closing) {
         // Due occurrences queue like any message (a turn that runs long delays, never loses, them).
-        await this.#fireJobs();
+        await this.#jobs.fire();
         // A turn answered after its pause goes first: it still holds the session.
         const resumed = this.#runner.resumeAnswered();
         // An album's first piece waits a moment for the rest (album.ts); the alarm, should this
@@ -348,7 +342,7 @@ export class SessionSentinel {
           break;
         }
       }
-      await this.#tenantJobs.settle(); // a report that failed; once per instance (older jobs)
+      await this.#jobs.settle(); // a report that failed; once per instance (older jobs)
     } finally {
       this.#draining = false;
       ended();
@@ -359,26 +353,6 @@ export class SessionSentinel {
     const next = [deadline, this.#jobs.nextDue(), this.#media?.nextDue() ?? null]
       .filter((t): t is number => t !== null);
     if (next.length) this.#stores.db.armAlarm(Math.min(...next));
-  }
-
-  /**
-   * Due occurrences become messages; a job whose creator lost access is removed instead, and an
-   * occurrence over its creator's quota is recorded failed (skipped) instead of run.
-   */
-  async #fireJobs(): Promise<void> {
-    // One indexed read per turn when nothing is due (the common case): nothing else runs.
-    const due = this.#jobs.due();
-    if (!due.length) return;
-    const check = this.#options.jobAllowed;
-    if (!check) {
-      this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx));
-    } else {
-      const { remove, decided } = await dueJobVerdicts(due, check);
-      for (const id of remove) this.#stores.db.transaction((tx) => this.#jobs.remove(tx, id));
-      this.#stores.db.transaction((tx) => this.#jobs.fireDue(tx, decided));
-      if ([...decided.values()].some((d) => d.skip?.notice)) this.#flushNotices();
-    }
-    await this.#tenantJobs.sync(); // a one-off fired is done, a removed job gone
   }
 
   /**
@@ -394,7 +368,7 @@ export class SessionSentinel {
     const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
     // Also an admission or report in flight: the tenant's count of the session ends before its
     // erasure uncounts it.
-    const ended = Promise.all([this.#drained, this.#tenantJobs.idle()]);
+    const ended = Promise.all([this.#drained, this.#jobs.reported()]);
     await Promise.race([ended, late]).finally(() => clearTimeout(timer));
     await this.#directory?.close();
     this.#stores.db.close();

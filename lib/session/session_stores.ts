@@ -1,7 +1,7 @@
 // A session's stores over one database, and the two steps that span them: settle a message, prune old ones; runtime-neutral.
 import { type ChatMessage, messageText } from "../agent/mod.ts";
 import { ApprovalStore } from "./approvals.ts";
-import { ClaimStore } from "./claim.ts";
+import { ClaimStore, FRESH_CLAIM } from "./claim.ts";
 import { DEDUP_MS, InboxStore } from "./inbox.ts";
 import { JobStore } from "./jobs.ts";
 import { ModelChoiceStore } from "./model_choice.ts";
@@ -41,12 +41,17 @@ export class SessionStores {
    */
   onSettle: ((tx: Tx, seq: number, outcome: TurnOutcome) => void) | null = null;
   readonly #now: () => number;
+  /**
+   * Whether this instance made the database (a new session, or one just erased): nothing in it
+   * predates this instance, so it has no claim to recover, message waiting or notice unsent.
+   */
+  readonly created: boolean;
   /** When this instance last pruned: housekeeping, so once a minute is enough. */
   #prunedAt = -Infinity;
 
   constructor(storage: SessionStorage, now: () => number) {
     this.db = new SessionDb(storage);
-    migrate(this.db);
+    this.created = migrate(this.db);
     this.inbox = new InboxStore(this.db);
     this.claims = new ClaimStore(this.db);
     this.transcript = new TranscriptStore(this.db);
@@ -58,14 +63,21 @@ export class SessionStores {
     this.seen = new SeenDeliveryStore(this.db);
     this.usage = new SessionUsageStore(this.db);
     this.#now = now;
+    if (this.created) {
+      // What a new database holds is known without a read: an unclaimed run row, an empty
+      // transcript, and nothing old enough to prune for a minute.
+      this.claims.knownFresh();
+      this.transcript.knownEmpty(FRESH_CLAIM.conversation);
+      this.#prunedAt = now();
+    }
   }
 
   /** Stores message `seq`'s outcome (and its run's final event), told to waiters once committed. */
   settle(tx: Tx, seq: number, outcome: TurnOutcome): void {
     const message = this.inbox.finish(tx, seq, outcome, this.#now());
-    this.inbox.finishMerged(tx, seq, this.#now()); // the messages merged into it (busy merge, albums)
-    // The messages steered into it (steers.ts) end with it, their waiters told its outcome.
-    for (const steered of this.inbox.finishSteered(tx, seq, this.#now())) {
+    // The messages merged into it (busy merge, albums) and steered into it (steers.ts) end with
+    // it, the steered ones' waiters told its outcome.
+    for (const steered of this.inbox.finishJoined(tx, seq, this.#now())) {
       this.waiters.settled(tx, steered, outcome);
     }
     this.approvals.end(tx, seq);

@@ -28,6 +28,28 @@ export function steerChatMessage(message: InboundMessage): ChatMessage {
  */
 export function offerSteer(stores: SessionStores, tx: Tx, seq: number, target: number): void {
   stores.db.exec(tx, `UPDATE inbox SET steer_of = ? WHERE seq = ?`, target, seq);
+  // Set before the commit, by the object that takes steers: a rolled-back offer costs one look.
+  _slot(stores).mayHave = true;
+}
+
+/**
+ * Per storage: whether a steer may wait to be taken (offered, or taken by an attempt that may be
+ * re-run), so that the steps of a turn nobody steered run no statement. Only `offerSteer` makes a
+ * steer, in this object; an instance's first look reads (a predecessor may have stored one).
+ */
+const _mayHave = new WeakMap<object, { mayHave: boolean }>();
+/** The stores that looked once already: a new store (a restart) looks again. */
+const _looked = new WeakSet<SessionStores>();
+
+function _slot(stores: SessionStores): { mayHave: boolean } {
+  const key = stores.db.storageIdentity;
+  let slot = _mayHave.get(key);
+  if (!slot) _mayHave.set(key, slot = { mayHave: true });
+  if (!_looked.has(stores)) {
+    _looked.add(stores);
+    slot.mayHave = true;
+  }
+  return slot;
 }
 
 /** Whether run `seq` may still be steered: its turn has not started, or runs, or waits. */
@@ -41,7 +63,7 @@ export function steerable(stores: SessionStores, seq: number): boolean {
  * the turn by `merged_into`, so they get no turn of their own), and records `run.steered` on the
  * turn's run for each message this attempt is given. Returns the messages taken by this turn, in
  * arrival order, that this attempt has not been given yet (`given`, by seq, updated): a turn that
- * died after taking one is re-run with it.
+ * died after taking one is re-run with it. While nothing was offered (`_slot`) it runs no statement.
  */
 export function takeSteers(
   stores: SessionStores,
@@ -49,6 +71,8 @@ export function takeSteers(
   given: Set<number>,
 ): ChatMessage[] {
   const { db, claims, inbox, events } = stores;
+  const slot = _slot(stores);
+  if (!slot.mayHave) return [];
   return db.transaction((tx) => {
     if (!claims.holds(claim)) return [];
     db.exec(
@@ -60,9 +84,13 @@ export function takeSteers(
     const seqs = db.rows(
       `SELECT seq FROM inbox WHERE status = 'steered' AND merged_into = ? ORDER BY seq`,
       claim.seq,
-    ).map((row) => num(row, "seq")).filter((seq) => !given.has(seq));
+    ).map((row) => num(row, "seq"));
+    // None offered and none taken (which a re-run attempt is given again): nothing to look for
+    // until the next offer. Cleared before the commit; one that rolls back leaves nothing to take.
+    if (!seqs.length) slot.mayHave = false;
     const taken: ChatMessage[] = [];
     for (const seq of seqs) {
+      if (given.has(seq)) continue;
       given.add(seq);
       const message = inbox.message(seq);
       // One that cannot be read back is still taken (never a turn of its own): it says nothing.

@@ -337,6 +337,97 @@ Deno.test("SessionSentinel leaves a steer sent while its turn waits for approval
   );
 });
 
+/** Storage that counts the statements taking steers (`UPDATE inbox SET status = 'steered'`). */
+function steerCountedStorage(): ReturnType<typeof sqliteStorage> & { takes: () => number } {
+  const storage = sqliteStorage();
+  let takes = 0;
+  const exec = storage.sql.exec;
+  storage.sql.exec = (query, ...bindings) => {
+    if (/SET status = 'steered'/.test(query)) takes++;
+    return exec(query, ...bindings);
+  };
+  return Object.assign(storage, { takes: () => takes });
+}
+
+Deno.test("takeSteers() runs no statement at a turn's steps while nothing was offered to it, and still takes one offered while the model thinks", async () => {
+  const storage = steerCountedStorage();
+  const thinking = gate();
+  const { model, requests } = asyncModel([
+    () =>
+      Promise.resolve({
+        toolCalls: [{ ...callWait, function: { name: "noop", arguments: "{}" } }],
+      }),
+    () =>
+      Promise.resolve({
+        toolCalls: [{ ...callWait, function: { name: "noop", arguments: "{}" } }],
+      }),
+    () => Promise.resolve({ content: "one" }),
+    () =>
+      Promise.resolve({
+        toolCalls: [{ ...callWait, function: { name: "noop", arguments: "{}" } }],
+      }),
+    async () => {
+      await thinking.wait();
+      return { toolCalls: [{ ...callWait, function: { name: "noop", arguments: "{}" } }] };
+    },
+    (request) => Promise.resolve({ content: `saw: ${request.messages.at(-1)?.content}` }),
+  ]);
+  const noop: Tool = {
+    name: "noop",
+    description: "does nothing",
+    parameters: { type: "object", properties: {} },
+    run: () => Promise.resolve("ok"),
+  };
+  const sentinel = new SessionSentinel(storage, loopExecutor(model, [noop]), {
+    ...options,
+    busyMode: "steer",
+  });
+  sentinel.submit(msg("first"));
+  await sentinel.drain();
+  assertEquals(requests.length, 3);
+  // The first step of a new instance reads what a predecessor may have stored; then nothing.
+  assertEquals(storage.takes(), 1, "three steps, one statement (the instance's first look)");
+
+  const second = sentinel.submit(msg("second"));
+  const drained = sentinel.drain();
+  await until(thinking.reached, "the second turn's model thinking");
+  sentinel.submit(msg("while thinking"));
+  thinking.open();
+  await drained;
+  const outcome = await sentinel.outcome(second.seq);
+  assertEquals(outcome.status === "completed" && outcome.reply, `saw: ${STEER_MARK}while thinking`);
+  assertEquals(requests.length, 6, "the steer got no turn of its own");
+});
+
+Deno.test("takeSteers() in a restarted object (new storage over the same database) takes a steer its predecessor stored", async () => {
+  const storage = sqliteStorage();
+  const released = gate();
+  const dying = asyncModel([() => Promise.resolve({ toolCalls: [callWait] })]);
+  const before = new SessionSentinel(storage, loopExecutor(dying.model, [waitTool(released)]), {
+    ...options,
+    busyMode: "steer",
+  });
+  const first = before.submit(msg("first"));
+  void before.drain();
+  await until(released.reached, "the tool call");
+  before.submit(msg("stored before the restart"));
+
+  const rerun = asyncModel([
+    (request) => Promise.resolve({ content: `last: ${request.messages.at(-1)?.content}` }),
+  ]);
+  const after = new SessionSentinel(sqliteStorage(storage.db), loopExecutor(rerun.model, []), {
+    ...options,
+    busyMode: "steer",
+  });
+  await after.drain();
+  const outcome = await after.outcome(first.seq);
+  assertEquals(
+    outcome.status === "completed" && outcome.reply,
+    `last: ${STEER_MARK}stored before the restart`,
+  );
+  assertEquals(rerun.requests.length, 1, "the steer got no turn of its own");
+});
+
 Deno.test("steerArgument() keeps the text after /steer as typed, and is empty for a bare /steer", () => {
   assertEquals(steerArgument("/steer Use PYTHON\nplease"), "Use PYTHON\nplease");
   assertEquals(steerArgument("/steer@my_bot  go"), "go");

@@ -65,6 +65,8 @@ export class TranscriptStore {
   /** Messages too long for a row (a huge tool result, an input near the body cap), in parts. */
   readonly #spill: SpillStore;
   #recent: _Recent | null = null;
+  /** A conversation known to have no message without a read (a new database's first), until a write. */
+  #empty: number | null = null;
 
   constructor(db: SessionDb) {
     this.#db = db;
@@ -73,6 +75,7 @@ export class TranscriptStore {
 
   /** Appends messages of turn `seq` to `conversation`. */
   append(tx: Tx, conversation: number, seq: number, messages: ChatMessage[], now: number): void {
+    this.#empty = null;
     // Few statements for the whole turn: a write costs far more per statement than per row. Durable
     // Object SQL takes at most 100 bindings per statement: 20 rows of 5.
     const stored = messages.map((message) => JSON.stringify(message));
@@ -178,8 +181,18 @@ export class TranscriptStore {
     return start < 0 ? [] : entries.slice(start);
   }
 
+  /**
+   * Records that `conversation` has no message (the database was just made): its first window
+   * costs no read.
+   */
+  knownEmpty(conversation: number): void {
+    this.#empty = conversation;
+  }
+
   #load(conversation: number, size: number): WindowEntry[] {
-    const { rows, complete } = this.#newest(conversation, size, HISTORY_MAX_CHARS);
+    const { rows, complete } = this.#empty === conversation
+      ? { rows: [], complete: true }
+      : this.#newest(conversation, size, HISTORY_MAX_CHARS);
     const loaded = this.#read(conversation, rows);
     const messages = loaded.map((m) => m.message as ChatMessage);
     const sizes = loaded.map((m) => m.chars);

@@ -248,10 +248,16 @@ export class TurnRunner {
       inbox.markDelivering(tx, claim.seq, outcome);
       return "delivering";
     });
-    if (written) this.#settleSpend(message, spent);
     // Messages steered into this turn used no turn of their own: their reservations are freed.
-    for (const seq of written ? given : []) this.#settleSpend(inbox.message(seq), noTokens());
-    if (written === "delivering") await this.deliverAndRelease(claim, message);
+    const steered = written ? [...given].map((seq) => inbox.message(seq)) : [];
+    // Settled once the reply is out, not beside it: a new sender's record is a new object, whose
+    // start delayed every first message's reply. A reservation holds meanwhile: over, never under.
+    try {
+      if (written === "delivering") await this.deliverAndRelease(claim, message);
+    } finally {
+      if (written) this.#settleSpend(message, spent);
+      for (const steer of steered) this.#settleSpend(steer, noTokens());
+    }
   }
 
   /** The reservation the message's turn took (`message.spend`) settled with what it used; never throws. */
