@@ -15,7 +15,7 @@ import { McpToolbox } from "../lib/mcp/mcp_tools.ts";
 import { SessionSentinel } from "../lib/session/mod.ts";
 import { d1DirectoryWriter } from "./_directory.ts";
 import { r2MediaStore } from "./r2_media_store.ts";
-import { mediaLinker, notingMediaStore } from "../lib/media/mod.ts";
+import { evictingMediaStore, ImageCache, mediaLinker, notingMediaStore } from "../lib/media/mod.ts";
 import { accessMemoryStore } from "./_memory_store.ts";
 import type { Env } from "./env.ts";
 import { jobSpend } from "../lib/access/job_creator.ts";
@@ -50,15 +50,21 @@ export function buildSessionSentinel(
   // The deployment's hooks (defineBaton's `hooks`), each within HOOK_TIMEOUT_MS.
   const hooking = { hooks, hookTimeoutMs: config.hookTimeoutMs };
   // Every medium this object stores is noted for MEDIA_RETENTION_DAYS (the alarm deletes it).
+  // The images its turns show are read and encoded once per object (`images`), dropped from
+  // there when the sweep deletes them.
+  const images = new ImageCache();
   const media = env.MEDIA
-    ? notingMediaStore(r2MediaStore(env.MEDIA), (key) => host.noteMedia(key))
+    ? evictingMediaStore(
+      notingMediaStore(r2MediaStore(env.MEDIA), (key) => host.noteMedia(key)),
+      images,
+    )
     : undefined;
   const retentionDays = config.mediaRetentionDays;
   const link = mediaLinker(config.mediaLinks);
   const memory = config.memory.on ? accessMemoryStore(env) : undefined;
   // A chat's photos, voice notes and files are fetched inside the turn (media_turns.ts).
   const executor = withChatMedia(
-    createTurnExecutor(config, tools, remote, turn, hooking, media, memory),
+    createTurnExecutor(config, tools, remote, turn, hooking, media, memory, images),
     {
       fetchFor: adapterMediaFetch(CHAT_ADAPTERS, env as unknown as PlatformEnv),
       settings: config.media,

@@ -17,6 +17,10 @@ export function r2MediaStore(bucket: R2Bucket): MediaStore {
     async delete(key) {
       await bucket.delete(key);
     },
+    // The object's metadata only: a file sent by its link needs to exist, not its bytes read.
+    async has(key) {
+      return (await bucket.head(key)) !== null;
+    },
     async list(prefix) {
       const keys: string[] = [];
       let cursor: string | undefined;

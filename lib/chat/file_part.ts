@@ -1,4 +1,4 @@
-// A reply part that is a file: its bytes read from MEDIA and sent as the platform's own media, or a link or a note where the adapter has none; runtime-neutral.
+// A reply part that is a file: its bytes read from MEDIA and sent as the platform's own media (none read where it goes by link), or a link or a note where the adapter has none; runtime-neutral.
 import type { MediaRef, MediaStore } from "../media/mod.ts";
 import type {
   PartSend,
@@ -33,7 +33,8 @@ export function fileNote(file: MediaRef, link: string | null, why?: string): str
 
 /**
  * Sends `part.file` to a checked target through `adapter`: its bytes (read from the store each
- * attempt) to `sendFile` with `caption`; without `sendFile`, `send` with the file's link or note
+ * attempt; none for an adapter that sends by link, `filesByLink`, which only has the file's
+ * presence checked) to `sendFile` with `caption`; without `sendFile`, `send` with the file's link or note
  * before the caption. A file no longer in the store is sent as a note saying so, never a failure
  * that would stop the text parts after it. A store that cannot be read now is a retryable failure
  * before anything left (no `leaving`): the sender waits and tries again.
@@ -59,7 +60,7 @@ export async function sendFilePart<T extends ReplyTarget>(
   }
   let bytes: Uint8Array | null;
   try {
-    bytes = await sources.store.get(file.id);
+    bytes = await _bytesToSend(adapter, sources.store, file.id);
   } catch {
     return { ok: false, status: 0, retryable: true, message: "the media store could not be read" };
   }
@@ -69,6 +70,19 @@ export async function sendFilePart<T extends ReplyTarget>(
   }
   return await adapter.sendFile(target, { ...file, bytes, url: link }, caption, part, env);
 }
+
+/** What `adapter.sendFile` gets of the bytes: none for one sending by link (only their presence checked), else them all; null when gone. */
+async function _bytesToSend(
+  adapter: { filesByLink?: true },
+  store: MediaStore,
+  id: string,
+): Promise<Uint8Array | null> {
+  if (!adapter.filesByLink || !store.has) return await store.get(id);
+  return await store.has(id) ? _NO_BYTES : null;
+}
+
+/** The bytes an adapter that sends by link is handed (it never reads them). */
+const _NO_BYTES = new Uint8Array(0);
 
 function _size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

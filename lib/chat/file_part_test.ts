@@ -1,6 +1,6 @@
 // Tests of a file reply part through the reply channel (sendFilePart: native upload, link, note, gone, store down); Deno.
 import { assertEquals, assertStrictEquals } from "@std/assert";
-import { z } from "zod";
+import * as z from "zod";
 import { memoryMediaStore } from "../media/mod.ts";
 import type { OutgoingFile, PlatformAdapter, ReplyTarget, SendResult } from "./platform.ts";
 import { replyChannel } from "./reply_channel.ts";

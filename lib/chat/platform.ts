@@ -199,6 +199,7 @@ export interface PartSend {
  * one (`PUBLIC_URL` and `MEDIA_URL_SECRET`), for platforms that fetch media by URL.
  */
 export interface OutgoingFile extends MediaRef {
+  /** The file's bytes; empty for an adapter that is `filesByLink` (it never reads them). */
   bytes: Uint8Array;
   url: string | null;
 }
@@ -309,6 +310,12 @@ export interface PlatformAdapter<T extends ReplyTarget = ReplyTarget> {
     part: PartSend,
     env: PlatformEnv,
   ): Promise<SendResult>;
+  /**
+   * `sendFile` sends a file by its signed link alone (the platform fetches `OutgoingFile.url`) and
+   * never reads `bytes`: the reply channel then only checks the file is still in MEDIA, and hands
+   * it over with no bytes read (lib/chat/file_part.ts).
+   */
+  filesByLink?: true;
   /**
    * Where the platform can be read back: whether a part carrying `marker` was posted to the target
    * at or after `sinceMs` — true found, false absent, null when the platform could not be asked.

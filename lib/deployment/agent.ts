@@ -21,6 +21,7 @@ import type { TurnExecutor } from "../session/mod.ts";
 import { currentContext, type SessionContext } from "../runtime/mod.ts";
 import {
   describeMedia,
+  ImageCache,
   imageDescriber,
   mediaModelView,
   type MediaStore,
@@ -80,7 +81,9 @@ export type TurnSetupOf = (
  * unsupported; its tools read it in their `run` options. `hooks.toolCall` is asked before each
  * baton tool call runs (`HOOK_TIMEOUT_MS`: `hooks.hookTimeoutMs`). `media` is the `MEDIA` store:
  * a message's images are kept with it as references and read from there inside the turn, the
- * newest `MEDIA_IMAGES_IN_CONTEXT` sent as image parts (lib/media/ `mediaModelView`).
+ * newest `MEDIA_IMAGES_IN_CONTEXT` sent as image parts (lib/media/ `mediaModelView`), each read
+ * and encoded once per `images` (by default one per executor: the session object's, whose store
+ * is wrapped by `evictingMediaStore` so a deleted image leaves it).
  * `memory` is where users' memories live: with `MEMORY=on` a turn reads its user's (one read of
  * their record) into a system section and gets `remember` and `recall` (./memory_tools.ts).
  */
@@ -92,6 +95,7 @@ export function createTurnExecutor(
   hooks: HookOptions = {},
   media?: MediaStore,
   memory?: MemoryStore,
+  images: ImageCache = new ImageCache(),
 ): TurnExecutor {
   const model = modelFromConfig(config);
   const schedule = scheduleTools({ approveRecurring: config.approveRecurringJobs });
@@ -157,8 +161,13 @@ export function createTurnExecutor(
       ...(message.toolResults?.length
         ? { toolResults: message.toolResults }
         : { input: message.text, ...(inputMedia.length ? { inputMedia } : {}) }),
-      // One view per turn: its model calls share the image reads.
-      view: mediaModelView({ settings: config.media, signal, ...(media ? { store: media } : {}) }),
+      // One view per turn: its model calls share the image reads; its turns share `images`.
+      view: mediaModelView({
+        settings: config.media,
+        signal,
+        cache: images,
+        ...(media ? { store: media } : {}),
+      }),
       ...(message.clientTools?.length ? { clientTools: message.clientTools } : {}),
       ...(message.params ? { params: message.params } : {}),
       maxSteps: config.maxTurnSteps,

@@ -7,6 +7,7 @@ import {
   overLimit,
   type PlatformMedia,
   type PlatformMediaKind,
+  sniffMediaType,
 } from "../media/mod.ts";
 
 /** At most this many of a mail's attachments are read; the rest are named as not read. */
@@ -27,8 +28,9 @@ const _NOT_KEPT = "";
 /**
  * `attachments` as the platform media of their mail's message. Unlike a chat platform's files, a
  * mail's bytes exist only while the mail is handled, so each attachment the turn may read is put
- * into `store` under its session-scoped key (`mediaKey(scope, …)`, the key the turn stores it
- * under again, so nothing is kept twice) before the message is; its `file` is that key, which
+ * into `store` under its session-scoped key (`mediaKey(scope, …)`, the key the turn would store
+ * it under, typed as the turn types it; the turn, told so by `stored`, does not write it again)
+ * before the message is; its `file` is that key, which
  * `fetchStagedAttachment` reads back inside the turn. What the turn refuses before fetching — no
  * store, over `MEDIA_MAX_BYTES`, a video, audio without a transcription endpoint — and what is
  * past `MAX_MAIL_ATTACHMENTS` is announced but not stored: the turn names it in its one notice
@@ -55,7 +57,12 @@ export async function stageMailAttachments(
       (kind === "audio" && settings.transcribe === null);
     if (i >= MAX_MAIL_ATTACHMENTS || refusedUnread) return item;
     const file = await mediaKey(scope, a.bytes);
-    await store.put(file, a.bytes, a.type || "application/octet-stream");
+    // Typed as the turn would type it (lib/media/resolve_media.ts), which then writes it no more.
+    await store.put(
+      file,
+      a.bytes,
+      sniffMediaType(a.bytes) ?? item.type ?? "application/octet-stream",
+    );
     return { ...item, file };
   }));
 }
@@ -81,7 +88,7 @@ export async function fetchStagedAttachment(
   }
   if (!bytes) return { ok: false, why: "it is no longer stored" };
   if (bytes.byteLength > maxBytes) return { ok: false, why: overLimit(maxBytes) };
-  return { ok: true, bytes };
+  return { ok: true, bytes, stored: item.file };
 }
 
 /** The kind a declared type names: audio, video, else a document (an image is one by its bytes). */

@@ -1,5 +1,11 @@
 // Downloads a medium's bytes over HTTP for a turn: fetchOut's deadline, at most MEDIA_MAX_BYTES read, failures worded without URL or token; runtime-neutral (fetch).
-import { errorText, fetchOut, HTTP_OUT_TIMEOUT_MS, redact } from "../runtime/mod.ts";
+import {
+  errorText,
+  fetchOut,
+  HTTP_OUT_TIMEOUT_MS,
+  RATE_LIMIT_WAIT_OUT,
+  redact,
+} from "../runtime/mod.ts";
 import type { FetchFn } from "../runtime/http_out.ts";
 import type { FetchedMedia } from "./platform_media.ts";
 
@@ -19,8 +25,9 @@ export interface DownloadOptions {
 
 /**
  * GETs `url` (with `init`'s headers) and reads at most `maxBytes` of it: the bytes, or why not —
- * no answer in time, a non-2xx status, a body over the cap (stopped as soon as it is). Never
- * throws but for the turn's own abort.
+ * no answer in time, a non-2xx status, a body over the cap (stopped as soon as it is). A 429 (or
+ * 503 with Retry-After) is waited out and asked again (`RATE_LIMIT_WAIT_OUT`). Never throws but
+ * for the turn's own abort.
  */
 export async function downloadMedia(
   url: string,
@@ -33,6 +40,8 @@ export async function downloadMedia(
       api: options.api,
       timeoutMs: HTTP_OUT_TIMEOUT_MS,
       secrets,
+      // A file server's 429 asks for a wait, not a refusal: the turn's deadline still bounds it.
+      waitOut: RATE_LIMIT_WAIT_OUT,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
     if (!res.ok) {

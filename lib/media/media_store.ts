@@ -13,6 +13,11 @@ export interface MediaStore {
   /** Removes `key`; removing what is not there is no error. */
   delete(key: string): Promise<void>;
   /**
+   * Whether `key` is stored, without reading its bytes (R2's `head`). Optional: without it, a
+   * caller that only needs to know reads the bytes with `get`.
+   */
+  has?(key: string): Promise<boolean>;
+  /**
    * Every key that starts with `prefix` (a session's media: `mediaPrefix`), for erasure. Optional:
    * a store without it cannot erase a session's media by prefix (retention still deletes by key).
    */
@@ -40,6 +45,10 @@ export function memoryMediaStore(): MediaStore & {
       objects.delete(key);
       return Promise.resolve();
     },
+    has(key) {
+      if (this.failing) return Promise.reject(new Error("the media store is unavailable"));
+      return Promise.resolve(objects.has(key));
+    },
     list(prefix) {
       return Promise.resolve([...objects.keys()].filter((key) => key.startsWith(prefix)));
     },
@@ -55,6 +64,7 @@ export function notingMediaStore(store: MediaStore, stored: (key: string) => voi
     get: (key) => store.get(key),
     delete: (key) => store.delete(key),
     ...(store.list ? { list: store.list.bind(store) } : {}),
+    ...(store.has ? { has: store.has.bind(store) } : {}),
     async put(key, bytes, type) {
       await store.put(key, bytes, type);
       stored(key);

@@ -15,6 +15,7 @@ export type { DescribeMediaOptions } from "./describe_media.ts";
 export { DEFAULT_MEDIA_SETTINGS } from "./media_settings.ts";
 export type { MediaSettings, VisionMode } from "./media_settings.ts";
 export { memoryMediaStore, notingMediaStore } from "./media_store.ts";
+export { evictingMediaStore, IMAGE_CACHE_MAX_CHARS, ImageCache } from "./image_cache.ts";
 export type { MediaStore } from "./media_store.ts";
 export { isMediaRef, mediaKey, mediaPrefix } from "./media_ref.ts";
 export { eraseSessionMedia } from "./erase_media.ts";

@@ -4,12 +4,20 @@ import { encodeBase64 } from "../runtime/mod.ts";
 import { isMediaRef, type MediaItem, type MediaRef } from "./media_ref.ts";
 import { IMAGE_TYPES } from "./sniff_media_type.ts";
 import type { MediaSettings } from "./media_settings.ts";
+import type { MediaStore } from "./media_store.ts";
 import { messageMedia, withMessageMedia } from "./message_media.ts";
 import { type ImageRead, type ImageReadOptions, readImage } from "./read_image.ts";
+import type { ImageCache } from "./image_cache.ts";
 
 /** What a turn's view of its media needs: how to read an image, and the media settings. */
 export interface ModelViewOptions extends Omit<ImageReadOptions, "maxBytes"> {
   settings: MediaSettings;
+  /**
+   * The session object's stored images, model-ready (./image_cache.ts): a stored image found
+   * there is neither read nor encoded again, only checked still stored (`MediaStore.has`, used
+   * only where the store has it); one read is kept there. Links are fetched anew.
+   */
+  cache?: ImageCache;
 }
 
 /** An image part of a Chat Completions request to the model. */
@@ -22,18 +30,30 @@ type _ImagePart = { type: "image_url"; image_url: { url: string } };
  * placeholder for the others (`[image: <description, name or type>, <size>]`). An image that
  * cannot be read (deleted, a store error, a link that fails) becomes its placeholder with a note
  * saying so: never an error, so a bad image cannot fail this turn or any later one. Each image is
- * read once per view (one view per turn: its model calls share the reads). The `media` field never
- * reaches the model.
+ * read once per view (one view per turn: its model calls share the reads), and a stored one once
+ * per `cache` (one per session object: its turns share them). The `media` field never reaches the
+ * model.
  */
 export function mediaModelView(
   options: ModelViewOptions,
 ): (messages: ChatMessage[]) => Promise<ChatMessage[]> {
-  const reads = new Map<string, Promise<ImageRead>>();
+  const reads = new Map<string, Promise<_Shown>>();
+  // Only with a store that can say an image is still there without reading it (R2's head): an
+  // image deleted from MEDIA behind this object's back (a lifecycle rule) is then not shown.
+  const cache = options.store?.has ? options.cache : undefined;
   const read = (item: MediaItem) => {
     const key = isMediaRef(item) ? `id:${item.id}` : `url:${item.url}`;
     let found = reads.get(key);
     if (!found) {
-      found = readImage(item, { ...options, maxBytes: options.settings.maxBytes });
+      const fresh = () =>
+        _encoded(
+          readImage(item, { ...options, maxBytes: options.settings.maxBytes }),
+          isMediaRef(item) && cache ? (url) => cache.set(item.id, url) : undefined,
+        );
+      const kept = isMediaRef(item) ? cache?.get(item.id) : undefined;
+      found = kept !== undefined && isMediaRef(item)
+        ? _stillStored(options.store!, item.id, kept, cache!).then((got) => got ?? fresh())
+        : fresh();
       reads.set(key, found);
     }
     return found;
@@ -60,8 +80,7 @@ export function mediaModelView(
         }
         const got = await read(item);
         if (got.ok) {
-          const url = `data:${got.type};base64,${encodeBase64(got.bytes)}`;
-          parts.push({ type: "image_url", image_url: { url } });
+          parts.push({ type: "image_url", image_url: { url: got.url } });
         } else {
           notes.push(`${placeholder(item)} (the image could not be shown: ${got.why})`);
         }
@@ -69,6 +88,43 @@ export function mediaModelView(
       return _withParts(message, notes, parts);
     }));
   };
+}
+
+/** An image as the model is sent it (its data URL), or why it could not be read. */
+type _Shown = { ok: true; url: string } | { ok: false; why: string };
+
+/**
+ * A kept image's data URL once `store` says `id` is still there (one `has`, no bytes read); when
+ * it is gone, dropped from `cache` and said so; undefined when the store cannot tell now (the
+ * caller reads it afresh, which words the failure as a read would).
+ */
+async function _stillStored(
+  store: MediaStore,
+  id: string,
+  url: string,
+  cache: ImageCache,
+): Promise<_Shown | undefined> {
+  let there: boolean;
+  try {
+    there = await store.has!(id);
+  } catch {
+    return undefined;
+  }
+  if (there) return { ok: true, url };
+  cache.delete(id);
+  return { ok: false, why: "it is no longer stored" };
+}
+
+/** `read` as a data URL, told to `keep` (the cache) once encoded. */
+async function _encoded(
+  read: Promise<ImageRead>,
+  keep: ((url: string) => void) | undefined,
+): Promise<_Shown> {
+  const got = await read;
+  if (!got.ok) return got;
+  const url = `data:${got.type};base64,${encodeBase64(got.bytes)}`;
+  keep?.(url);
+  return { ok: true, url };
 }
 
 /**

@@ -31,9 +31,9 @@ let _module: Promise<PdfjsModule> | undefined;
 
 /**
  * Says where pdf.js comes from. The library cannot import it itself: a literal
- * `import("unpdf/pdfjs")` here would put its 1.7 MB into every bundle's main module, which V8
- * compiles at each start-up even though it is evaluated only on first use. The Worker passes
- * `functions/pdfjs/load_pdfjs.ts`, which wrangler uploads as a module of its own.
+ * `import("unpdf/pdfjs")` here would put its 1.7 MB into every bundle's main module; a library user
+ * chooses where it comes from. The Worker passes `functions/pdfjs/load_pdfjs.ts`, which wrangler
+ * uploads as a module of its own, evaluated only when the first PDF is read.
  */
 export function usePdfjs(loader: PdfjsLoader): void {
   if (loader === _loader) return;

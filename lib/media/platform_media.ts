@@ -51,8 +51,14 @@ const _NOUNS: Record<PlatformMediaKind, string> = {
   animated_sticker: "animated sticker",
 };
 
-/** What fetching a platform's medium came to: its bytes, or why not (said to the user). */
-export type FetchedMedia = { ok: true; bytes: Uint8Array } | { ok: false; why: string };
+/**
+ * What fetching a platform's medium came to: its bytes, or why not (said to the user). `stored`:
+ * the key the bytes are in MEDIA under already (a mail's attachment, kept when the mail came in),
+ * so the turn does not write them again when that is the key it would use.
+ */
+export type FetchedMedia =
+  | { ok: true; bytes: Uint8Array; stored?: string }
+  | { ok: false; why: string };
 
 /**
  * Fetches a platform's medium inside the turn, within `maxBytes` (`MEDIA_MAX_BYTES`), stopped by

@@ -126,7 +126,8 @@ async function _read(item: PlatformMedia, options: ResolveOptions): Promise<_Rea
   const stored = type ?? item.type ?? "application/octet-stream";
   const id = await mediaKey(options.scope, got.bytes);
   try {
-    await options.store.put(id, got.bytes, stored);
+    // Kept already under this very key (a mail's staged attachment): one write, not two.
+    if (got.stored !== id) await options.store.put(id, got.bytes, stored);
   } catch {
     return { why: "it could not be stored" };
   }

@@ -5,6 +5,7 @@ import {
   OutboundError,
   readJsonAnswer,
   redact,
+  type WaitOut,
 } from "../runtime/mod.ts";
 import type {
   ClickAnswer,
@@ -190,6 +191,11 @@ export interface SendOptions {
   readonly describe?: (answer: Answer, kind: "refused" | "rate-limited" | "error") => string;
   /** How long the answer may take, body included; default `HTTP_OUT_TIMEOUT_MS`. */
   readonly timeoutMs?: number;
+  /**
+   * A look-up's wait-out of a 429 (`fetchOut`'s `waitOut`, e.g. `RATE_LIMIT_WAIT_OUT`); never for
+   * a send, whose rate limit is returned for the outbox to wait out. Default: none.
+   */
+  readonly waitOut?: WaitOut;
 }
 
 /**
@@ -210,7 +216,12 @@ export async function sendRequest(
     // Right before the request, nothing awaited between: in a Durable Object the output gate then
     // holds the request until the mark is durable, so a request never leaves unrecorded.
     options.leaving?.();
-    res = await fetchOut(url, init, { api: options.api, secrets, timeoutMs });
+    res = await fetchOut(url, init, {
+      api: options.api,
+      secrets,
+      timeoutMs,
+      ...(options.waitOut ? { waitOut: options.waitOut } : {}),
+    });
   } catch (error) {
     if (!(error instanceof OutboundError)) throw error;
     // The request may have left before the connection failed (or while no answer came), so only

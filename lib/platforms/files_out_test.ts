@@ -1,6 +1,7 @@
 // Unit tests of files out on Slack, Discord, WhatsApp, LINE and Twilio (each adapter's sendFile request shape, fallbacks, and how a file part in doubt is resolved); Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { type OutgoingFile, replyChannel, type ReplyTarget } from "../chat/mod.ts";
+import { memoryMediaStore } from "../media/mod.ts";
 import { withFetch } from "./_fetch_stub.ts";
 import { discordAdapter } from "./discord.ts";
 import { lineAdapter } from "./line.ts";
@@ -169,4 +170,44 @@ Deno.test("twilioAdapter.sendFile() sends an image as MMS MediaUrl = the signed 
     assertStrictEquals(text.Body, `📎 report.pdf (application/pdf, 4 B): ${LINK}\n\ncap`);
     assertStrictEquals(text.MediaUrl, undefined);
   });
+});
+
+Deno.test("replyChannel() reads no bytes from MEDIA for a file an adapter sends by its signed link (WhatsApp, LINE, Twilio); Slack's upload still reads them", async () => {
+  const store = memoryMediaStore();
+  await store.put(PNG.id, PNG.bytes, PNG.type);
+  let gets = 0;
+  const counted = { ...store, get: (key: string) => (gets++, store.get(key)) };
+  const channel = replyChannel(PLATFORM_ADAPTERS, ENV, {
+    store: counted,
+    link: () => Promise.resolve(LINK),
+  });
+  const file = { id: PNG.id, type: PNG.type, size: PNG.size, name: PNG.name };
+  const targets: ReplyTarget[] = [
+    { platform: "whatsapp", phone_number_id: "1001", to: "15550001" },
+    { platform: "line", to: "U" + "a".repeat(32) },
+    { platform: "twilio", from: "+15550000", to: "+15550001" },
+  ];
+  await withFetch(
+    () => Response.json({ messages: [{ id: "wamid.1" }], sid: "SM1" }),
+    async (calls) => {
+      for (const target of targets) {
+        const sent = await channel.send(target, "cap", { ...PART, file });
+        assertStrictEquals(sent.ok, true, JSON.stringify(sent));
+      }
+      assertStrictEquals(calls.length, 3);
+      const sent = calls.map((c) => decodeURIComponent(JSON.stringify(c.body)));
+      assert(sent.every((body) => body.includes(LINK)), "each sent the link");
+    },
+  );
+  assertStrictEquals(gets, 0, "bytes read from MEDIA that no platform here sends");
+  // A file no longer stored is still named as gone, not sent as a dead link.
+  await store.delete(PNG.id);
+  await withFetch(() => Response.json({ messages: [{ id: "wamid.2" }] }), async (calls) => {
+    await channel.send(targets[0], "", { ...PART, file });
+    assertStrictEquals(
+      calls[0].body.text.body,
+      "📎 chart.png (image/png, 4 B) — it is no longer stored",
+    );
+  });
+  assertStrictEquals(gets, 0);
 });

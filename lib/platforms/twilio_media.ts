@@ -8,7 +8,13 @@ import {
   type PlatformMediaKind,
   readCapped,
 } from "../media/mod.ts";
-import { errorText, fetchOut, HTTP_OUT_TIMEOUT_MS, redact } from "../runtime/mod.ts";
+import {
+  errorText,
+  fetchOut,
+  HTTP_OUT_TIMEOUT_MS,
+  RATE_LIMIT_WAIT_OUT,
+  redact,
+} from "../runtime/mod.ts";
 import { apiRoot } from "./_kit.ts";
 
 const _DEFAULT_API_ROOT = "https://api.twilio.com";
@@ -74,6 +80,7 @@ export async function fetchTwilioMedia(
       api: _API,
       timeoutMs: HTTP_OUT_TIMEOUT_MS,
       secrets,
+      waitOut: RATE_LIMIT_WAIT_OUT,
     });
   } catch (error) {
     if (options.signal.aborted) throw options.signal.reason;

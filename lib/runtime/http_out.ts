@@ -1,6 +1,7 @@
 // The one way baton calls out over HTTP (platform APIs, signing keys, tokens, MCP servers): fetch with a deadline, failures worded without URL or secret, answers read by the one JSON decoder; runtime-neutral (fetch).
 import { deadlineSignal } from "./deadline.ts";
 import { jsonOrUndefined } from "./json_body.ts";
+import { waitFor, type WaitOut, waitOutMs } from "./retry_after.ts";
 
 /** What a secret becomes in a message. */
 const _REDACTED = "<token>";
@@ -24,6 +25,12 @@ export interface OutOptions {
   readonly timeoutMs: number | null;
   /** The fetch to use; by default the global one, looked up at each call (tests replace it). */
   readonly fetch?: FetchFn;
+  /**
+   * Opt-in: a 429 (or a 503 with Retry-After) is asked again after the wait it states, as
+   * `WaitOut` bounds it — for look-ups and downloads, never for a send (the outbox waits those
+   * out, and a repeat could post twice). Without it the answer is returned as it is.
+   */
+  readonly waitOut?: WaitOut;
 }
 
 /**
@@ -42,9 +49,35 @@ export class OutboundError extends Error {
  * `fetch(url, init)` under the house rules: within `timeoutMs` (the body read too), and a failure
  * to get an answer thrown as an `OutboundError` that names no URL or secret. Nothing is awaited
  * before the request leaves, so a caller's mark made just before the call is the last thing before
- * it (a Durable Object's output gate holds the request until that mark is durable).
+ * it (a Durable Object's output gate holds the request until that mark is durable). With
+ * `waitOut`, a 429 (or 503 with Retry-After) is waited out and asked again, each try under its
+ * own deadline, no wait begun that would end past `timeoutMs` and every wait ended by the caller's
+ * abort (its reason thrown).
  */
 export async function fetchOut(
+  url: string | URL,
+  init: RequestInit,
+  options: OutOptions,
+): Promise<Response> {
+  const { waitOut } = options;
+  // A stream body is gone once sent: such a request is never asked again.
+  if (!waitOut || init.body instanceof ReadableStream) return await _fetchOnce(url, init, options);
+  const started = Date.now();
+  for (let tries = 0;; tries++) {
+    const res = await _fetchOnce(url, init, options);
+    const wait = tries < waitOut.retries ? waitOutMs(res, waitOut, Date.now()) : null;
+    // A wait that would end past this call's own deadline is not begun: the answer stands. The
+    // caller's deadline (its signal) ends a wait that is.
+    const late = options.timeoutMs !== null &&
+      wait !== null && Date.now() + wait - started >= options.timeoutMs;
+    if (wait === null || late) return res;
+    await res.body?.cancel();
+    await waitFor(wait, init.signal);
+  }
+}
+
+/** One `fetchOut` request: its deadline, its failure worded. */
+async function _fetchOnce(
   url: string | URL,
   init: RequestInit,
   options: OutOptions,

@@ -150,6 +150,23 @@ export interface FakeFile {
    * then a 504 nobody reads — a file server that never answers, for download deadlines.
    */
   hold?: boolean;
+  /**
+   * The first `times` requests for it — its download, or with `at: "lookup"` Telegram's `getFile`
+   * for it — are answered 429 with `Retry-After: retryAfter` (none when absent): a platform that
+   * asks the client to wait. Counted down as they come.
+   */
+  rateLimit?: { times: number; at?: "lookup" | "download"; retryAfter?: string };
+}
+
+/** A 429 for `file` while its `rateLimit` at `at` lasts (counting it down); null once it is over. */
+function _rateLimited(file: FakeFile, at: "lookup" | "download"): Response | null {
+  const limit = file.rateLimit;
+  if (!limit || limit.times <= 0 || (limit.at ?? "download") !== at) return null;
+  limit.times--;
+  return Response.json(
+    { ok: false, error_code: 429, description: "Too Many Requests: retry later" },
+    { status: 429, headers: limit.retryAfter ? { "retry-after": limit.retryAfter } : {} },
+  );
 }
 
 /** Telegram's file API on the fake: `getFile` under the bot's token, the download beneath `/file/`. */
@@ -306,6 +323,8 @@ export function startFakePlatform(): Promise<FakePlatform> {
    * request's signal is read only for a hold: Deno warns of its legacy abort when it is read.
    */
   const answerFile = (file: FakeFile, req: Request): Response | Promise<Response> => {
+    const limited = _rateLimited(file, "download");
+    if (limited) return limited;
     if (!file.hold) return _fileBytes(file);
     return new Promise((resolve) => {
       const release = () => {
@@ -350,6 +369,8 @@ export function startFakePlatform(): Promise<FakePlatform> {
           status: 401,
         });
       }
+      const limited = file && _rateLimited(file, "lookup");
+      if (limited) return limited;
       if (!file) {
         return Response.json(
           { ok: false, error_code: 400, description: "Bad Request: invalid file_id" },
