@@ -1,5 +1,5 @@
 // The answers' JSON bodies as zod schemas, for GET /openapi.json only (no route parses them): the fields each route promises, more allowed; Workers.
-import { z } from "zod";
+import * as z from "zod";
 
 /** The shared error shape of `jsonError` (functions/_http.ts), OpenAI's `{"error":{…}}`. */
 export const errorBody = z.looseObject({

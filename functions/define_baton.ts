@@ -56,7 +56,7 @@ export interface Baton {
  */
 export function defineBaton(options: BatonOptions = {}): Baton {
   const deployment = deploymentOf(options);
-  // pdf.js as its own module (functions/pdfjs/): compiled when the first PDF is read, not at start-up.
+  // pdf.js as its own module (functions/pdfjs/): evaluated when the first PDF is read, not at start-up.
   usePdfjs(loadPdfjs);
   const app = batonApp(deployment);
   const email = emailHandler(deployment);

@@ -1,6 +1,6 @@
 // The jobs API: scheduled turns of a session (create, list, read with last runs, delete, run now, pause, resume), tenant-scoped; Workers.
 import { type Context, Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import {
   mayAddressSession,
   tenantOfSessionKey,
@@ -15,11 +15,14 @@ import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
 import { turnQuotaRefusal } from "./_api_quota.ts";
 import { sessionStub } from "./session_client.ts";
 
-const _createRequest = z.strictObject({
-  session: z.string().min(1).max(200),
-  prompt: z.string().min(1).max(4_000),
-  schedule: scheduleInput,
-});
+/** A `POST /v1/jobs` body, built on its first parse (`z.lazy`): a start-up builds no route's schema. */
+const _createRequest = z.lazy(() =>
+  z.strictObject({
+    session: z.string().min(1).max(200),
+    prompt: z.string().min(1).max(4_000),
+    schedule: scheduleInput,
+  })
+);
 
 /**
  * Session key prefixes that name a chat session (admin keys may schedule in them). Email is no

@@ -1,6 +1,6 @@
 // The runs API: start a turn, read its state, follow its events live, stop it; Workers.
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { tenantSessionKey } from "../lib/api/mod.ts";
 import { parseRunId, runId, sessionIdField } from "../lib/openai/mod.ts";
 import type { ContextFields } from "../lib/runtime/mod.ts";
@@ -15,10 +15,13 @@ import { openStreamSlot } from "./_tenant_caps.ts";
 
 type _Context = ContextFields & { session_key: string };
 
-const _runRequest = z.object({
-  input: z.string().min(1).max(100_000),
-  session: sessionIdField.optional(),
-});
+// Request bodies are built on their first parse (`z.lazy`): a start-up builds no route's schema.
+const _runRequest = z.lazy(() =>
+  z.object({
+    input: z.string().min(1).max(100_000),
+    session: sessionIdField.optional(),
+  })
+);
 
 /**
  * Routes under /v1/runs, each behind the API key. A run id names a session id, never a tenant: the
@@ -89,7 +92,7 @@ runRoutes.post("/:id/stop", requireApiKey, async (c) => {
   throw new RequestError(409, `the run has already ended (${state.status})`, "run_finished");
 });
 
-const _steerRequest = z.object({ input: z.string().min(1).max(100_000) });
+const _steerRequest = z.lazy(() => z.object({ input: z.string().min(1).max(100_000) }));
 
 /**
  * Steers a run: `input` is given to its turn, whose model reads it at its next step (before its
@@ -126,9 +129,9 @@ runRoutes.post("/:id/steer", requireApiKey, apiTurnQuota, async (c) => {
   return c.json({ run_id: id, steer_id: steerId, session: run.session, status: "steering" }, 202);
 });
 
-const _approvalRequest = z.object({
-  choice: z.enum(APPROVAL_CHOICES as [ApprovalChoice, ...ApprovalChoice[]]),
-});
+const _approvalRequest = z.lazy(() =>
+  z.object({ choice: z.enum(APPROVAL_CHOICES as [ApprovalChoice, ...ApprovalChoice[]]) })
+);
 
 runRoutes.post("/:id/approval", requireApiKey, async (c) => {
   const run = _parseRunId(c.var.tenant.name, c.req.param("id"));

@@ -1,7 +1,7 @@
 // Tests that the Worker's start-up evaluates none of the heavy optional packages (each is imported on first use) and that pdf.js is not in index.js at all; Deno (esbuild, wrangler).
 import * as esbuild from "esbuild";
 import { assert, assertEquals } from "@std/assert";
-import { type Metafile, startupPackages } from "../scripts/bench/bundle_weights.ts";
+import { startupModules, startupPackages } from "../scripts/bench/bundle_weights.ts";
 import { pdfjsExternal } from "../scripts/pdfjs_module.ts";
 import { wranglerBundle } from "./_support/worker.ts";
 
@@ -9,12 +9,13 @@ const _root = new URL("../", import.meta.url);
 
 /**
  * Packages only some deployments use, loaded with `import()` where they are needed: a Worker
- * without MCP servers, email, PDFs or a JWT platform never evaluates them at start-up.
+ * without MCP servers, email, PDFs or a JWT platform never evaluates them at start-up. `openai`
+ * (447 KB) is loaded on the first call to an OpenAI-compatible model, so a start-up only pre-parses it.
  */
-const _LAZY = ["@modelcontextprotocol/sdk", "ajv", "jose", "postal-mime", "unpdf"];
+const _LAZY = ["@modelcontextprotocol/sdk", "ajv", "jose", "openai", "postal-mime", "unpdf"];
 
 /** The Worker's metafile, bundled as the tests bundle it (test/_support/worker.ts), nothing written. */
-async function _metafile(): Promise<Metafile> {
+async function _metafile(): Promise<esbuild.Metafile> {
   try {
     const result = await esbuild.build({
       entryPoints: [new URL("functions/index.ts", _root).pathname],
@@ -44,6 +45,17 @@ Deno.test("functions/index.ts evaluates none of the optional heavy packages at s
   assertEquals(["functions", "hono", "lib", "zod"].filter((n) => !evaluated.includes(n)), []);
 });
 
+Deno.test("functions/index.ts bundles zod's English messages only, not its other locales", async () => {
+  // `import { z } from "zod"` is a namespace object esbuild keeps whole (every locale, 600 KB
+  // evaluated at start-up); `import * as z from "zod"` lets it keep only what is used.
+  const [output] = Object.values((await _metafile()).outputs);
+  const locales = Object.entries(output.inputs)
+    .filter(([path, { bytesInOutput }]) => path.includes("zod/v4/locales/") && bytesInOutput > 0)
+    .map(([path]) => path.slice(path.lastIndexOf("/") + 1))
+    .filter((file) => file !== "index.js"); // an empty stub once its namespace is shaken off
+  assertEquals(locales, ["en.js"]);
+});
+
 Deno.test("functions/index.ts bundled as the tests bundle it holds no pdf.js: it imports ./pdfjs.mjs", async () => {
   const meta = await _metafile();
   assertEquals(Object.keys(meta.inputs).filter((path) => path.includes("node_modules/unpdf/")), []);
@@ -67,3 +79,25 @@ Deno.test(
     assert(index.includes('import("./pdfjs.mjs")'), "index.js imports ./pdfjs.mjs");
   },
 );
+
+/**
+ * A module-scope `const x = z.…` other than `z.lazy(…)` (deno fmt keeps module scope at column 0):
+ * a schema built while its module is evaluated, at every start-up, whether a request needs it or not.
+ */
+const _EAGER_SCHEMA = /^(?:export )?(?:const|let) (\w+)(?:: [^=]+)? = z\.(?!lazy\()/gm;
+
+/** Built at start-up on purpose: one string check the MCP tools' descriptions build on. */
+const _EAGER_ALLOWED = ["lib/openai/openai_api.ts sessionIdField"];
+
+Deno.test("functions/index.ts evaluates no module of baton's that builds a zod schema at module scope", async () => {
+  // Each webhook, request and tool-argument schema is `z.lazy`: built on its first parse.
+  const own = startupModules(await _metafile()).filter((path) => /^(lib|functions)\//.test(path));
+  assert(own.includes("lib/platforms/telegram.ts"), "the walk reaches the adapters");
+  const eager: string[] = [];
+  for (const path of own) {
+    for (const [, name] of (await Deno.readTextFile(path)).matchAll(_EAGER_SCHEMA)) {
+      eager.push(`${path} ${name}`);
+    }
+  }
+  assertEquals(eager, _EAGER_ALLOWED);
+});

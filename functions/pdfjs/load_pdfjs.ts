@@ -1,4 +1,4 @@
-// Loads pdf.js as a module of its own: wrangler uploads ./pdfjs.mjs beside index.js (wrangler.toml's `base_dir` and `[[rules]]`), so V8 compiles it only when a PDF is read; Workers.
+// Loads pdf.js as a module of its own: wrangler uploads ./pdfjs.mjs beside index.js (wrangler.toml's `base_dir` and `[[rules]]`), evaluated only when a PDF is read (workerd still compiles it at start-up, like every uploaded module); Workers.
 import type { PdfjsModule } from "../../lib/media/pdf_text.ts";
 
 /**

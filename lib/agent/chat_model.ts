@@ -1,6 +1,7 @@
 // Chat model providers: OpenAI-compatible Chat Completions (openai package) and the offline echo model; any runtime with fetch.
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { isContextOverflow } from "./context_overflow.ts";
+import { eagerChatStream } from "./_eager_stream.ts";
 import { replyImages } from "./reply_images.ts";
 import type { ToolFile } from "./tool_files.ts";
 import type { ChatMessage } from "./chat_message.ts";
@@ -152,17 +153,22 @@ export interface OpenAIModelOptions {
   timeoutMs: number;
 }
 
-/** A model behind an OpenAI-compatible Chat Completions endpoint. */
+/** The `openai` package, loaded on the first model call: a start-up only pre-parses its 447 KB. */
+let _openaiPackage: Promise<typeof import("openai")> | undefined;
+
+/** A model behind an OpenAI-compatible Chat Completions endpoint; its client is made on the first call. */
 export function openAIChatModel(options: OpenAIModelOptions): ChatModel {
-  const client = new OpenAI({
-    baseURL: options.baseURL,
-    apiKey: options.apiKey || "unset",
-    maxRetries: options.maxRetries,
-    timeout: options.timeoutMs,
-  });
+  let client: OpenAI | undefined;
   return {
     name: options.model,
     async complete({ messages, tools, params: callerParams, signal, onDelta, model }) {
+      const { default: OpenAIClient } = await (_openaiPackage ??= import("openai"));
+      client ??= new OpenAIClient({
+        baseURL: options.baseURL,
+        apiKey: options.apiKey || "unset",
+        maxRetries: options.maxRetries,
+        timeout: options.timeoutMs,
+      });
       const params = {
         ...callerParams,
         model: model || options.model,
@@ -171,11 +177,12 @@ export function openAIChatModel(options: OpenAIModelOptions): ChatModel {
       };
       try {
         if (onDelta) {
-          // Without include_usage a provider's stream carries no token counts.
-          const stream = client.chat.completions.stream({
+          // Without include_usage a provider's stream carries no token counts. Sent at once, not
+          // from the package's timer (_eager_stream.ts).
+          const stream = await eagerChatStream(client, {
             ...params,
             stream_options: { include_usage: true },
-          }, { signal });
+          }, signal);
           stream.on("content", (delta) => onDelta(delta));
           // The package keeps only the last chunk's `delta.images`: each chunk's are gathered here.
           const images: unknown[] = [];
@@ -187,7 +194,7 @@ export function openAIChatModel(options: OpenAIModelOptions): ChatModel {
         }
         return _toReply(await client.chat.completions.create(params, { signal }));
       } catch (error) {
-        throw _toModelError(error);
+        throw _toModelError(error, OpenAIClient);
       }
     },
   };
@@ -228,7 +235,8 @@ function _toReply(
   };
 }
 
-function _toModelError(error: unknown): Error {
+/** `error` as a `ModelError` when the package's client (`OpenAI`, loaded by now) threw it. */
+function _toModelError(error: unknown, OpenAI: typeof import("openai").default): Error {
   if (error instanceof ModelError) return error;
   if (error instanceof OpenAI.APIUserAbortError) return error;
   if (error instanceof OpenAI.APIConnectionTimeoutError) {

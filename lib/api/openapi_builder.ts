@@ -1,5 +1,5 @@
 // Builds an OpenAPI 3.1 document from a compact operation table whose bodies are zod schemas (zod 4's JSON Schema, draft 2020-12); runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 
 /** Who may call an operation: anyone, any API key's tenant, or an admin tenant's key only. */
 export type OperationAuth = "none" | "tenant" | "admin";

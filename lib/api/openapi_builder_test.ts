@@ -1,6 +1,6 @@
 // Unit tests of the OpenAPI builder: hono paths, auth, the shared error answers, zod bodies; Deno.
 import { assertEquals } from "@std/assert";
-import { z } from "zod";
+import * as z from "zod";
 import { jsonSchemaOf, openApiPath, openApiPaths } from "./openapi_builder.ts";
 
 // deno-lint-ignore no-explicit-any

@@ -1,17 +1,20 @@
 // Built-in tools that let the model schedule turns for later (a reminder, a daily summary), list and cancel them; runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 import { MIN_EVERY_SECONDS, type ScheduleInput, scheduleInput } from "../session/schedule.ts";
 import { currentTurnJobs, type TurnJobs } from "../session/turn_jobs.ts";
 import { defineTool, type Tool } from "../agent/mod.ts";
 
-const _args = z.object({
-  prompt: z.string(),
-  at: z.string().optional(),
-  in: z.number().optional(),
-  every: z.number().optional(),
-  cron: z.string().optional(),
-  tz: z.string().optional(),
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _args = z.lazy(() =>
+  z.object({
+    prompt: z.string(),
+    at: z.string().optional(),
+    in: z.number().optional(),
+    every: z.number().optional(),
+    cron: z.string().optional(),
+    tz: z.string().optional(),
+  })
+);
 
 /** The turn's jobs; a tool error the model reads when the turn has none (no session). */
 function _jobs(): TurnJobs {

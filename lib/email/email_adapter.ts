@@ -1,5 +1,5 @@
 // The email platform: an inbound mail made a complete chat event, and the adapter that sends replies and notices as threaded mails through the outbox; runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 import {
   type PartSend,
   PayloadError,
@@ -27,22 +27,25 @@ import {
 /** How many ids a reply's `References` keeps: the thread's first, and the newest ones. */
 const _MAX_REFERENCES = 20;
 
-const _address = z.string().min(3).max(254).regex(/^[^\s@<>]+@[^\s@<>]+$/);
-const _id = z.string().max(252).regex(/^<[^<>\s]+>$/);
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _address = z.lazy(() => z.string().min(3).max(254).regex(/^[^\s@<>]+@[^\s@<>]+$/));
+const _id = z.lazy(() => z.string().max(252).regex(/^<[^<>\s]+>$/));
 
 /** Where an email reply goes: from baton's address to the sender, in the sender's thread. */
-const _target = z.object({
-  platform: z.literal("email"),
-  from: _address,
-  to: _address,
-  subject: z.string().max(998),
-  /** The mail answered (`In-Reply-To`), and the thread's ids after it (`References`). */
-  in_reply_to: _id,
-  references: z.array(_id).max(_MAX_REFERENCES + 1),
-  /** The thread's and the session's names, which every outgoing Message-ID carries. */
-  thread: z.string().regex(/^[0-9a-f]{16}$/),
-  tag: z.string().regex(/^[0-9a-f]{8}$/),
-});
+const _target = z.lazy(() =>
+  z.object({
+    platform: z.literal("email"),
+    from: _address,
+    to: _address,
+    subject: z.string().max(998),
+    /** The mail answered (`In-Reply-To`), and the thread's ids after it (`References`). */
+    in_reply_to: _id,
+    references: z.array(_id).max(_MAX_REFERENCES + 1),
+    /** The thread's and the session's names, which every outgoing Message-ID carries. */
+    thread: z.string().regex(/^[0-9a-f]{16}$/),
+    tag: z.string().regex(/^[0-9a-f]{8}$/),
+  })
+);
 
 /** An email reply target, as stored with the message. */
 export type EmailTarget = z.infer<typeof _target>;

@@ -1,5 +1,5 @@
 // baton as an MCP server: the tools `ask` and `session_history` over callbacks the host supplies; runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 import { sessionIdField } from "../openai/mod.ts";
 import { type jsonSchemaValidator, McpServer } from "./_sdk.ts";
 

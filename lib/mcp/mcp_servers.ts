@@ -1,5 +1,5 @@
 // MCP_SERVERS: the remote MCP servers whose tools the agent may call, parsed and with their secrets resolved; runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 
 /** One remote MCP server (Streamable HTTP) as configured, header secrets resolved. */
 export interface McpServerConfig {
@@ -28,14 +28,17 @@ export interface McpConfig {
   problems: string[];
 }
 
-const _server = z.object({
-  // One `_` at most in a row: `__` separates the server from the tool in a tool's name.
-  name: z.string().regex(/^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$/).max(32),
-  url: z.string().url().refine((u) => /^https?:\/\//i.test(u), "http(s) URL"),
-  headers: z.record(z.string(), z.string()).optional(),
-  approval: z.union([z.boolean(), z.array(z.string())]).optional(),
-  tools: z.array(z.string()).optional(),
-});
+/** One `MCP_SERVERS` entry, built on its first parse (`z.lazy`): a Worker without MCP builds none. */
+const _server = z.lazy(() =>
+  z.object({
+    // One `_` at most in a row: `__` separates the server from the tool in a tool's name.
+    name: z.string().regex(/^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$/).max(32),
+    url: z.string().url().refine((u) => /^https?:\/\//i.test(u), "http(s) URL"),
+    headers: z.record(z.string(), z.string()).optional(),
+    approval: z.union([z.boolean(), z.array(z.string())]).optional(),
+    tools: z.array(z.string()).optional(),
+  })
+);
 
 /**
  * Parses `MCP_SERVERS` (a JSON list of `{name, url, headers?, approval?, tools?}`) and resolves

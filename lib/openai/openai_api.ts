@@ -1,83 +1,107 @@
 // OpenAI Chat Completions shapes: request schema, session id rules, response and chunk builders; runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 import { type ChatMessage, messageText, type ModelParams, type ToolCall } from "../agent/mod.ts";
 import { jsonSchemaObject } from "../runtime/mod.ts";
 import type { MediaPart } from "../media/mod.ts";
 import { withImageParts } from "./image_parts.ts";
 import { chatMediaParts } from "./media_parts.ts";
 
-const _contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+/** The model parameters a request may set (`modelParams` reads them without building the schema). */
+const _MODEL_PARAM_NAMES = [
+  "temperature",
+  "top_p",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "seed",
+  "frequency_penalty",
+  "presence_penalty",
+  "reasoning_effort",
+  "tool_choice",
+  "parallel_tool_calls",
+  "response_format",
+] as const satisfies readonly (keyof ModelParams)[];
 
-const _toolCall = z.looseObject({
-  id: z.string().min(1).max(256),
-  type: z.literal("function"),
-  function: z.looseObject({ name: z.string().max(256), arguments: z.string().max(1_000_000) }),
-});
+/**
+ * A Chat Completions request; fields baton does not use are accepted and ignored. Built on the
+ * first parse (`z.lazy`): a start-up builds none of its parts.
+ */
+export const chatCompletionRequest = z.lazy(_chatCompletionRequest);
 
-const _message = z.looseObject({
-  role: z.enum(["system", "developer", "user", "assistant", "tool"]),
-  content: z.union([z.string(), z.array(_contentPart), z.null()]).optional(),
-  tool_calls: z.array(_toolCall).max(128).optional(),
-  tool_call_id: z.string().min(1).max(256).optional(),
-});
+/** Builds `chatCompletionRequest` (its parts are private to it). */
+function _chatCompletionRequest() {
+  const _contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
-const _TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+  const _toolCall = z.looseObject({
+    id: z.string().min(1).max(256),
+    type: z.literal("function"),
+    function: z.looseObject({ name: z.string().max(256), arguments: z.string().max(1_000_000) }),
+  });
 
-/** A client's function tool, in the Chat Completions shape. */
-const _functionTool = z.object({
-  type: z.literal("function"),
-  function: z.object({
-    name: z.string().regex(_TOOL_NAME, "1-64 characters of [A-Za-z0-9_-]"),
-    description: z.string().max(10_000).optional(),
-    parameters: jsonSchemaObject.optional(),
-    strict: z.boolean().nullable().optional(),
-  }),
-});
+  const _message = z.looseObject({
+    role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+    content: z.union([z.string(), z.array(_contentPart), z.null()]).optional(),
+    tool_calls: z.array(_toolCall).max(128).optional(),
+    tool_call_id: z.string().min(1).max(256).optional(),
+  });
 
-const _jsonSchemaFormat = z.object({
-  type: z.literal("json_schema"),
-  json_schema: z.object({
-    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 characters of [A-Za-z0-9_-]"),
-    description: z.string().max(10_000).optional(),
-    schema: jsonSchemaObject.optional(),
-    strict: z.boolean().nullable().optional(),
-  }),
-});
+  const _TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The model parameters a request may set, with OpenAI's ranges. */
-const _modelParams = {
-  temperature: z.number().min(0).max(2).nullable().optional(),
-  top_p: z.number().min(0).max(1).nullable().optional(),
-  max_tokens: z.number().int().min(1).nullable().optional(),
-  max_completion_tokens: z.number().int().min(1).nullable().optional(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
-  seed: z.number().int().nullable().optional(),
-  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
-  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
-  reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
-  tool_choice: z.union([
-    z.enum(["none", "auto", "required"]),
-    z.object({ type: z.literal("function"), function: z.object({ name: z.string().max(64) }) }),
-  ]).nullable().optional(),
-  parallel_tool_calls: z.boolean().nullable().optional(),
-  response_format: z.union([
-    z.object({ type: z.literal("text") }),
-    z.object({ type: z.literal("json_object") }),
-    _jsonSchemaFormat,
-  ]).nullable().optional(),
-};
+  /** A client's function tool, in the Chat Completions shape. */
+  const _functionTool = z.object({
+    type: z.literal("function"),
+    function: z.object({
+      name: z.string().regex(_TOOL_NAME, "1-64 characters of [A-Za-z0-9_-]"),
+      description: z.string().max(10_000).optional(),
+      parameters: jsonSchemaObject.optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  });
 
-/** A Chat Completions request; fields baton does not use are accepted and ignored. */
-export const chatCompletionRequest = z.looseObject({
-  ..._modelParams,
-  tools: z.array(_functionTool).max(128).nullable().optional(),
-  model: z.string().max(256).optional(),
-  messages: z.array(_message).min(1).max(10_000),
-  stream: z.boolean().optional(),
-  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable()
-    .optional(),
-  user: z.string().max(256).optional(),
-});
+  const _jsonSchemaFormat = z.object({
+    type: z.literal("json_schema"),
+    json_schema: z.object({
+      name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 characters of [A-Za-z0-9_-]"),
+      description: z.string().max(10_000).optional(),
+      schema: jsonSchemaObject.optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  });
+
+  /** The model parameters a request may set, with OpenAI's ranges: exactly `_MODEL_PARAM_NAMES`. */
+  const _modelParams = {
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    max_tokens: z.number().int().min(1).nullable().optional(),
+    max_completion_tokens: z.number().int().min(1).nullable().optional(),
+    stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+    seed: z.number().int().nullable().optional(),
+    frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+    presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+    reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
+    tool_choice: z.union([
+      z.enum(["none", "auto", "required"]),
+      z.object({ type: z.literal("function"), function: z.object({ name: z.string().max(64) }) }),
+    ]).nullable().optional(),
+    parallel_tool_calls: z.boolean().nullable().optional(),
+    response_format: z.union([
+      z.object({ type: z.literal("text") }),
+      z.object({ type: z.literal("json_object") }),
+      _jsonSchemaFormat,
+    ]).nullable().optional(),
+  } satisfies Record<(typeof _MODEL_PARAM_NAMES)[number], z.ZodType>;
+
+  return z.looseObject({
+    ..._modelParams,
+    tools: z.array(_functionTool).max(128).nullable().optional(),
+    model: z.string().max(256).optional(),
+    messages: z.array(_message).min(1).max(10_000),
+    stream: z.boolean().optional(),
+    stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable()
+      .optional(),
+    user: z.string().max(256).optional(),
+  });
+}
 
 /** A parsed Chat Completions request. */
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
@@ -179,7 +203,7 @@ function _asHistory(m: _RequestMessage, index: number): ChatMessage | null {
 /** The model parameters a request set (nulls and absent fields left out), or undefined when none. */
 export function modelParams(request: ChatCompletionRequest): ModelParams | undefined {
   const params: Record<string, unknown> = {};
-  for (const name of Object.keys(_modelParams)) {
+  for (const name of _MODEL_PARAM_NAMES) {
     const value = (request as Record<string, unknown>)[name];
     if (value !== undefined && value !== null) params[name] = value;
   }

@@ -1,5 +1,5 @@
 // OpenAI Responses API requests: the request schema, its input items and the turn they make (the response side: response_object.ts); runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 import { jsonSchemaObject } from "../runtime/mod.ts";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage, ModelParams } from "../agent/mod.ts";
@@ -7,91 +7,99 @@ import type { MediaPart } from "../media/mod.ts";
 import { withImageParts } from "./image_parts.ts";
 import { responseMediaParts } from "./media_parts.ts";
 
-const _textPart = z.object({
-  type: z.enum(["input_text", "output_text"]),
-  text: z.string().max(1_000_000),
-}).loose();
+/**
+ * A `POST /v1/responses` body; fields baton does not use (model, tools, user, …) are accepted and
+ * ignored. Built on the first parse (`z.lazy`): a start-up builds none of its parts.
+ */
+export const responseRequest = z.lazy(_responseRequest);
 
-/** An image: `image_url` a data URL or an https URL (a `file_id` is refused when checked). */
-const _imagePart = z.object({
-  type: z.literal("input_image"),
-  image_url: z.string().nullable().optional(),
-  file_id: z.string().max(256).nullable().optional(),
-  detail: z.string().max(16).nullable().optional(),
-}).loose();
+/** Builds `responseRequest` (its parts are private to it). */
+function _responseRequest() {
+  const _textPart = z.object({
+    type: z.enum(["input_text", "output_text"]),
+    text: z.string().max(1_000_000),
+  }).loose();
 
-/** A file: `file_data` a data URL (or bare base64) with its `filename`; an id or URL is refused when checked. */
-const _filePart = z.object({
-  type: z.literal("input_file"),
-  file_data: z.string().nullable().optional(),
-  filename: z.string().max(256).nullable().optional(),
-  file_id: z.string().max(256).nullable().optional(),
-  file_url: z.string().max(2048).nullable().optional(),
-}).loose();
+  /** An image: `image_url` a data URL or an https URL (a `file_id` is refused when checked). */
+  const _imagePart = z.object({
+    type: z.literal("input_image"),
+    image_url: z.string().nullable().optional(),
+    file_id: z.string().max(256).nullable().optional(),
+    detail: z.string().max(16).nullable().optional(),
+  }).loose();
 
-const _part = z.union([_textPart, _imagePart, _filePart]);
+  /** A file: `file_data` a data URL (or bare base64) with its `filename`; an id or URL is refused when checked. */
+  const _filePart = z.object({
+    type: z.literal("input_file"),
+    file_data: z.string().nullable().optional(),
+    filename: z.string().max(256).nullable().optional(),
+    file_id: z.string().max(256).nullable().optional(),
+    file_url: z.string().max(2048).nullable().optional(),
+  }).loose();
 
-const _messageItem = z.object({
-  type: z.literal("message").optional(),
-  role: z.enum(["user", "assistant", "system", "developer"]),
-  content: z.union([z.string(), z.array(_part).max(1_000)]),
-}).loose();
+  const _part = z.union([_textPart, _imagePart, _filePart]);
 
-const _callId = z.string().min(1).max(256);
+  const _messageItem = z.object({
+    type: z.literal("message").optional(),
+    role: z.enum(["user", "assistant", "system", "developer"]),
+    content: z.union([z.string(), z.array(_part).max(1_000)]),
+  }).loose();
 
-/** A function call the model made, echoed back by a client that keeps its own history. */
-const _functionCallItem = z.object({
-  type: z.literal("function_call"),
-  call_id: _callId,
-  name: z.string().max(64),
-  arguments: z.string().max(1_000_000),
-}).loose();
+  const _callId = z.string().min(1).max(256);
 
-/** The client's answer to one of its tools' calls. */
-const _functionCallOutputItem = z.object({
-  type: z.literal("function_call_output"),
-  call_id: _callId,
-  output: z.string().max(1_000_000),
-}).loose();
+  /** A function call the model made, echoed back by a client that keeps its own history. */
+  const _functionCallItem = z.object({
+    type: z.literal("function_call"),
+    call_id: _callId,
+    name: z.string().max(64),
+    arguments: z.string().max(1_000_000),
+  }).loose();
 
-const _item = z.union([_messageItem, _functionCallItem, _functionCallOutputItem]);
+  /** The client's answer to one of its tools' calls. */
+  const _functionCallOutputItem = z.object({
+    type: z.literal("function_call_output"),
+    call_id: _callId,
+    output: z.string().max(1_000_000),
+  }).loose();
 
-/** A client's function tool, in the Responses shape (flat, not nested under `function`). */
-const _functionTool = z.object({
-  type: z.literal("function"),
-  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 characters of [A-Za-z0-9_-]"),
-  description: z.string().max(10_000).nullable().optional(),
-  parameters: jsonSchemaObject.nullable().optional(),
-  strict: z.boolean().nullable().optional(),
-});
+  const _item = z.union([_messageItem, _functionCallItem, _functionCallOutputItem]);
 
-/** A `POST /v1/responses` body; fields baton does not use (model, tools, user, …) are accepted and ignored. */
-export const responseRequest = z.looseObject({
-  model: z.string().max(256).optional(),
-  input: z.union([z.string().min(1), z.array(_item).min(1).max(10_000)]),
-  instructions: z.string().max(1_000_000).nullable().optional(),
-  previous_response_id: z.string().max(512).nullable().optional(),
-  store: z.boolean().nullable().optional(),
-  stream: z.boolean().nullable().optional(),
-  background: z.boolean().nullable().optional(),
-  metadata: z.record(z.string().max(64), z.string().max(512)).refine(
-    (m) => Object.keys(m).length <= 16,
-    "at most 16 pairs",
-  ).nullable().optional(),
-  max_output_tokens: z.number().int().min(1).nullable().optional(),
-  temperature: z.number().min(0).max(2).nullable().optional(),
-  top_p: z.number().min(0).max(1).nullable().optional(),
-  tools: z.array(_functionTool).max(128).nullable().optional(),
-  tool_choice: z.union([
-    z.enum(["none", "auto", "required"]),
-    z.object({ type: z.literal("function"), name: z.string().max(64) }),
-  ]).nullable().optional(),
-  parallel_tool_calls: z.boolean().nullable().optional(),
-  // Ignored (the reply is text), but a schema sent here is held to the schema depth limit too.
-  text: z.looseObject({
-    format: z.looseObject({ schema: jsonSchemaObject.optional() }).nullable().optional(),
-  }).nullable().optional(),
-});
+  /** A client's function tool, in the Responses shape (flat, not nested under `function`). */
+  const _functionTool = z.object({
+    type: z.literal("function"),
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 characters of [A-Za-z0-9_-]"),
+    description: z.string().max(10_000).nullable().optional(),
+    parameters: jsonSchemaObject.nullable().optional(),
+    strict: z.boolean().nullable().optional(),
+  });
+
+  return z.looseObject({
+    model: z.string().max(256).optional(),
+    input: z.union([z.string().min(1), z.array(_item).min(1).max(10_000)]),
+    instructions: z.string().max(1_000_000).nullable().optional(),
+    previous_response_id: z.string().max(512).nullable().optional(),
+    store: z.boolean().nullable().optional(),
+    stream: z.boolean().nullable().optional(),
+    background: z.boolean().nullable().optional(),
+    metadata: z.record(z.string().max(64), z.string().max(512)).refine(
+      (m) => Object.keys(m).length <= 16,
+      "at most 16 pairs",
+    ).nullable().optional(),
+    max_output_tokens: z.number().int().min(1).nullable().optional(),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    tools: z.array(_functionTool).max(128).nullable().optional(),
+    tool_choice: z.union([
+      z.enum(["none", "auto", "required"]),
+      z.object({ type: z.literal("function"), name: z.string().max(64) }),
+    ]).nullable().optional(),
+    parallel_tool_calls: z.boolean().nullable().optional(),
+    // Ignored (the reply is text), but a schema sent here is held to the schema depth limit too.
+    text: z.looseObject({
+      format: z.looseObject({ schema: jsonSchemaObject.optional() }).nullable().optional(),
+    }).nullable().optional(),
+  });
+}
 
 /** A parsed `POST /v1/responses` body. */
 export type ResponseRequest = z.infer<typeof responseRequest>;
@@ -116,7 +124,7 @@ export interface ResponseMeta {
   temperature: number | null;
   top_p: number | null;
   /** The client's function tools, as sent. */
-  tools: z.infer<typeof _functionTool>[];
+  tools: NonNullable<ResponseRequest["tools"]>;
   items: InputItem[];
 }
 

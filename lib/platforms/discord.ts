@@ -1,5 +1,5 @@
 // Discord HTTP interactions adapter: Ed25519 verify, slash-command parse (text and attachments), deferred-reply send; runtime-neutral (fetch, Web Crypto).
-import { z } from "zod";
+import * as z from "zod";
 import {
   approvalClickText,
   type Ingress,
@@ -33,48 +33,59 @@ export const DISCORD_NO_TEXT_NOTICE = "This command needs a text option.";
 
 type _Option = { type: number; value?: unknown; options?: _Option[] };
 
-const _option: z.ZodType<_Option> = z.looseObject({
-  type: z.number(),
-  value: z.unknown().optional(),
-  get options() {
-    return z.array(_option).optional();
-  },
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _option: z.ZodType<_Option> = z.lazy(() =>
+  z.looseObject({
+    type: z.number(),
+    value: z.unknown().optional(),
+    get options() {
+      return z.array(_option).optional();
+    },
+  })
+);
 
-const _user = z.looseObject({
-  id: z.string().min(1),
-  username: z.string(),
-  global_name: z.string().nullish(),
-});
-
-const _interaction = z.looseObject({
-  id: z.string().min(1),
-  type: z.number(),
-  application_id: z.string().min(1),
-});
-
-const _command = z.looseObject({
-  token: z.string().min(1),
-  channel_id: z.string().min(1).optional(),
-  channel: z.looseObject({
+const _user = z.lazy(() =>
+  z.looseObject({
     id: z.string().min(1),
-    name: z.string().nullish(),
-    type: z.number().optional(),
-  }).optional(),
-  guild_id: z.string().optional(),
-  /** Where the command ran: 0 a server, 1 the bot's DM, 2 a private channel (user-installed apps). */
-  context: z.number().optional(),
-  member: z.looseObject({ user: _user }).optional(),
-  user: _user.optional(),
-  data: z.looseObject({ options: z.array(_option).optional() }).optional(),
-});
+    username: z.string(),
+    global_name: z.string().nullish(),
+  })
+);
+
+const _interaction = z.lazy(() =>
+  z.looseObject({
+    id: z.string().min(1),
+    type: z.number(),
+    application_id: z.string().min(1),
+  })
+);
+
+const _command = z.lazy(() =>
+  z.looseObject({
+    token: z.string().min(1),
+    channel_id: z.string().min(1).optional(),
+    channel: z.looseObject({
+      id: z.string().min(1),
+      name: z.string().nullish(),
+      type: z.number().optional(),
+    }).optional(),
+    guild_id: z.string().optional(),
+    /** Where the command ran: 0 a server, 1 the bot's DM, 2 a private channel (user-installed apps). */
+    context: z.number().optional(),
+    member: z.looseObject({ user: _user }).optional(),
+    user: _user.optional(),
+    data: z.looseObject({ options: z.array(_option).optional() }).optional(),
+  })
+);
 
 /** Where a Discord reply goes: the interaction, by its token (valid 15 minutes). */
-const _target = z.object({
-  platform: z.literal("discord"),
-  application_id: z.string().min(1).optional(),
-  token: z.string().min(1),
-});
+const _target = z.lazy(() =>
+  z.object({
+    platform: z.literal("discord"),
+    application_id: z.string().min(1).optional(),
+    token: z.string().min(1),
+  })
+);
 
 /** A Discord reply target, as stored with the message. */
 export type DiscordTarget = z.infer<typeof _target>;
@@ -215,17 +226,19 @@ function _parse(request: RawRequest, env: PlatformEnv): Ingress<DiscordTarget> {
   };
 }
 
-const _component = z.looseObject({
-  id: z.string().min(1),
-  token: z.string().min(1),
-  channel_id: z.string().min(1).optional(),
-  channel: z.looseObject({ id: z.string().min(1), name: z.string().nullish() }).optional(),
-  guild_id: z.string().optional(),
-  member: z.looseObject({ user: _user }).optional(),
-  user: _user.optional(),
-  message: z.looseObject({ id: z.string().min(1) }).optional(),
-  data: z.looseObject({ custom_id: z.string() }),
-});
+const _component = z.lazy(() =>
+  z.looseObject({
+    id: z.string().min(1),
+    token: z.string().min(1),
+    channel_id: z.string().min(1).optional(),
+    channel: z.looseObject({ id: z.string().min(1), name: z.string().nullish() }).optional(),
+    guild_id: z.string().optional(),
+    member: z.looseObject({ user: _user }).optional(),
+    user: _user.optional(),
+    message: z.looseObject({ id: z.string().min(1) }).optional(),
+    data: z.looseObject({ custom_id: z.string() }),
+  })
+);
 
 /**
  * A click on baton's buttons (a component interaction): its session is the channel, keyed as the

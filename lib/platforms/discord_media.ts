@@ -1,5 +1,5 @@
 // Discord's media: a slash command's attachment options as announced media, and their download from Discord's CDN (no credential); runtime-neutral (fetch).
-import { z } from "zod";
+import * as z from "zod";
 import type { PlatformEnv } from "../chat/mod.ts";
 import type { FetchedMedia, PlatformMedia } from "../media/mod.ts";
 import { apiRoot } from "./_kit.ts";
@@ -15,19 +15,24 @@ const _DEFAULT_API_ROOT = "https://discord.com/api/v10";
 
 type _Option = { type: number; value?: unknown; options?: _Option[] };
 
-const _attachment = z.looseObject({
-  url: z.string().max(4096),
-  filename: z.string().optional(),
-  content_type: z.string().nullish(),
-  size: z.number().int().nonnegative().optional(),
-  duration_secs: z.number().nonnegative().optional(),
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _attachment = z.lazy(() =>
+  z.looseObject({
+    url: z.string().max(4096),
+    filename: z.string().optional(),
+    content_type: z.string().nullish(),
+    size: z.number().int().nonnegative().optional(),
+    duration_secs: z.number().nonnegative().optional(),
+  })
+);
 
-const _data = z.looseObject({
-  options: z.array(z.unknown()).optional(),
-  resolved: z.looseObject({ attachments: z.record(z.string(), z.unknown()).optional() })
-    .optional(),
-});
+const _data = z.lazy(() =>
+  z.looseObject({
+    options: z.array(z.unknown()).optional(),
+    resolved: z.looseObject({ attachments: z.record(z.string(), z.unknown()).optional() })
+      .optional(),
+  })
+);
 
 /**
  * The files a slash command carries (its ATTACHMENT options, resolved in

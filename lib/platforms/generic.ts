@@ -1,30 +1,35 @@
 // The generic webhook as an adapter: Standard Webhooks signatures, `{session, text, user?, attachments?}` deliveries answered with the turn's outcome; runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 import { parsePayload } from "../runtime/mod.ts";
 import { sessionIdField } from "../openai/mod.ts";
 import type { Ingress, PlatformAdapter, ReplyTarget } from "../chat/mod.ts";
 import { verifyStandardWebhook } from "./standard_webhooks.ts";
 import { downloadMedia, type MediaPart, type PlatformMedia } from "../media/mod.ts";
 
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
 /** An attachment: a link fetched inside the turn, or the file's bytes in base64. */
-const _attachment = z.object({
-  name: z.string().max(256).optional(),
-  type: z.string().max(128).optional(),
-  url: z.url({ protocol: /^https$/ }).max(4096).optional(),
-  data: z.string().min(1).optional(),
-}).refine((a) => (a.url === undefined) !== (a.data === undefined), {
-  message: "an attachment has exactly one of `url` (https) and `data` (base64)",
-});
+const _attachment = z.lazy(() =>
+  z.object({
+    name: z.string().max(256).optional(),
+    type: z.string().max(128).optional(),
+    url: z.url({ protocol: /^https$/ }).max(4096).optional(),
+    data: z.string().min(1).optional(),
+  }).refine((a) => (a.url === undefined) !== (a.data === undefined), {
+    message: "an attachment has exactly one of `url` (https) and `data` (base64)",
+  })
+);
 
-const _body = z.object({
-  session: sessionIdField,
-  text: z.string().max(100_000).default(""),
-  user: z.string().max(256).optional(),
-  attachments: z.array(_attachment).max(10).optional(),
-}).refine((b) => b.text !== "" || (b.attachments?.length ?? 0) > 0, {
-  message: "`text` must not be empty without attachments",
-  path: ["text"],
-});
+const _body = z.lazy(() =>
+  z.object({
+    session: sessionIdField,
+    text: z.string().max(100_000).default(""),
+    user: z.string().max(256).optional(),
+    attachments: z.array(_attachment).max(10).optional(),
+  }).refine((b) => b.text !== "" || (b.attachments?.length ?? 0) > 0, {
+    message: "`text` must not be empty without attachments",
+    path: ["text"],
+  })
+);
 
 /** The generic webhook never sends: its answer is the delivery's response. */
 type _NoTarget = ReplyTarget & { platform: "generic" };

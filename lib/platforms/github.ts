@@ -1,5 +1,5 @@
 // GitHub adapter: X-Hub-Signature-256 webhooks in (issue comments mentioning the bot), issue comments out; runtime-neutral (fetch, Web Crypto).
-import { z } from "zod";
+import * as z from "zod";
 import {
   parseJsonBody,
   type PartSend,
@@ -48,28 +48,33 @@ const _EVENT_HORIZON_MS = 7 * 24 * 60 * 60 * 1000;
 /** How long a message's delivery key is remembered: as long as the horizon lets it in. */
 const _KEY_MEMORY_MS = keyMemoryFor(_EVENT_HORIZON_MS);
 
-const _ping = z.looseObject({ zen: z.string().optional() });
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _ping = z.lazy(() => z.looseObject({ zen: z.string().optional() }));
 
-const _issueComment = z.looseObject({
-  action: z.string(),
-  comment: z.looseObject({
-    id: z.number().int(),
-    body: z.string(),
-    user: z.looseObject({ login: z.string().min(1), id: z.number().int(), type: z.string() }),
-    author_association: z.string().optional(),
-    /** ISO 8601; GitHub always sends it, and it is signed with the body. */
-    created_at: z.string().optional(),
-  }),
-  issue: z.looseObject({ number: z.number().int().positive() }),
-  repository: z.looseObject({ full_name: z.string().regex(_REPO) }),
-});
+const _issueComment = z.lazy(() =>
+  z.looseObject({
+    action: z.string(),
+    comment: z.looseObject({
+      id: z.number().int(),
+      body: z.string(),
+      user: z.looseObject({ login: z.string().min(1), id: z.number().int(), type: z.string() }),
+      author_association: z.string().optional(),
+      /** ISO 8601; GitHub always sends it, and it is signed with the body. */
+      created_at: z.string().optional(),
+    }),
+    issue: z.looseObject({ number: z.number().int().positive() }),
+    repository: z.looseObject({ full_name: z.string().regex(_REPO) }),
+  })
+);
 
 /** Where a GitHub reply goes: a comment on this issue or pull request. */
-const _target = z.object({
-  platform: z.literal("github"),
-  repo: z.string().regex(_REPO),
-  issue: z.number().int().positive(),
-});
+const _target = z.lazy(() =>
+  z.object({
+    platform: z.literal("github"),
+    repo: z.string().regex(_REPO),
+    issue: z.number().int().positive(),
+  })
+);
 
 /** A GitHub reply target, as stored with the message. */
 export type GithubTarget = z.infer<typeof _target>;
@@ -290,7 +295,7 @@ export const githubAdapter: PlatformAdapter<GithubTarget> = {
   findPart: _findPart,
 };
 
-const _comments = z.array(z.looseObject({ body: z.string().nullish() }));
+const _comments = z.lazy(() => z.array(z.looseObject({ body: z.string().nullish() })));
 /** Pages of 100 comments read before giving up on saying "absent". */
 const _MAX_PAGES = 3;
 

@@ -123,6 +123,8 @@ export const googleChatAdapter: PlatformAdapter<GoogleChatTarget> = {
   send: _send,
   // A file as a card (an image widget, or a button to its signed link: google_chat_files.ts),
   // created once by the part's client message id; without a link, the file's note as text.
+  // The platform fetches the signed link: MEDIA's bytes are never read for it.
+  filesByLink: true,
   sendFile: (target: GoogleChatTarget, file: OutgoingFile, caption, part, env) => {
     const message = googleChatFileMessage(file);
     return message

@@ -1,5 +1,5 @@
 // Google Chat's two event shapes in: a Chat API app's interaction events (`MESSAGE`, `CARD_CLICKED`) and a Workspace add-on's event objects, parsed to a turn, a choice or an acknowledgement; runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 import {
   type Ingress,
   isChoiceData,
@@ -17,56 +17,70 @@ const _SPACE = /^spaces\/[A-Za-z0-9_-]{1,128}$/;
 const _THREAD = /^spaces\/[A-Za-z0-9_-]{1,128}\/threads\/[A-Za-z0-9_.-]{1,128}$/;
 const _MESSAGE = /^spaces\/[A-Za-z0-9_-]{1,128}\/messages\/[A-Za-z0-9_.-]{1,128}$/;
 
-const _space = z.looseObject({
-  name: z.string().regex(_SPACE),
-  type: z.string().optional(),
-  spaceType: z.string().optional(),
-  singleUserBotDm: z.boolean().optional(),
-  displayName: z.string().max(512).optional(),
-});
-const _user = z.looseObject({
-  name: z.string().min(1).max(256),
-  displayName: z.string().max(512).optional(),
-  type: z.string().optional(),
-});
-const _thread = z.looseObject({ name: z.string().regex(_THREAD) }).nullish();
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _space = z.lazy(() =>
+  z.looseObject({
+    name: z.string().regex(_SPACE),
+    type: z.string().optional(),
+    spaceType: z.string().optional(),
+    singleUserBotDm: z.boolean().optional(),
+    displayName: z.string().max(512).optional(),
+  })
+);
+const _user = z.lazy(() =>
+  z.looseObject({
+    name: z.string().min(1).max(256),
+    displayName: z.string().max(512).optional(),
+    type: z.string().optional(),
+  })
+);
+const _thread = z.lazy(() => z.looseObject({ name: z.string().regex(_THREAD) }).nullish());
 
-const _message = z.looseObject({
-  name: z.string().regex(_MESSAGE),
-  text: z.string().max(100_000).optional(),
-  argumentText: z.string().max(100_000).optional(),
-  thread: _thread,
-  attachment: z.unknown().optional(),
-});
-const _cardMessage = z.looseObject({ name: z.string().regex(_MESSAGE), thread: _thread });
+const _message = z.lazy(() =>
+  z.looseObject({
+    name: z.string().regex(_MESSAGE),
+    text: z.string().max(100_000).optional(),
+    argumentText: z.string().max(100_000).optional(),
+    thread: _thread,
+    attachment: z.unknown().optional(),
+  })
+);
+const _cardMessage = z.lazy(() =>
+  z.looseObject({ name: z.string().regex(_MESSAGE), thread: _thread })
+);
 
-const _event = z.looseObject({
-  type: z.literal("MESSAGE"),
-  space: _space,
-  message: _message,
-  user: _user,
-});
+const _event = z.lazy(() =>
+  z.looseObject({
+    type: z.literal("MESSAGE"),
+    space: _space,
+    message: _message,
+    user: _user,
+  })
+);
 
 /**
  * A click on a card button: the card's message (its thread names the session), the clicker, and
  * the button's action twice over — `common` (the current shape: `invokedFunction`, `parameters`
  * as a map) and the older `action` (`actionMethodName`, `parameters` as key/value pairs).
  */
-const _click = z.looseObject({
-  type: z.literal("CARD_CLICKED"),
-  eventTime: z.string().max(64).optional(),
-  space: _space,
-  message: _cardMessage,
-  user: _user,
-  common: z.looseObject({
-    invokedFunction: z.string().max(256).optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
-  }).optional(),
-  action: z.looseObject({
-    actionMethodName: z.string().max(256).optional(),
-    parameters: z.array(z.looseObject({ key: z.string(), value: z.unknown() })).max(64).optional(),
-  }).optional(),
-});
+const _click = z.lazy(() =>
+  z.looseObject({
+    type: z.literal("CARD_CLICKED"),
+    eventTime: z.string().max(64).optional(),
+    space: _space,
+    message: _cardMessage,
+    user: _user,
+    common: z.looseObject({
+      invokedFunction: z.string().max(256).optional(),
+      parameters: z.record(z.string(), z.unknown()).optional(),
+    }).optional(),
+    action: z.looseObject({
+      actionMethodName: z.string().max(256).optional(),
+      parameters: z.array(z.looseObject({ key: z.string(), value: z.unknown() })).max(64)
+        .optional(),
+    }).optional(),
+  })
+);
 
 /**
  * A Workspace add-on's event object as an add-on that extends Chat gets it (the add-ons endpoint
@@ -78,24 +92,28 @@ const _click = z.looseObject({
  * (what a Chat API app gets as `MESSAGE`), `buttonClickedPayload` {message, space} for a card
  * click (`CARD_CLICKED`), `addedToSpacePayload`, `removedFromSpacePayload`, `appCommandPayload`…
  */
-const _addOnEvent = z.looseObject({
-  commonEventObject: z.looseObject({
-    parameters: z.record(z.string(), z.unknown()).optional(),
-  }).optional(),
-  chat: z.looseObject({
-    user: _user,
-    eventTime: z.string().max(64).optional(),
-    messagePayload: z.looseObject({ space: _space, message: _message }).optional(),
-    buttonClickedPayload: z.looseObject({ space: _space, message: _cardMessage }).optional(),
-  }),
-});
+const _addOnEvent = z.lazy(() =>
+  z.looseObject({
+    commonEventObject: z.looseObject({
+      parameters: z.record(z.string(), z.unknown()).optional(),
+    }).optional(),
+    chat: z.looseObject({
+      user: _user,
+      eventTime: z.string().max(64).optional(),
+      messagePayload: z.looseObject({ space: _space, message: _message }).optional(),
+      buttonClickedPayload: z.looseObject({ space: _space, message: _cardMessage }).optional(),
+    }),
+  })
+);
 
 /** Where a Google Chat reply goes: the space, and the thread it continues. */
-export const googleChatTarget = z.object({
-  platform: z.literal("google-chat"),
-  space: z.string().regex(_SPACE),
-  thread: z.string().regex(_THREAD).optional(),
-});
+export const googleChatTarget = z.lazy(() =>
+  z.object({
+    platform: z.literal("google-chat"),
+    space: z.string().regex(_SPACE),
+    thread: z.string().regex(_THREAD).optional(),
+  })
+);
 
 /** A Google Chat reply target, as stored with the message. */
 export type GoogleChatTarget = z.infer<typeof googleChatTarget>;

@@ -1,5 +1,5 @@
 // Google Chat's media: a message's `attachment[]` as announced media, and an uploaded attachment's download through the Chat API's media endpoint with the app's service-account token (Drive files named as not read); runtime-neutral (fetch).
-import { z } from "zod";
+import * as z from "zod";
 import type { PlatformEnv } from "../chat/mod.ts";
 import {
   downloadMedia,
@@ -14,13 +14,16 @@ const _DEFAULT_API_ROOT = "https://chat.googleapis.com/v1";
 /** A Drive file's `file`: reading it would need the user's Drive access, which the app has not. */
 const _DRIVE = "drive:";
 
-const _attachment = z.looseObject({
-  contentName: z.string().optional(),
-  contentType: z.string().max(256).optional(),
-  source: z.string().optional(),
-  attachmentDataRef: z.looseObject({ resourceName: z.string().min(1).max(2048) }).optional(),
-  driveDataRef: z.looseObject({ driveFileId: z.string().min(1).max(512) }).optional(),
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _attachment = z.lazy(() =>
+  z.looseObject({
+    contentName: z.string().optional(),
+    contentType: z.string().max(256).optional(),
+    source: z.string().optional(),
+    attachmentDataRef: z.looseObject({ resourceName: z.string().min(1).max(2048) }).optional(),
+    driveDataRef: z.looseObject({ driveFileId: z.string().min(1).max(512) }).optional(),
+  })
+);
 
 function _kind(type: string): PlatformMediaKind {
   if (type.startsWith("image/")) return "photo";

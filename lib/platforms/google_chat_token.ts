@@ -1,5 +1,5 @@
 // The Google Chat app's service-account token (a signed JWT assertion exchanged at Google's OAuth endpoint, cached until it expires) for the Chat API and its media downloads; runtime-neutral (fetch, Web Crypto, jose).
-import { z } from "zod";
+import * as z from "zod";
 import type { PlatformEnv, SendResult } from "../chat/mod.ts";
 import { accessToken } from "./_jwt.ts";
 
@@ -7,12 +7,15 @@ const _DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";
 /** An app's own scope: sending messages and reading the media sent to it. */
 const _SCOPE = "https://www.googleapis.com/auth/chat.bot";
 
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
 /** The fields of a service-account key JSON baton uses. */
-const _serviceAccount = z.looseObject({
-  client_email: z.string().min(3).max(512),
-  private_key: z.string().min(64),
-  private_key_id: z.string().max(128).optional(),
-});
+const _serviceAccount = z.lazy(() =>
+  z.looseObject({
+    client_email: z.string().min(3).max(512),
+    private_key: z.string().min(64),
+    private_key_id: z.string().max(128).optional(),
+  })
+);
 
 async function _assertionForm(
   account: z.infer<typeof _serviceAccount>,

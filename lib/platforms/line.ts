@@ -1,5 +1,5 @@
 // LINE Messaging API adapter: x-line-signature webhooks in (text message events, postbacks of baton's quick replies), push messages out with a retry key, the loading animation; runtime-neutral (fetch, Web Crypto).
-import { z } from "zod";
+import * as z from "zod";
 import {
   approvalClickText,
   type ClickAnswer,
@@ -41,57 +41,66 @@ const _LOADING_SECONDS = 10;
  */
 const _EVENT_HORIZON_MS = REPLAY_HORIZON_MS;
 
-const _source = z.discriminatedUnion("type", [
-  z.looseObject({ type: z.literal("user"), userId: z.string().regex(_ID) }),
-  z.looseObject({
-    type: z.literal("group"),
-    groupId: z.string().regex(_ID),
-    userId: z.string().regex(_ID).optional(),
-  }),
-  z.looseObject({
-    type: z.literal("room"),
-    roomId: z.string().regex(_ID),
-    userId: z.string().regex(_ID).optional(),
-  }),
-]);
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _source = z.lazy(() =>
+  z.discriminatedUnion("type", [
+    z.looseObject({ type: z.literal("user"), userId: z.string().regex(_ID) }),
+    z.looseObject({
+      type: z.literal("group"),
+      groupId: z.string().regex(_ID),
+      userId: z.string().regex(_ID).optional(),
+    }),
+    z.looseObject({
+      type: z.literal("room"),
+      roomId: z.string().regex(_ID),
+      userId: z.string().regex(_ID).optional(),
+    }),
+  ])
+);
 
-const _mentionee = z.looseObject({
-  index: z.number().int().nonnegative(),
-  length: z.number().int().positive(),
-  isSelf: z.boolean().optional(),
-});
+const _mentionee = z.lazy(() =>
+  z.looseObject({
+    index: z.number().int().nonnegative(),
+    length: z.number().int().positive(),
+    isSelf: z.boolean().optional(),
+  })
+);
 
-const _messageEvent = z.looseObject({
-  type: z.literal("message"),
-  mode: z.string().optional(),
-  timestamp: z.number().optional(),
-  webhookEventId: z.string().min(1).max(64),
-  deliveryContext: z.looseObject({ isRedelivery: z.boolean() }).optional(),
-  source: _source,
-  message: z.looseObject({
-    type: z.string(),
-    id: z.string().min(1).max(64),
-    text: z.string().optional(),
-    mention: z.looseObject({ mentionees: z.array(_mentionee) }).optional(),
-  }),
-});
+const _messageEvent = z.lazy(() =>
+  z.looseObject({
+    type: z.literal("message"),
+    mode: z.string().optional(),
+    timestamp: z.number().optional(),
+    webhookEventId: z.string().min(1).max(64),
+    deliveryContext: z.looseObject({ isRedelivery: z.boolean() }).optional(),
+    source: _source,
+    message: z.looseObject({
+      type: z.string(),
+      id: z.string().min(1).max(64),
+      text: z.string().optional(),
+      mention: z.looseObject({ mentionees: z.array(_mentionee) }).optional(),
+    }),
+  })
+);
 
 /** A tap on a postback action (baton's quick replies carry their choice as `data`). */
-const _postbackEvent = z.looseObject({
-  type: z.literal("postback"),
-  mode: z.string().optional(),
-  timestamp: z.number().optional(),
-  webhookEventId: z.string().min(1).max(64),
-  deliveryContext: z.looseObject({ isRedelivery: z.boolean() }).optional(),
-  source: _source,
-  replyToken: z.string().min(1).max(256).optional(),
-  postback: z.looseObject({ data: z.string() }),
-});
+const _postbackEvent = z.lazy(() =>
+  z.looseObject({
+    type: z.literal("postback"),
+    mode: z.string().optional(),
+    timestamp: z.number().optional(),
+    webhookEventId: z.string().min(1).max(64),
+    deliveryContext: z.looseObject({ isRedelivery: z.boolean() }).optional(),
+    source: _source,
+    replyToken: z.string().min(1).max(256).optional(),
+    postback: z.looseObject({ data: z.string() }),
+  })
+);
 
-const _payload = z.looseObject({ events: z.array(z.unknown()) });
+const _payload = z.lazy(() => z.looseObject({ events: z.array(z.unknown()) }));
 
 /** Where a LINE reply goes: the push API's `to` (a user, group or room id). */
-const _target = z.object({ platform: z.literal("line"), to: z.string().regex(_ID) });
+const _target = z.lazy(() => z.object({ platform: z.literal("line"), to: z.string().regex(_ID) }));
 
 /** A LINE reply target, as stored with the message. */
 export type LineTarget = z.infer<typeof _target>;
@@ -282,6 +291,8 @@ export const lineAdapter: PlatformAdapter<LineTarget> = {
   send: linePush,
   // An image as an image message LINE fetches from its signed link (its caption a text message
   // in the same push, under the same retry key); any other file, or no link, as text.
+  // The platform fetches the signed link: MEDIA's bytes are never read for it.
+  filesByLink: true,
   sendFile: (target: LineTarget, file: OutgoingFile, caption, part, env) => {
     const image = lineImageMessage(file);
     return image

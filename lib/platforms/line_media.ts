@@ -1,5 +1,5 @@
 // LINE's media: image, video, audio and file message events as announced media, and their download from the Messaging API's content endpoint (api-data host) with the channel access token; runtime-neutral (fetch).
-import { z } from "zod";
+import * as z from "zod";
 import type { PlatformEnv } from "../chat/mod.ts";
 import {
   downloadMedia,
@@ -13,23 +13,28 @@ import { apiRoot } from "./_kit.ts";
 const _DEFAULT_DATA_API_ROOT = "https://api-data.line.me";
 const _ID = /^[A-Za-z0-9_-]{1,64}$/;
 
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
 /** Where the content is: LINE's own (fetched by message id), or an external https URL. */
-const _provider = z.looseObject({
-  type: z.string(),
-  originalContentUrl: z.url({ protocol: /^https$/ }).max(2048).optional(),
-});
+const _provider = z.lazy(() =>
+  z.looseObject({
+    type: z.string(),
+    originalContentUrl: z.url({ protocol: /^https$/ }).max(2048).optional(),
+  })
+);
 
-const _content = z.looseObject({
-  type: z.enum(["image", "video", "audio", "file"]),
-  id: z.string().regex(_ID),
-  contentProvider: _provider.optional(),
-  /** Milliseconds (video, audio). */
-  duration: z.number().nonnegative().optional(),
-  fileName: z.string().optional(),
-  fileSize: z.number().int().nonnegative().optional(),
-  /** Several images sent at once: one set, each its own event. */
-  imageSet: z.looseObject({ id: z.string().min(1).max(128) }).optional(),
-});
+const _content = z.lazy(() =>
+  z.looseObject({
+    type: z.enum(["image", "video", "audio", "file"]),
+    id: z.string().regex(_ID),
+    contentProvider: _provider.optional(),
+    /** Milliseconds (video, audio). */
+    duration: z.number().nonnegative().optional(),
+    fileName: z.string().optional(),
+    fileSize: z.number().int().nonnegative().optional(),
+    /** Several images sent at once: one set, each its own event. */
+    imageSet: z.looseObject({ id: z.string().min(1).max(128) }).optional(),
+  })
+);
 
 /** A LINE message type as a medium's kind: an audio message is what the app records, a voice note. */
 const _KINDS: Record<z.infer<typeof _content>["type"], PlatformMediaKind> = {

@@ -1,5 +1,5 @@
 // Slack Events API adapter: v0 signature check, event parsing (text and files), chat.postMessage replies, previews by chat.update; runtime-neutral (fetch, Web Crypto).
-import { z } from "zod";
+import * as z from "zod";
 import {
   approvalClickText,
   type Choice,
@@ -31,35 +31,42 @@ import { decodeHex, encodeHex, hmacSign, hmacVerify, log, withPrefix } from "../
 
 const _LEADING_MENTION = /^\s*<@([A-Z0-9]+)(?:\|[^>]*)?>\s*/i;
 
-const _envelope = z.looseObject({ type: z.string() });
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _envelope = z.lazy(() => z.looseObject({ type: z.string() }));
 
-const _urlVerification = z.looseObject({
-  type: z.literal("url_verification"),
-  challenge: z.string(),
-});
+const _urlVerification = z.lazy(() =>
+  z.looseObject({
+    type: z.literal("url_verification"),
+    challenge: z.string(),
+  })
+);
 
 const _id = slackId;
 const _ts = slackTs;
 
-const _eventCallback = z.looseObject({
-  type: z.literal("event_callback"),
-  team_id: _id.optional(),
-  authorizations: z.array(z.looseObject({ user_id: z.string().optional() })).optional(),
-  event: z.looseObject({ type: z.string() }),
-});
+const _eventCallback = z.lazy(() =>
+  z.looseObject({
+    type: z.literal("event_callback"),
+    team_id: _id.optional(),
+    authorizations: z.array(z.looseObject({ user_id: z.string().optional() })).optional(),
+    event: z.looseObject({ type: z.string() }),
+  })
+);
 
-const _messageEvent = z.looseObject({
-  type: z.enum(["app_mention", "message"]),
-  channel: _id,
-  ts: _ts,
-  user: _id,
-  text: z.string(),
-  team: _id.optional(),
-  thread_ts: _ts.optional(),
-  channel_type: z.string().optional(),
-  subtype: z.unknown().optional(),
-  bot_id: z.unknown().optional(),
-});
+const _messageEvent = z.lazy(() =>
+  z.looseObject({
+    type: z.enum(["app_mention", "message"]),
+    channel: _id,
+    ts: _ts,
+    user: _id,
+    text: z.string(),
+    team: _id.optional(),
+    thread_ts: _ts.optional(),
+    channel_type: z.string().optional(),
+    subtype: z.unknown().optional(),
+    bot_id: z.unknown().optional(),
+  })
+);
 
 type _MessageEvent = z.infer<typeof _messageEvent>;
 
@@ -146,23 +153,25 @@ function _parseEvent(payload: z.infer<typeof _eventCallback>): Ingress<SlackTarg
   };
 }
 
-const _blockActions = z.looseObject({
-  type: z.literal("block_actions"),
-  user: z.looseObject({
-    id: _id,
-    username: z.string().optional(),
-    name: z.string().optional(),
-    team_id: _id.optional(),
-  }),
-  team: z.looseObject({ id: _id }).nullish(),
-  channel: z.looseObject({ id: _id }),
-  message: z.looseObject({ ts: _ts, thread_ts: _ts.optional() }).optional(),
-  container: z.looseObject({ thread_ts: _ts.optional() }).optional(),
-  actions: z.array(
-    z.looseObject({ value: z.string().optional(), action_ts: z.string().optional() }),
-  )
-    .min(1),
-});
+const _blockActions = z.lazy(() =>
+  z.looseObject({
+    type: z.literal("block_actions"),
+    user: z.looseObject({
+      id: _id,
+      username: z.string().optional(),
+      name: z.string().optional(),
+      team_id: _id.optional(),
+    }),
+    team: z.looseObject({ id: _id }).nullish(),
+    channel: z.looseObject({ id: _id }),
+    message: z.looseObject({ ts: _ts, thread_ts: _ts.optional() }).optional(),
+    container: z.looseObject({ thread_ts: _ts.optional() }).optional(),
+    actions: z.array(
+      z.looseObject({ value: z.string().optional(), action_ts: z.string().optional() }),
+    )
+      .min(1),
+  })
+);
 
 /**
  * A click on baton's block buttons (`block_actions`, form field `payload`): its session is the

@@ -1,5 +1,5 @@
 // Slack read-back: whether a message naming a reply part (by its metadata) reached a thread or DM; runtime-neutral (fetch).
-import { z } from "zod";
+import * as z from "zod";
 import type { PlatformEnv } from "../chat/mod.ts";
 import { apiRoot, jsonField, readJson } from "./_kit.ts";
 import { SLACK_DEFAULT_API_ROOT, type SlackTarget } from "./slack_target.ts";
@@ -7,13 +7,16 @@ import { SLACK_DEFAULT_API_ROOT, type SlackTarget } from "./slack_target.ts";
 /** The metadata event type of every message baton posts; its payload's `part` names the part. */
 export const PART_EVENT_TYPE = "baton_part";
 
-const _history = z.looseObject({
-  ok: z.literal(true),
-  has_more: z.boolean().optional(),
-  messages: z.array(z.looseObject({
-    metadata: z.looseObject({ event_type: z.string(), event_payload: z.unknown() }).optional(),
-  })),
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _history = z.lazy(() =>
+  z.looseObject({
+    ok: z.literal(true),
+    has_more: z.boolean().optional(),
+    messages: z.array(z.looseObject({
+      metadata: z.looseObject({ event_type: z.string(), event_payload: z.unknown() }).optional(),
+    })),
+  })
+);
 
 /**
  * Reads the thread (conversations.replies) or, for an unthreaded DM, the channel's history

@@ -1,5 +1,5 @@
 // Slack's media: the files of a message event as announced media, and their download from url_private with the bot token, on Slack's hosts only; runtime-neutral (fetch).
-import { z } from "zod";
+import * as z from "zod";
 import type { PlatformEnv } from "../chat/mod.ts";
 import type { FetchedMedia, PlatformMedia } from "../media/mod.ts";
 import { apiRoot } from "./_kit.ts";
@@ -11,18 +11,21 @@ const _FILE_HOSTS = ["slack.com", "slack-files.com", "slack-edge.com"];
 /** How many files of one message are read. */
 const _MAX_FILES = 10;
 
-const _file = z.looseObject({
-  id: z.string().max(64).optional(),
-  name: z.string().nullish(),
-  mimetype: z.string().nullish(),
-  size: z.number().int().nonnegative().nullish(),
-  url_private: z.string().max(4096).nullish(),
-  url_private_download: z.string().max(4096).nullish(),
-  /** `slack_audio` for a clip recorded in Slack: a voice note. */
-  subtype: z.string().nullish(),
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _file = z.lazy(() =>
+  z.looseObject({
+    id: z.string().max(64).optional(),
+    name: z.string().nullish(),
+    mimetype: z.string().nullish(),
+    size: z.number().int().nonnegative().nullish(),
+    url_private: z.string().max(4096).nullish(),
+    url_private_download: z.string().max(4096).nullish(),
+    /** `slack_audio` for a clip recorded in Slack: a voice note. */
+    subtype: z.string().nullish(),
+  })
+);
 
-const _files = z.looseObject({ files: z.array(z.unknown()).max(100).optional() });
+const _files = z.lazy(() => z.looseObject({ files: z.array(z.unknown()).max(100).optional() }));
 
 /**
  * The files of a Slack message event (`files[]`, as a `file_share` message or an app mention

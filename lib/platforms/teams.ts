@@ -1,5 +1,5 @@
 // Microsoft Teams (Bot Framework) adapter: activities in as Bot Framework JWTs (OpenID keys, endorsements, serviceUrl), Bot Connector replies, Adaptive Card buttons and typing out with a client-credentials token; runtime-neutral (fetch, Web Crypto, jose).
-import { z } from "zod";
+import * as z from "zod";
 import { log } from "../runtime/mod.ts";
 import {
   approvalClickText,
@@ -34,45 +34,52 @@ const _DEFAULT_RATE_LIMIT_WAIT_MS = 1_000;
 /** A service URL as the channel names it; http only matters for tests and the emulator. */
 const _SERVICE_URL = /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/i;
 
-const _account = z.looseObject({
-  id: z.string().min(1).max(512),
-  name: z.string().max(512).optional(),
-  aadObjectId: z.string().max(128).optional(),
-});
-
-const _activity = z.looseObject({
-  type: z.string(),
-  id: z.string().min(1).max(512),
-  serviceUrl: z.string().max(512).regex(_SERVICE_URL),
-  channelId: z.string().min(1).max(64),
-  from: _account,
-  recipient: _account,
-  conversation: z.looseObject({
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _account = z.lazy(() =>
+  z.looseObject({
     id: z.string().min(1).max(512),
-    name: z.string().max(512).nullish(),
-    conversationType: z.string().max(64).optional(),
-    isGroup: z.boolean().optional(),
-  }),
-  text: z.string().max(200_000).optional(),
-  attachments: z.unknown().optional(),
-  /** The card message a click answers (an `Action.Submit` comes as a reply to it). */
-  replyToId: z.string().min(1).max(512).optional(),
-  /** An `Action.Submit`'s data: present on a card click, absent on a typed message. */
-  value: z.unknown().optional(),
-  entities: z.array(z.looseObject({
+    name: z.string().max(512).optional(),
+    aadObjectId: z.string().max(128).optional(),
+  })
+);
+
+const _activity = z.lazy(() =>
+  z.looseObject({
     type: z.string(),
-    text: z.string().max(1024).optional(),
-    mentioned: z.looseObject({ id: z.string() }).optional(),
-  })).optional(),
-});
+    id: z.string().min(1).max(512),
+    serviceUrl: z.string().max(512).regex(_SERVICE_URL),
+    channelId: z.string().min(1).max(64),
+    from: _account,
+    recipient: _account,
+    conversation: z.looseObject({
+      id: z.string().min(1).max(512),
+      name: z.string().max(512).nullish(),
+      conversationType: z.string().max(64).optional(),
+      isGroup: z.boolean().optional(),
+    }),
+    text: z.string().max(200_000).optional(),
+    attachments: z.unknown().optional(),
+    /** The card message a click answers (an `Action.Submit` comes as a reply to it). */
+    replyToId: z.string().min(1).max(512).optional(),
+    /** An `Action.Submit`'s data: present on a card click, absent on a typed message. */
+    value: z.unknown().optional(),
+    entities: z.array(z.looseObject({
+      type: z.string(),
+      text: z.string().max(1024).optional(),
+      mentioned: z.looseObject({ id: z.string() }).optional(),
+    })).optional(),
+  })
+);
 
 /** Where a Teams reply goes: the Bot Connector the activity came through, its conversation, the message answered. */
-const _target = z.object({
-  platform: z.literal("teams"),
-  serviceUrl: z.string().max(512).regex(_SERVICE_URL),
-  conversation: z.string().min(1).max(512),
-  replyTo: z.string().min(1).max(512).optional(),
-});
+const _target = z.lazy(() =>
+  z.object({
+    platform: z.literal("teams"),
+    serviceUrl: z.string().max(512).regex(_SERVICE_URL),
+    conversation: z.string().min(1).max(512),
+    replyTo: z.string().min(1).max(512).optional(),
+  })
+);
 
 /** A Teams reply target, as stored with the message. */
 export type TeamsTarget = z.infer<typeof _target>;
@@ -377,6 +384,8 @@ export const teamsAdapter: PlatformAdapter<TeamsTarget> = {
   send: _send,
   // An image as an inline attachment Teams fetches from its signed link, another file as a card
   // with a link to it (teams_files.ts); without a link, the file's note as text.
+  // The platform fetches the signed link: MEDIA's bytes are never read for it.
+  filesByLink: true,
   sendFile: (target: TeamsTarget, file: OutgoingFile, caption, part, env) => {
     const activity = teamsFileActivity(file, caption, target.replyTo);
     return activity

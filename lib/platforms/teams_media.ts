@@ -1,5 +1,5 @@
 // Teams' media: a message activity's image and file attachments as announced media (cards and the HTML copy of the message skipped), and their download — with the bot's token where the Bot Connector serves them, without it from a pre-authenticated file link; runtime-neutral (fetch).
-import { z } from "zod";
+import * as z from "zod";
 import type { PlatformEnv } from "../chat/mod.ts";
 import {
   downloadMedia,
@@ -17,16 +17,21 @@ const _BOT = "bot:";
 /** The Bot Connector's attachment hosts, beside the activity's own service URL. */
 const _BOT_HOST =
   /^(smba\.trafficmanager\.net|[a-z0-9.-]+\.botframework\.com|[a-z0-9.-]+\.asm\.skype\.com)$/i;
-const _URL = z.url({ protocol: /^https?$/ }).max(4096);
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _URL = z.lazy(() => z.url({ protocol: /^https?$/ }).max(4096));
 const _IMAGE_EXT = /^(png|jpe?g|gif|webp)$/i;
 
-const _attachment = z.looseObject({
-  contentType: z.string().max(256),
-  contentUrl: _URL.optional(),
-  name: z.string().optional(),
-  content: z.unknown().optional(),
-});
-const _fileInfo = z.looseObject({ downloadUrl: _URL, fileType: z.string().max(32).optional() });
+const _attachment = z.lazy(() =>
+  z.looseObject({
+    contentType: z.string().max(256),
+    contentUrl: _URL.optional(),
+    name: z.string().optional(),
+    content: z.unknown().optional(),
+  })
+);
+const _fileInfo = z.lazy(() =>
+  z.looseObject({ downloadUrl: _URL, fileType: z.string().max(32).optional() })
+);
 
 function _kind(type: string): PlatformMediaKind {
   if (type.startsWith("image/")) return "photo";

@@ -1,5 +1,5 @@
 // Telegram Bot API adapter: secret-token check, update parsing, sendMessage replies; runtime-neutral (fetch, Web Crypto).
-import { z } from "zod";
+import * as z from "zod";
 import {
   approvalClickText,
   type Choice,
@@ -33,50 +33,61 @@ const _HEADER = "X-Telegram-Bot-Api-Secret-Token";
 const _DEFAULT_API_ROOT = "https://api.telegram.org";
 const _TOKEN = /^[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/;
 
-const _user = z.looseObject({
-  id: z.number().int(),
-  is_bot: z.boolean().optional(),
-  username: z.string().optional(),
-  first_name: z.string().optional(),
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _user = z.lazy(() =>
+  z.looseObject({
+    id: z.number().int(),
+    is_bot: z.boolean().optional(),
+    username: z.string().optional(),
+    first_name: z.string().optional(),
+  })
+);
 
-const _chat = z.looseObject({
-  id: z.number().int(),
-  type: z.string().optional(),
-  title: z.string().optional(),
-  username: z.string().optional(),
-  first_name: z.string().optional(),
-});
+const _chat = z.lazy(() =>
+  z.looseObject({
+    id: z.number().int(),
+    type: z.string().optional(),
+    title: z.string().optional(),
+    username: z.string().optional(),
+    first_name: z.string().optional(),
+  })
+);
 
-const _message = z.looseObject({
-  message_id: z.number().int(),
-  chat: _chat,
-  from: _user.optional(),
-  sender_chat: _chat.optional(),
-  message_thread_id: z.number().int().optional(),
-  is_topic_message: z.boolean().optional(),
-  is_automatic_forward: z.boolean().optional(),
-  text: z.string().optional(),
-  caption: z.string().optional(),
-});
+const _message = z.lazy(() =>
+  z.looseObject({
+    message_id: z.number().int(),
+    chat: _chat,
+    from: _user.optional(),
+    sender_chat: _chat.optional(),
+    message_thread_id: z.number().int().optional(),
+    is_topic_message: z.boolean().optional(),
+    is_automatic_forward: z.boolean().optional(),
+    text: z.string().optional(),
+    caption: z.string().optional(),
+  })
+);
 
-const _update = z.looseObject({ update_id: z.number().int() });
+const _update = z.lazy(() => z.looseObject({ update_id: z.number().int() }));
 
 /** A button click; `message` is the bot's message that carried the button. */
-const _callbackQuery = z.looseObject({
-  id: z.string().min(1),
-  from: _user,
-  message: _message.optional(),
-  data: z.string().optional(),
-});
+const _callbackQuery = z.lazy(() =>
+  z.looseObject({
+    id: z.string().min(1),
+    from: _user,
+    message: _message.optional(),
+    data: z.string().optional(),
+  })
+);
 
 /** Where a Telegram reply goes: the chat (id or @username), the topic (forums only) and the message answered. */
-const _target = z.object({
-  platform: z.literal("telegram"),
-  chat_id: z.union([z.number().int(), z.string().min(1)]),
-  message_id: z.number().int().optional(),
-  message_thread_id: z.number().int().optional(),
-});
+const _target = z.lazy(() =>
+  z.object({
+    platform: z.literal("telegram"),
+    chat_id: z.union([z.number().int(), z.string().min(1)]),
+    message_id: z.number().int().optional(),
+    message_thread_id: z.number().int().optional(),
+  })
+);
 
 /** A Telegram reply target, as stored with the message. */
 export type TelegramTarget = z.infer<typeof _target>;

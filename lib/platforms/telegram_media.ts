@@ -1,5 +1,5 @@
 // Telegram's media: a message's photo, document, sticker, voice, audio, video and video note as announced media, and their download through the Bot API's getFile with the bot token; runtime-neutral (fetch).
-import { z } from "zod";
+import * as z from "zod";
 import type { PlatformEnv } from "../chat/mod.ts";
 import {
   downloadMedia,
@@ -8,35 +8,41 @@ import {
   type PlatformMedia,
   type PlatformMediaKind,
 } from "../media/mod.ts";
+import { RATE_LIMIT_WAIT_OUT } from "../runtime/mod.ts";
 import { apiRoot, detail, jsonField, sendRequest } from "./_kit.ts";
 
 const _DEFAULT_API_ROOT = "https://api.telegram.org";
 const _TOKEN = /^[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/;
 
 /** The fields every Telegram file has, and those some kinds add. */
-const _file = z.looseObject({
-  file_id: z.string().min(1).max(512),
-  file_size: z.number().int().nonnegative().optional(),
-  file_name: z.string().optional(),
-  mime_type: z.string().optional(),
-  duration: z.number().optional(),
-});
+function _fileSchema() {
+  return z.looseObject({
+    file_id: z.string().min(1).max(512),
+    file_size: z.number().int().nonnegative().optional(),
+    file_name: z.string().optional(),
+    mime_type: z.string().optional(),
+    duration: z.number().optional(),
+  });
+}
 
-const _sticker = _file.extend({
-  is_animated: z.boolean().optional(),
-  is_video: z.boolean().optional(),
-});
-
-const _media = z.looseObject({
-  photo: z.array(_file).optional(),
-  document: _file.optional(),
-  animation: _file.optional(),
-  sticker: _sticker.optional(),
-  voice: _file.optional(),
-  audio: _file.optional(),
-  video: _file.optional(),
-  video_note: _file.optional(),
-  media_group_id: z.string().min(1).max(256).optional(),
+/** A message's media fields, built on the first parse (`z.lazy`): a start-up builds none. */
+const _media = z.lazy(() => {
+  const file = _fileSchema();
+  const sticker = file.extend({
+    is_animated: z.boolean().optional(),
+    is_video: z.boolean().optional(),
+  });
+  return z.looseObject({
+    photo: z.array(file).optional(),
+    document: file.optional(),
+    animation: file.optional(),
+    sticker: sticker.optional(),
+    voice: file.optional(),
+    audio: file.optional(),
+    video: file.optional(),
+    video_note: file.optional(),
+    media_group_id: z.string().min(1).max(256).optional(),
+  });
 });
 
 /**
@@ -49,7 +55,10 @@ export function telegramMedia(message: unknown): { media: PlatformMedia[]; album
   const parsed = _media.safeParse(message);
   if (!parsed.success) return { media: [] };
   const m = parsed.data;
-  const item = (kind: PlatformMediaKind, file: z.infer<typeof _file>): PlatformMedia => ({
+  const item = (
+    kind: PlatformMediaKind,
+    file: z.infer<ReturnType<typeof _fileSchema>>,
+  ): PlatformMedia => ({
     platform: "telegram",
     file: file.file_id,
     kind,
@@ -101,6 +110,8 @@ export async function fetchTelegramMedia(
     leaving: undefined,
     idempotent: true,
     secrets,
+    // Telegram's 429 asks for a wait: waited out within the media deadline, then asked again.
+    waitOut: RATE_LIMIT_WAIT_OUT,
     refused: ({ body }) => jsonField(body, "ok") === false,
     answered: ({ body }) => {
       found = {

@@ -1,5 +1,5 @@
 // Twilio Messaging adapter (SMS, and WhatsApp through Twilio): X-Twilio-Signature form webhooks in, empty TwiML acks, Messages REST API out; runtime-neutral (fetch, Web Crypto).
-import { z } from "zod";
+import * as z from "zod";
 import {
   type Ingress,
   type OutgoingFile,
@@ -30,21 +30,26 @@ const _ADDRESS = /^(?:[a-z]+:)?\+?[0-9A-Za-z_.-]{1,64}$/;
 export const EMPTY_TWIML = "<Response/>";
 const _ACK: WebhookAnswer = { status: 200, body: EMPTY_TWIML, contentType: "text/xml" };
 
-const _inbound = z.looseObject({
-  MessageSid: z.string().regex(_SID),
-  AccountSid: z.string().regex(_SID),
-  From: z.string().regex(_ADDRESS),
-  To: z.string().regex(_ADDRESS),
-  Body: z.string(),
-  ProfileName: z.string().max(256).optional(),
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _inbound = z.lazy(() =>
+  z.looseObject({
+    MessageSid: z.string().regex(_SID),
+    AccountSid: z.string().regex(_SID),
+    From: z.string().regex(_ADDRESS),
+    To: z.string().regex(_ADDRESS),
+    Body: z.string(),
+    ProfileName: z.string().max(256).optional(),
+  })
+);
 
 /** Where a Twilio reply goes: back from the number the message was sent to, to its sender. */
-const _target = z.object({
-  platform: z.literal("twilio"),
-  from: z.string().regex(_ADDRESS),
-  to: z.string().regex(_ADDRESS),
-});
+const _target = z.lazy(() =>
+  z.object({
+    platform: z.literal("twilio"),
+    from: z.string().regex(_ADDRESS),
+    to: z.string().regex(_ADDRESS),
+  })
+);
 
 /** A Twilio reply target, as stored with the message. */
 export type TwilioTarget = z.infer<typeof _target>;
@@ -221,6 +226,8 @@ export const twilioAdapter: PlatformAdapter<TwilioTarget> = {
   parse: (request, env) => _parse(request.body, env),
   send: _send,
   // An image as MMS media Twilio fetches from its signed link; any other file, or no link, as text.
+  // The platform fetches the signed link: MEDIA's bytes are never read for it.
+  filesByLink: true,
   sendFile: (target: TwilioTarget, file: OutgoingFile, caption, part, env) => {
     const media = twilioMediaUrl(file);
     return media

@@ -1,5 +1,5 @@
 // WhatsApp Business Cloud API adapter: GET handshake, X-Hub-Signature-256 webhooks in (text and media messages, clicks on baton's buttons), Graph API messages and typing out; runtime-neutral (fetch, Web Crypto).
-import { z } from "zod";
+import * as z from "zod";
 import {
   approvalClickText,
   type ClickAnswer,
@@ -56,51 +56,62 @@ const _EVENT_HORIZON_MS = _META_RETRY_MS;
 /** How long a message's delivery key is remembered: as long as the horizon lets it in. */
 const _KEY_MEMORY_MS = keyMemoryFor(_EVENT_HORIZON_MS);
 
-const _inbound = z.looseObject({
-  from: z.string().regex(_ID),
-  id: z.string().min(1).max(256),
-  /** Unix seconds, a decimal string as Meta sends it. */
-  timestamp: z.union([z.string(), z.number()]).optional(),
-  type: z.string(),
-  text: z.looseObject({ body: z.string() }).optional(),
-  interactive: z.unknown().optional(),
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _inbound = z.lazy(() =>
+  z.looseObject({
+    from: z.string().regex(_ID),
+    id: z.string().min(1).max(256),
+    /** Unix seconds, a decimal string as Meta sends it. */
+    timestamp: z.union([z.string(), z.number()]).optional(),
+    type: z.string(),
+    text: z.looseObject({ body: z.string() }).optional(),
+    interactive: z.unknown().optional(),
+  })
+);
 
-const _value = z.looseObject({
-  messaging_product: z.string().optional(),
-  metadata: z.looseObject({ phone_number_id: z.string().regex(_ID) }),
-  contacts: z.array(
-    z.looseObject({
-      wa_id: z.string().optional(),
-      profile: z.looseObject({ name: z.string().optional() }).optional(),
-    }),
-  ).optional(),
-  messages: z.array(z.unknown()).optional(),
-  statuses: z.array(z.unknown()).optional(),
-});
+const _value = z.lazy(() =>
+  z.looseObject({
+    messaging_product: z.string().optional(),
+    metadata: z.looseObject({ phone_number_id: z.string().regex(_ID) }),
+    contacts: z.array(
+      z.looseObject({
+        wa_id: z.string().optional(),
+        profile: z.looseObject({ name: z.string().optional() }).optional(),
+      }),
+    ).optional(),
+    messages: z.array(z.unknown()).optional(),
+    statuses: z.array(z.unknown()).optional(),
+  })
+);
 
-const _notification = z.looseObject({
-  object: z.string(),
-  entry: z.array(
-    z.looseObject({
-      changes: z.array(z.looseObject({ field: z.string(), value: z.unknown() })).optional(),
-    }),
-  ),
-});
+const _notification = z.lazy(() =>
+  z.looseObject({
+    object: z.string(),
+    entry: z.array(
+      z.looseObject({
+        changes: z.array(z.looseObject({ field: z.string(), value: z.unknown() })).optional(),
+      }),
+    ),
+  })
+);
 
-const _status = z.looseObject({
-  status: z.string().optional(),
-  errors: z.array(z.looseObject({ code: z.number().optional(), title: z.string().optional() }))
-    .optional(),
-});
+const _status = z.lazy(() =>
+  z.looseObject({
+    status: z.string().optional(),
+    errors: z.array(z.looseObject({ code: z.number().optional(), title: z.string().optional() }))
+      .optional(),
+  })
+);
 
 /** Where a WhatsApp reply goes: from the business number, to the customer, quoting their message. */
-const _target = z.object({
-  platform: z.literal("whatsapp"),
-  phone_number_id: z.string().regex(_ID),
-  to: z.string().regex(_ID),
-  message_id: z.string().min(1).max(256).optional(),
-});
+const _target = z.lazy(() =>
+  z.object({
+    platform: z.literal("whatsapp"),
+    phone_number_id: z.string().regex(_ID),
+    to: z.string().regex(_ID),
+    message_id: z.string().min(1).max(256).optional(),
+  })
+);
 
 /** A WhatsApp reply target, as stored with the message. */
 export type WhatsappTarget = z.infer<typeof _target>;
@@ -298,6 +309,8 @@ export const whatsappAdapter: PlatformAdapter<WhatsappTarget> = {
   handshake: _handshake,
   send: whatsappSend,
   // A file as media WhatsApp fetches from its signed link; without a link, its note in text.
+  // The platform fetches the signed link: MEDIA's bytes are never read for it.
+  filesByLink: true,
   sendFile: (target: WhatsappTarget, file: OutgoingFile, caption, part, env) => {
     const content = whatsappFileContent(file, caption);
     return content

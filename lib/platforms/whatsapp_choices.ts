@@ -1,5 +1,5 @@
 // WhatsApp's interactive messages for baton's choices: reply buttons or a list out, the tapped id back; runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 import type { Choice } from "../chat/mod.ts";
 
 /** Reply buttons: at most three, titles of at most 20 characters, a body of at most 1,024. */
@@ -49,12 +49,15 @@ function _cut(text: string, max: number): string {
   return [...text].slice(0, max).join("");
 }
 
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
 /** An inbound `interactive` message's tap: a reply button (`button_reply`) or a list row (`list_reply`). */
-const _tap = z.looseObject({
-  type: z.string(),
-  button_reply: z.looseObject({ id: z.string() }).optional(),
-  list_reply: z.looseObject({ id: z.string() }).optional(),
-});
+const _tap = z.lazy(() =>
+  z.looseObject({
+    type: z.string(),
+    button_reply: z.looseObject({ id: z.string() }).optional(),
+    list_reply: z.looseObject({ id: z.string() }).optional(),
+  })
+);
 
 /** The id of the button or row an inbound `interactive` object names, or undefined. */
 export function whatsappTapData(interactive: unknown): string | undefined {

@@ -1,5 +1,5 @@
 // WhatsApp's media: a Cloud API message's image, audio, voice note, document, sticker or video as announced media, and their download (media id → Graph URL → bytes, both with the access token); runtime-neutral (fetch).
-import { z } from "zod";
+import * as z from "zod";
 import type { PlatformEnv } from "../chat/mod.ts";
 import {
   type FetchedMedia,
@@ -7,6 +7,7 @@ import {
   type PlatformMedia,
   type PlatformMediaKind,
 } from "../media/mod.ts";
+import { RATE_LIMIT_WAIT_OUT } from "../runtime/mod.ts";
 import { apiRoot, detail, jsonField, sendRequest } from "./_kit.ts";
 import { bareType, downloadFromPlatform } from "./_file_download.ts";
 
@@ -16,16 +17,19 @@ const _MEDIA_ID = /^[0-9]{1,64}$/;
 /** Where Graph's media URLs point (`lookaside.fbsbx.com`) and Meta serves files from. */
 const _FILE_HOSTS = ["fbsbx.com", "facebook.com", "whatsapp.net", "fbcdn.net"];
 
-const _media = z.looseObject({
-  id: z.string().regex(_MEDIA_ID),
-  mime_type: z.string().optional(),
-  filename: z.string().optional(),
-  caption: z.string().optional(),
-  /** An audio message recorded in the app (a voice note). */
-  voice: z.boolean().optional(),
-  /** A sticker that moves. */
-  animated: z.boolean().optional(),
-});
+// Schemas are built on their first parse (`z.lazy`): a Worker's start-up builds none of them.
+const _media = z.lazy(() =>
+  z.looseObject({
+    id: z.string().regex(_MEDIA_ID),
+    mime_type: z.string().optional(),
+    filename: z.string().optional(),
+    caption: z.string().optional(),
+    /** An audio message recorded in the app (a voice note). */
+    voice: z.boolean().optional(),
+    /** A sticker that moves. */
+    animated: z.boolean().optional(),
+  })
+);
 
 /** The message types that carry media, each under its own key. */
 const _TYPES = ["image", "audio", "voice", "document", "sticker", "video"] as const;
@@ -95,6 +99,8 @@ export async function fetchWhatsappMedia(
     leaving: undefined,
     idempotent: true,
     secrets: [token],
+    // A 429 asks for a wait: waited out within the media deadline, then asked again.
+    waitOut: RATE_LIMIT_WAIT_OUT,
     answered: ({ body }) => {
       found = { url: jsonField(body, "url"), size: jsonField(body, "file_size") };
     },

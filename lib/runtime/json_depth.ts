@@ -1,5 +1,5 @@
 // Depth limits on JSON a request carries: how deep a parsed value nests, checked before anything is stored; runtime-neutral.
-import { z } from "zod";
+import * as z from "zod";
 
 // Why limits at all: a session keeps what a request carries (a client's tools, its response
 // schema) as JSON in its SQLite, and reads it back through SQLite's JSON functions, which refuse
@@ -60,8 +60,11 @@ export function jsonDepthError(value: unknown, limit: number): JsonDepthError | 
 /**
  * A JSON Schema a client sends (a tool's `parameters`, a response format's `schema`): an object
  * of any content, nested at most `MAX_SCHEMA_DEPTH` levels; deeper is an issue on the field.
+ * Built on first use (`z.lazy`), as every request schema: start-up builds no schema a route needs.
  */
-export const jsonSchemaObject = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
-  const error = jsonDepthError(value, MAX_SCHEMA_DEPTH);
-  if (error) ctx.addIssue({ code: "custom", message: error.message });
-});
+export const jsonSchemaObject = z.lazy(() =>
+  z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+    const error = jsonDepthError(value, MAX_SCHEMA_DEPTH);
+    if (error) ctx.addIssue({ code: "custom", message: error.message });
+  })
+);

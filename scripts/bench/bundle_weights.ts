@@ -101,6 +101,15 @@ export interface Metafile {
  * import — so a package missing here costs start-up its parsing, not its evaluation.
  */
 export function startupPackages(meta: Metafile): string[] {
+  return [...new Set(startupModules(meta).map(packageOf))].sort();
+}
+
+/**
+ * The input files evaluated when the bundle starts, as the metafile names them (relative to the
+ * bundler's working directory), sorted: the entry points and what they reach by static imports and
+ * `require` calls, not through `import()`.
+ */
+export function startupModules(meta: Metafile): string[] {
   const entries = Object.values(meta.outputs).flatMap((o) => o.entryPoint ? [o.entryPoint] : []);
   const seen = new Set<string>(entries);
   const queue = [...entries];
@@ -111,5 +120,5 @@ export function startupPackages(meta: Metafile): string[] {
       queue.push(edge.path);
     }
   }
-  return [...new Set([...seen].map(packageOf))].sort();
+  return [...seen].sort();
 }

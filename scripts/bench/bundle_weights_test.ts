@@ -5,6 +5,7 @@ import {
   packageOf,
   packageWeights,
   profileTimes,
+  startupModules,
   startupPackages,
 } from "./bundle_weights.ts";
 
@@ -36,7 +37,7 @@ Deno.test("packageWeights() splits an esbuild bundle at its module headers and g
   assert(lib.gzip > 0);
 });
 
-Deno.test("startupPackages() follows static imports and requires from the entry, not import()", () => {
+Deno.test("startupPackages(), startupModules() follow static imports and requires from the entry, not import()", () => {
   const imports = (...edges: [string, string][]) => edges.map(([path, kind]) => ({ path, kind }));
   const meta = {
     outputs: { "out/index.js": { entryPoint: "functions/index.ts" } },
@@ -59,6 +60,7 @@ Deno.test("startupPackages() follows static imports and requires from the entry,
     },
   };
   assertEquals(startupPackages(meta), ["ajv", "functions", "lib"]);
+  assertEquals(startupModules(meta), ["functions/index.ts", "lib/a.ts", "node_modules/ajv/x.js"]);
 });
 
 Deno.test("profileTimes() sums the samples but (idle), each until the next, and times the first", () => {

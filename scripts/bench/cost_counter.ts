@@ -8,8 +8,8 @@ import { bundleWorker } from "./worker.ts";
 const _PRELUDE = `
 import { AsyncLocalStorage } from "node:async_hooks";
 const C = globalThis.__benchCost = {
-  workerRequests: 0, doRequests: {}, sql: {}, d1: { read: 0, written: 0, unmetered: 0 },
-  subrequests: {}, modelWaitMs: 0, doActiveMs: 0, objects: new Set(), pending: [],
+  workerRequests: 0, doRequests: {}, sql: {}, d1: { read: 0, written: 0, unmetered: 0, statements: 0 },
+  subrequests: {}, modelWaitMs: 0, doActiveMs: 0, instances: {}, pending: [],
 };
 // Which object the running code belongs to: set on every entry into a Durable Object.
 export const objectContext = new AsyncLocalStorage();
@@ -102,21 +102,27 @@ function countStorage(storage) {
   // Key-value calls live in the hidden _cf_KV table, billed as rows: one per key asked, written
   // or deleted, one per key listed (at least one per list).
   const kv = storage.kv, { get, put, list } = kv, del = kv.delete;
-  const kvRows = rows("_cf_KV (kv API)");
-  kv.get = (...a) => { kvRows.statements++; kvRows.read++; return get.apply(kv, a); };
-  kv.put = (...a) => { kvRows.statements++; kvRows.written++; return put.apply(kv, a); };
-  kv.delete = (...a) => { kvRows.statements++; kvRows.written++; return del.apply(kv, a); };
+  // Looked up per call, never kept: a reset replaces the counts, and an object started before it
+  // (a warm chat's) must count into the new ones.
+  const kvRows = () => rows("_cf_KV (kv API)");
+  kv.get = (...a) => { kvRows().statements++; kvRows().read++; return get.apply(kv, a); };
+  kv.put = (...a) => { kvRows().statements++; kvRows().written++; return put.apply(kv, a); };
+  kv.delete = (...a) => { kvRows().statements++; kvRows().written++; return del.apply(kv, a); };
   kv.list = (...a) => {
     const all = [...list.apply(kv, a)];
-    kvRows.statements++;
-    kvRows.read += Math.max(1, all.length);
+    kvRows().statements++;
+    kvRows().read += Math.max(1, all.length);
     return all[Symbol.iterator]();
   };
   // "Each setAlarm is billed as a single row written" (deleteAlarm taken to cost the same).
-  const alarmRows = rows("(alarm)");
   for (const name of ["setAlarm", "deleteAlarm"]) {
     const fn = storage[name];
-    storage[name] = (...a) => { alarmRows.statements++; alarmRows.written++; return fn.apply(storage, a); };
+    storage[name] = (...a) => {
+      const alarmRows = rows("(alarm)");
+      alarmRows.statements++;
+      alarmRows.written++;
+      return fn.apply(storage, a);
+    };
   }
 }
 
@@ -129,8 +135,10 @@ function countD1(db) {
         const value = Reflect.get(target, key, target);
         if (typeof value !== "function") return value;
         if (key === "bind") return (...a) => statement(value.apply(target, a));
-        if (key === "run" || key === "all") return (...a) => busyWhile(() => value.apply(target, a));
-        if (key === "first" || key === "raw") C.d1.unmetered++;
+        if (key === "run" || key === "all") {
+          return (...a) => (C.d1.statements++, busyWhile(() => value.apply(target, a)));
+        }
+        if (key === "first" || key === "raw") C.d1.unmetered++, C.d1.statements++;
         return value.bind(target);
       },
     });
@@ -156,8 +164,10 @@ function countD1(db) {
       if (typeof value !== "function") return value;
       if (key === "prepare") return (...a) => statement(value.apply(target, a));
       if (key === "batch") {
-        return (list, ...a) =>
-          busyWhile(() => value.call(target, list.map((s) => realStatement.get(s) ?? s), ...a));
+        return (list, ...a) => {
+          C.d1.statements += list.length;
+          return busyWhile(() => value.call(target, list.map((s) => realStatement.get(s) ?? s), ...a));
+        };
       }
       return value.bind(target);
     },
@@ -202,6 +212,8 @@ function counted(Base, className) {
     constructor(ctx, env) {
       countStorage(ctx.storage);
       const id = \`\${className}#\${++nextObject}\`;
+      // An instance started: in this local run, a new object (none is evicted while measured).
+      add(C.instances, className);
       const waitUntil = ctx.waitUntil;
       ctx.waitUntil = (p) => {
         enter(id);
@@ -253,12 +265,12 @@ function report(reset) {
   const body = {
     worker_requests: C.workerRequests, do_requests: C.doRequests, sql: C.sql, d1: C.d1,
     subrequests: C.subrequests, model_wait_ms: C.modelWaitMs, do_active_ms: C.doActiveMs,
-    busy_objects: busyObjects(),
+    instances: C.instances, busy_objects: busyObjects(),
   };
   if (reset) {
     Object.assign(C, {
-      workerRequests: 0, doRequests: {}, sql: {}, d1: { read: 0, written: 0, unmetered: 0 },
-      subrequests: {}, modelWaitMs: 0, doActiveMs: 0,
+      workerRequests: 0, doRequests: {}, sql: {}, d1: { read: 0, written: 0, unmetered: 0, statements: 0 },
+      subrequests: {}, modelWaitMs: 0, doActiveMs: 0, instances: {},
     });
   }
   return body;
@@ -284,8 +296,11 @@ export interface CostCounts {
   do_requests: Record<string, number>;
   /** SQLite rows by table (cursor `rowsRead`/`rowsWritten`; the KV API and alarms as billed). */
   sql: Record<string, { read: number; written: number; statements: number }>;
-  /** D1 rows from result metas (`unmetered`: first()/raw() calls, which carry none). */
-  d1: { read: number; written: number; unmetered: number };
+  /**
+   * D1 rows from result metas (`unmetered`: first()/raw() calls, which carry none), and the
+   * statements run (each of a batch counted).
+   */
+  d1: { read: number; written: number; unmetered: number; statements: number };
   /** Outgoing fetches: "model", "platform" (a bot API), or the host. */
   subrequests: Record<string, number>;
   /** Time Durable Objects spent waiting on model calls. */
@@ -295,6 +310,8 @@ export interface CostCounts {
    * unfinished, summed over objects (workerd's clock moves on I/O, so CPU-only stretches are 0).
    */
   do_active_ms: number;
+  /** Durable Object instances started, by class: in a local run, the new objects. */
+  instances: Record<string, number>;
   /** Objects with unfinished work at the moment of reading (not reset). */
   busy_objects: number;
 }

@@ -83,6 +83,8 @@ export async function cost(rig: Rig, report: Report): Promise<void> {
     "rows written per turn, by table, and the promise each buys",
     _rowsTable(measured),
   );
+  const first = _firstMessageTable(measured);
+  if (first) report.section("a new chat's first message beside a warm chat's, per message", first);
   for (const m of measured) {
     report.joined(`cost: ${m.label}: $ per million turns / rows written per turn / DO active ms`, {
       [`cost_${m.key}_usd_per_million`]: r2(m.cost.total),
@@ -397,5 +399,47 @@ function _rowsTable(measured: _Measured[]): string {
     `| table | ${batonKinds.map((m) => m.label).join(" | ")} | promise it buys |`,
     `|---|${batonKinds.map(() => "---|").join("")}---|`,
     ...rows,
+  ].join("\n");
+}
+
+/**
+ * What a new chat's first message does that a warm chat's does not (issue 32, "first message like
+ * the hundredth"), per message: objects started, calls, statements table by table, alarms, D1
+ * statements. Markdown; null when either kind was not measured.
+ */
+function _firstMessageTable(measured: _Measured[]): string | null {
+  const warm = measured.find((m) => m.key === "tg_warm");
+  const fresh = measured.find((m) => m.key === "tg_new");
+  if (!warm || !fresh) return null;
+  const rows: [string, (m: _Measured) => number][] = [];
+  const keysOf = (pick: (m: _Measured) => Record<string, unknown>) =>
+    [...new Set([...Object.keys(pick(warm)), ...Object.keys(pick(fresh))])].sort();
+  for (const k of keysOf((m) => m.counts.instances ?? {})) {
+    rows.push([`Durable Objects started: ${k}`, (m) => m.counts.instances?.[k] ?? 0]);
+  }
+  for (const k of keysOf((m) => m.counts.do_requests)) {
+    rows.push([`DO requests: ${k}`, (m) => m.counts.do_requests[k] ?? 0]);
+  }
+  for (const t of keysOf((m) => m.counts.sql)) {
+    rows.push([`SQLite statements: ${t}`, (m) => m.counts.sql[t]?.statements ?? 0]);
+  }
+  const total = (m: _Measured, f: "statements" | "written") =>
+    Object.values(m.counts.sql).reduce((a, t) => a + t[f], 0);
+  rows.push(["SQLite statements, all", (m) => total(m, "statements")]);
+  rows.push(["SQLite rows written, all", (m) => total(m, "written")]);
+  rows.push(["D1 statements", (m) => m.counts.d1.statements ?? 0]);
+  rows.push(["D1 rows written", (m) => m.counts.d1.written]);
+  for (const k of keysOf((m) => m.counts.subrequests)) {
+    rows.push([`subrequests: ${k}`, (m) => m.counts.subrequests[k] ?? 0]);
+  }
+  const per = (m: _Measured, f: (m: _Measured) => number) => f(m) / m.n;
+  return [
+    "| per message | warm chat | new chat | new − warm |",
+    "|---|---|---|---|",
+    ...rows.map(([label, f]) =>
+      `| ${label} | ${r2(per(warm, f))} | ${r2(per(fresh, f))} | ${
+        r2(per(fresh, f) - per(warm, f))
+      } |`
+    ),
   ].join("\n");
 }

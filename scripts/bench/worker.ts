@@ -28,7 +28,13 @@ export interface BenchWorker {
  */
 export async function startBundled(
   scriptPath: string,
-  opts: { vars: Record<string, string>; durableObjects?: Record<string, string>; media?: boolean },
+  opts: {
+    vars: Record<string, string>;
+    durableObjects?: Record<string, string>;
+    media?: boolean;
+    /** workerd's V8 inspector port, for CPU profiles (see profile.ts). */
+    inspectorPort?: number;
+  },
 ): Promise<BenchWorker> {
   const before = await workerdPids();
   const { mf, url } = await startMiniflare(scriptPath, opts);

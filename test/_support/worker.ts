@@ -133,6 +133,8 @@ export async function startMiniflare(
      * sends is handed, raw, to `onMail`.
      */
     onMail?: (raw: string) => void;
+    /** Open workerd's V8 inspector (CDP) on this port, for CPU profiles (scripts/bench/profile.ts). */
+    inspectorPort?: number;
   },
 ): Promise<{ mf: Miniflare; url: string }> {
   const directory = opts.directory ?? "migrated";
@@ -187,6 +189,7 @@ export async function startMiniflare(
     durableObjectsPersist: opts.persistDir ?? false,
     port: 0,
     host: "127.0.0.1",
+    ...(opts.inspectorPort ? { inspectorPort: opts.inspectorPort } : {}),
   });
   try {
     const url = (await mf.ready).href;
