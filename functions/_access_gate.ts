@@ -62,7 +62,7 @@ export async function gateMessage(
   const tokenCap = c.var.config.spend.userTokensPerDay;
   const spends = tokenCap !== null && !answered;
   if (verdict.kind === "allowed" && !pair && !memory && !usage && !counts && !spends) {
-    return _withSpend(admitted, event, command);
+    return _withSpend(admitted, event, command, false);
   }
 
   const notices = _notices(c, adapter, message);
@@ -144,7 +144,7 @@ export async function gateMessage(
     const answer = await record.memoryCommand(memory, message.deliveryKey);
     return (await notices.send(answer, true, "memory command", { to: record })).response;
   }
-  if (!pair) return _withSpend(admitted, event, command);
+  if (!pair) return _withSpend(admitted, event, command, spends);
   const answer = isAdmin ? await _pair(c, pair.argument, senderEntry(sender)) : PAIR_TEXTS.notAdmin;
   return (await notices.send(answer, true, "pair command", { to: record })).response;
 }
@@ -158,12 +158,11 @@ function _withSpend(
   admitted: Admission,
   event: ChatEvent,
   command: Admission["command"],
+  reserved: boolean,
 ): Admission {
   if (command && command.command !== "steer") return admitted; // answered, never a model turn
-  return {
-    ...admitted,
-    spend: { record: `sender:${senderEntry(event.sender)}`, key: event.deliveryKey },
-  };
+  const record = `sender:${senderEntry(event.sender)}`;
+  return { ...admitted, spend: { record, key: event.deliveryKey, reserved } };
 }
 
 /** The reply to `/usage`: this chat's and its sender's tokens today and yesterday (UTC). */

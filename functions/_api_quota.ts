@@ -4,6 +4,7 @@ import { accessStub } from "./access_client.ts";
 import { type App, jsonError, RequestError } from "./_http.ts";
 import { errorText, log } from "../lib/runtime/mod.ts";
 import { budgetExceeded } from "./_spend.ts";
+import type { TurnSpendRecord } from "../lib/session/mod.ts";
 
 const _MINUTE_MS = 60_000;
 
@@ -68,7 +69,11 @@ export const apiTurnQuota: MiddlewareHandler<App> = async (c, next) => {
     if (refusal) return refusal;
   }
   // The tenant's day's usage is summed whether or not a cap is set: settled after the turn.
-  _spends.set(c.req.raw, { record: `tenant:${c.var.tenant.name}`, key: deliveryKey });
+  _spends.set(c.req.raw, {
+    record: `tenant:${c.var.tenant.name}`,
+    key: deliveryKey,
+    reserved: tokenCap !== null,
+  });
   await next();
   // The route threw (the app answered it): `c.error`. Only this request's own key is given back —
   // a client's key may name an earlier turn, which must stay counted.
@@ -85,13 +90,13 @@ export const apiTurnQuota: MiddlewareHandler<App> = async (c, next) => {
 };
 
 /** The reservations `apiTurnQuota` took, by request: the turn's message carries its own. */
-const _spends = new WeakMap<Request, { record: string; key: string }>();
+const _spends = new WeakMap<Request, TurnSpendRecord>();
 
 /**
  * The tenant record this request's turn settles its tokens with (`InboundMessage.spend`): its
  * reservation under `TENANT_TOKENS_PER_DAY`, else the tenant's day's sums; empty off a turn route.
  */
-export function requestSpend(c: Context<App>): { spend?: { record: string; key: string } } {
+export function requestSpend(c: Context<App>): { spend?: TurnSpendRecord } {
   const spend = _spends.get(c.req.raw);
   return spend ? { spend } : {};
 }

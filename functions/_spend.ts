@@ -21,7 +21,8 @@ export function sessionSpend(env: Env, spend: SpendConfig): TurnSpendOptions {
     async settle(message, used) {
       if (!message.spend) return;
       try {
-        await accessStub(env, message.spend.record).settleTokens(message.spend.key, used);
+        const { record, key, reserved } = message.spend;
+        await accessStub(env, record).settleTokens(key, used, reserved);
       } catch (error) {
         // The reservation then counts for the rest of the day: over-counted, never under.
         log.warn("spend: a turn's token reservation was not settled", {

@@ -83,10 +83,11 @@ export class AccessDO extends DurableObject<Env> {
 
   /**
    * Settles the token reservation `key` (taken by `admit` with `tokens`) with what its turn used
-   * (lib/access/token_budget.ts); a second settlement counts nothing.
+   * (lib/access/token_budget.ts); a second settlement counts nothing. `reserved: false`: the
+   * turn took no reservation (no cap set), so none is read.
    */
-  settleTokens(key: string, used: TokenCounts): boolean {
-    return this.#bound(() => settleTokens(this.ctx.storage.kv, key, used, Date.now()));
+  settleTokens(key: string, used: TokenCounts, reserved?: boolean): boolean {
+    return this.#bound(() => settleTokens(this.ctx.storage.kv, key, used, Date.now(), reserved));
   }
 
   /** This sender's (or tenant's) tokens on UTC day `day` (`YYYY-MM-DD`), reservations included. */

@@ -1,6 +1,6 @@
 // Daily token caps end to end: USER_TOKENS_PER_DAY under 50 messages at once across a user's sessions, TENANT_TOKENS_PER_DAY's 429 budget_exceeded with its reset time; Deno + Miniflare.
 import { assert, assertStrictEquals } from "@std/assert";
-import { chat, chatReply, json, until } from "./_support/clients.ts";
+import { API_KEY, chat, chatReply, json, until } from "./_support/clients.ts";
 import { pause } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -17,7 +17,7 @@ const baton = sharedBaton({
     TELEGRAM_WEBHOOK_SECRET: SECRET,
     TELEGRAM_BOT_TOKEN: TOKEN,
     ACCESS_POLICY: "allowlist",
-    ALLOWED_USERS: "telegram:5301",
+    ALLOWED_USERS: "telegram:5301,telegram:5302",
     GATEWAY_API_KEYS: `spender:${SPENDER}`,
     USER_TOKENS_PER_DAY: "1000",
     TENANT_TOKENS_PER_DAY: "500",
@@ -103,6 +103,27 @@ baton.test(
     const retryAfter = Number(res.headers.get("retry-after"));
     assert(retryAfter > 0 && retryAfter <= 86_400, String(retryAfter));
     assertStrictEquals(fake.requests.length, before + 2, "no model call for the refused turn");
+  },
+);
+
+baton.test(
+  "USER_TOKENS_PER_DAY: each settled turn gives back what it reserved and did not use, so turns that use little fit more than the day's reservations",
+  async (worker, fake, platform) => {
+    const small = { prompt_tokens: 80, completion_tokens: 20 };
+    fake.script((req) => ({ kind: "text", text: `re ${req.lastUserText}`, usage: small }));
+    const [user, group] = [5302, -1005311];
+    // Four turns reserve the user's 1,000 (250 each); a fifth fits only once they settled at 100.
+    for (let i = 1; i <= 5; i++) {
+      const answer = await json(await tg(worker, user, `s${i}`, group));
+      assertStrictEquals(answer.ignored, undefined, `s${i}: ${JSON.stringify(answer)}`);
+      await until(() => sentTo(platform, [group]).includes(`re s${i}`), `the reply to s${i}`);
+      await until(async () => {
+        const res = await worker.fetch("/v1/usage?user=telegram:5302", {
+          headers: { authorization: `Bearer ${API_KEY}` },
+        });
+        return (await json(res)).totals?.turns === i;
+      }, `turn ${i} settled`);
+    }
   },
 );
 

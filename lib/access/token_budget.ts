@@ -11,10 +11,12 @@ const _DAY_MS = 24 * 60 * 60 * 1000;
 const _USAGE = "usage:";
 /** Reservations not settled yet, by key: each counts against the day it was taken on. */
 const _HELD = "budget_held";
-/** The keys of the latest turns settled: a settlement retried after it landed counts nothing. */
+/** Where an older version kept the keys of the latest turns settled (now in each day's row). */
 const _SETTLED = "budget_settled";
-/** How many settled keys are remembered (a retry follows its first try within seconds). */
+/** How many settled keys a day's row remembers (a retry follows its first try within seconds). */
 const _SETTLED_KEEP = 100;
+/** How long after midnight a settlement also looks for its key in yesterday's row. */
+const _LOOK_BACK_MS = 60 * 60 * 1000;
 /** When the last over-budget notice was counted as sent. */
 export const BUDGET_NOTICE_AT = "budget_notice_at";
 /** Days of usage a record keeps; older days are dropped as new ones are written. */
@@ -56,6 +58,20 @@ export type BudgetVerdict =
 interface _Held {
   tokens: number;
   day: string;
+}
+
+/**
+ * `usage:<day>`: the day's sums, and the keys of the latest turns summed into it (`settled`, at
+ * most `_SETTLED_KEEP`: a settlement retried after it landed counts nothing). Kept in the row the
+ * turn is written to, so a settlement is one row written, not two.
+ */
+interface _Row {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  cost?: number;
+  turns: number;
+  settled?: string[];
 }
 
 export { utcDay };
@@ -101,27 +117,45 @@ export function reserveTokens(
  * Settles turn `key`: a reservation it took is replaced by what it really used, added to the day
  * it was reserved on; a turn that reserved nothing (no cap applies: the record's usage is summed
  * all the same) is added to today, when it used any tokens. True when this counted it; a second
- * settlement (a retried call) changes nothing, so a turn is summed once.
+ * settlement (a retried call) changes nothing, so a turn is summed once: the day's row keeps the
+ * keys it summed, and in the first hour of a day yesterday's are looked at too (a retry follows
+ * its first try within seconds, maybe across midnight). `reserved: false`: the caller knows the
+ * turn took no reservation (no cap was set), so none is read. One read and one write of the day's
+ * row; a reservation adds one of each.
  */
 export function settleTokens(
   storage: RecordStorage,
   key: string,
   used: TokenCounts,
   now: number,
+  reserved?: boolean,
 ): boolean {
-  const settled = storage.get<string[]>(_SETTLED) ?? [];
-  if (settled.includes(key)) return false;
-  const held = storage.get<Record<string, _Held>>(_HELD) ?? {};
-  const entry = held[key];
   const any = _count(used.prompt_tokens) + _count(used.completion_tokens) > 0;
+  if (!any && reserved === false) return false;
+  const held = reserved === false ? {} : storage.get<Record<string, _Held>>(_HELD) ?? {};
+  const entry = held[key];
   if (!entry && !any) return false;
   if (entry) {
     delete held[key];
     storage.put(_HELD, held);
   }
-  storage.put(_SETTLED, [...settled.slice(1 - _SETTLED_KEEP), key]);
   // Nothing used (a `/steer` taken into a running turn): the reservation is freed, no turn counted.
-  if (any) addTokens(storage, entry?.day ?? utcDay(now), used, now);
+  if (!any) return true;
+  const today = utcDay(now);
+  const day = entry?.day ?? today;
+  const row = storage.get<_Row>(`${_USAGE}${day}`);
+  const { keys, legacy } = _settledKeys(storage, row);
+  if (keys.includes(key)) return false; // freed above, if a redelivery had reserved it again
+  if (!entry && now - Date.parse(today) < _LOOK_BACK_MS) {
+    const yesterday = storage.get<_Row>(`${_USAGE}${utcDay(now - _DAY_MS)}`);
+    if (yesterday?.settled?.includes(key)) return false;
+  }
+  _addTokens(storage, day, row, [...keys.slice(1 - _SETTLED_KEEP), key], used);
+  if (legacy) storage.delete(_SETTLED); // carried into the row just written
+  // The day past retention, dropped on today's first turn: a delete is a row written, billed.
+  if (day === today && row === undefined) {
+    storage.delete(`${_USAGE}${utcDay(now - _KEEP_DAYS * _DAY_MS)}`);
+  }
   return true;
 }
 
@@ -135,24 +169,38 @@ export function dropReservation(storage: RecordStorage, key: string): boolean {
 }
 
 /**
- * Adds one settled turn's counts to `day`, and on today's first turn drops the day the record no
- * longer keeps: a delete is a row written, billed, and a day's later turns would repeat it.
+ * The keys a day's row says it summed. A row without them was written by an older version, which
+ * kept the latest keys in a list of their own (`budget_settled`): that list is read instead, to
+ * be carried into the row written next and then dropped (`legacy`), so a retried settlement of a
+ * turn settled before a deploy still counts nothing. A day's first turn reads it (absent) once.
  */
-export function addTokens(storage: RecordStorage, day: string, used: TokenCounts, now: number) {
-  const today = utcDay(now);
-  const firstToday = storage.get(`${_USAGE}${today}`) === undefined;
-  const sum = _usage(storage, day);
-  const prompt = _count(used.prompt_tokens);
-  const completion = _count(used.completion_tokens);
-  const row = {
-    prompt_tokens: sum.prompt_tokens + prompt,
-    completion_tokens: sum.completion_tokens + completion,
+function _settledKeys(
+  storage: RecordStorage,
+  row: _Row | undefined,
+): { keys: string[]; legacy: boolean } {
+  if (row?.settled) return { keys: row.settled, legacy: false };
+  const legacy = storage.get<string[]>(_SETTLED);
+  return { keys: legacy ?? [], legacy: legacy !== undefined };
+}
+
+/** Adds one settled turn's counts to `day`'s row (`row`: as read), with the keys it has summed. */
+function _addTokens(
+  storage: RecordStorage,
+  day: string,
+  row: _Row | undefined,
+  settled: string[],
+  used: TokenCounts,
+) {
+  const sum = _sums(row);
+  const next: _Row = {
+    prompt_tokens: sum.prompt_tokens + _count(used.prompt_tokens),
+    completion_tokens: sum.completion_tokens + _count(used.completion_tokens),
     cached_tokens: sum.cached_tokens + _count(used.cached_tokens),
     cost: sum.cost + _money(used.cost),
     turns: sum.turns + 1,
+    settled,
   };
-  storage.put(`${_USAGE}${day}`, row);
-  if (firstToday) storage.delete(`${_USAGE}${utcDay(now - _KEEP_DAYS * _DAY_MS)}`);
+  storage.put(`${_USAGE}${day}`, next);
 }
 
 /** What the record's turns used on `day` (`YYYY-MM-DD`), reservations not settled included. */
@@ -166,13 +214,11 @@ export function dayUsage(storage: RecordStorage, day: string): DayUsage {
 
 /** The settled usage of `day`, zeros when none. */
 function _usage(storage: RecordStorage, day: string): Omit<DayUsage, "day" | "reserved_tokens"> {
-  const row = storage.get<{
-    prompt_tokens: number;
-    completion_tokens: number;
-    cached_tokens: number;
-    cost?: number;
-    turns: number;
-  }>(`${_USAGE}${day}`);
+  return _sums(storage.get<_Row>(`${_USAGE}${day}`));
+}
+
+/** A day's row as usage figures, zeros when none. */
+function _sums(row: _Row | undefined): Omit<DayUsage, "day" | "reserved_tokens"> {
   const prompt = row?.prompt_tokens ?? 0;
   const completion = row?.completion_tokens ?? 0;
   return {

@@ -91,14 +91,21 @@ Deno.test("admitToRecord() refuses a turn over its token budget without counting
   assertEquals(ask("a").kind, "admitted"); // a redelivery
 });
 
-Deno.test("settleTokens() writes two rows per turn: the day past retention is dropped on a day's first turn only", () => {
+// A record whose reads and writes are listed, as a Durable Object bills them (rows read, rows written).
+function countedRecord() {
   const record = memoryRecordStorage();
-  const writes: string[] = [];
+  const calls: string[] = [];
   const counted = {
     ...record,
-    put: (key: string, value: unknown) => (writes.push(`put ${key}`), record.put(key, value)),
-    delete: (key: string) => (writes.push(`delete ${key}`), record.delete(key)),
+    get: <T>(key: string) => (calls.push(`get ${key}`), record.get<T>(key)),
+    put: (key: string, value: unknown) => (calls.push(`put ${key}`), record.put(key, value)),
+    delete: (key: string) => (calls.push(`delete ${key}`), record.delete(key)),
   };
+  return { record, counted, calls };
+}
+
+Deno.test("settleTokens() writes one row per turn: the day past retention is dropped on a day's first turn only", () => {
+  const { record, counted, calls } = countedRecord();
   const day = 86_400_000;
   const old = utcDay(T0 - 62 * day);
   record.put(`usage:${old}`, {
@@ -110,9 +117,63 @@ Deno.test("settleTokens() writes two rows per turn: the day past retention is dr
   const used = { prompt_tokens: 10, completion_tokens: 5 };
   assert(settleTokens(counted, "t1", used, T0));
   assertEquals(record.keys().includes(`usage:${old}`), false, "dropped on the day's first turn");
-  writes.length = 0;
-  for (let i = 2; i <= 4; i++) assert(settleTokens(counted, `t${i}`, used, T0 + i));
-  // Each a key-value row written, billed: the settled keys and the day's sums, nothing more.
-  assertEquals(writes, Array(3).fill(["put budget_settled", `put usage:${utcDay(T0)}`]).flat());
+  calls.length = 0;
+  for (let i = 2; i <= 4; i++) assert(settleTokens(counted, `t${i}`, used, T0 + i, false));
+  // A turn that reserved nothing: one read and one write (a billed row) of the day's row, which
+  // holds the day's sums and the keys it settled, nothing more.
+  const today = `usage:${utcDay(T0)}`;
+  assertEquals(calls, Array(3).fill([`get ${today}`, `put ${today}`]).flat());
   assertEquals(dayUsage(record, utcDay(T0)).turns, 4);
+});
+
+Deno.test("settleTokens() settles a reservation in two reads and two writes: the reservations and the day's row", () => {
+  const { record, counted, calls } = countedRecord();
+  const used = { prompt_tokens: 10, completion_tokens: 5 };
+  assert(settleTokens(counted, "t0", used, T0)); // the day's row exists
+  reserveTokens(record, { limit: 1_000, estimate: 100, key: "t1" }, T0);
+  calls.length = 0;
+  assert(settleTokens(counted, "t1", used, T0 + 1));
+  const today = `usage:${utcDay(T0)}`;
+  assertEquals(calls.sort(), [
+    "get budget_held",
+    `get ${today}`,
+    "put budget_held",
+    `put ${today}`,
+  ]);
+  calls.length = 0;
+  assert(!settleTokens(counted, "t1", used, T0 + 2)); // retried: counted once
+  assertEquals(calls.filter((c) => c.startsWith("put")), []);
+  assertEquals(dayUsage(record, utcDay(T0)).turns, 2);
+});
+
+Deno.test("settleTokens() counts a turn once when its settlement is retried across UTC midnight", () => {
+  const record = memoryRecordStorage();
+  const midnight = nextUtcMidnight(T0);
+  const used = { prompt_tokens: 10, completion_tokens: 5 };
+  const [before, after] = [utcDay(midnight - 1), utcDay(midnight)];
+  // No cap: counted on the day it settled; its retry seconds later, in the next day, counts nothing.
+  assert(settleTokens(record, "free", used, midnight - 1_000, false));
+  assert(!settleTokens(record, "free", used, midnight + 5_000, false));
+  assert(!settleTokens(record, "free", used, midnight + 5_000));
+  // Reserved before midnight, settled after: counted on the day it reserved, once.
+  reserveTokens(record, { limit: 1_000, estimate: 100, key: "capped" }, midnight - 2_000);
+  assert(settleTokens(record, "capped", used, midnight + 1_000));
+  assert(!settleTokens(record, "capped", used, midnight + 6_000));
+  assertEquals([dayUsage(record, before).turns, dayUsage(record, after).turns], [2, 0]);
+  assertEquals(dayUsage(record, before).reserved_tokens, 0);
+});
+
+Deno.test("settleTokens() honours the settled keys an older version kept in budget_settled, then drops them", () => {
+  const record = memoryRecordStorage();
+  const used = { prompt_tokens: 10, completion_tokens: 5 };
+  const today = `usage:${utcDay(T0)}`;
+  // As the old shape left it: the day's sums without keys, the keys in a list of their own.
+  record.put(today, { prompt_tokens: 10, completion_tokens: 5, cached_tokens: 0, turns: 1 });
+  record.put("budget_settled", ["before-deploy"]);
+  assert(!settleTokens(record, "before-deploy", used, T0)); // its retry after the deploy
+  assert(settleTokens(record, "after-deploy", used, T0 + 1));
+  assertEquals(record.keys().includes("budget_settled"), false, "carried into the day's row");
+  assert(!settleTokens(record, "before-deploy", used, T0 + 2, false));
+  assert(!settleTokens(record, "after-deploy", used, T0 + 3, false));
+  assertEquals(dayUsage(record, utcDay(T0)).turns, 2);
 });

@@ -1,6 +1,6 @@
 // A chat event as its session stores it: the adapter's parsed message with the access gate's verdict carried along, nothing recomputed; runtime-neutral.
 import type { ParsedCommand, PlatformMessage } from "../chat/mod.ts";
-import type { InboundMessage } from "../session/types.ts";
+import type { InboundMessage, TurnSpendRecord } from "../session/types.ts";
 
 /**
  * What the access gate decided about a message it let through, decided once and carried with the
@@ -12,7 +12,7 @@ export interface Admission {
   /** The message's command, parsed at the gate (null: an ordinary text). */
   command: ParsedCommand | null;
   /** The daily token reservation the gate took for the turn (`InboundMessage.spend`). */
-  spend?: { record: string; key: string };
+  spend?: TurnSpendRecord;
 }
 
 /**

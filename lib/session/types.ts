@@ -14,6 +14,22 @@ import type { InspectedCompaction } from "./inspection.ts";
 import type { SnapshotMedium } from "./snapshot_media.ts";
 import type { MediaItem, PlatformMedia } from "../media/mod.ts";
 
+/**
+ * The access record a turn's tokens are settled with (`InboundMessage.spend`), and the key it
+ * settles under (its reservation's, where a daily cap took one).
+ */
+export interface TurnSpendRecord {
+  /** The access object: `sender:<platform:user>` or `tenant:<name>`. */
+  record: string;
+  key: string;
+  /**
+   * Whether a daily cap reserved tokens under `key`. False: none was taken (no cap set), so
+   * the settlement reads no reservation. Absent (jobs, messages stored before it was carried):
+   * one is looked for.
+   */
+  reserved?: boolean;
+}
+
 /** A message handed to a session. */
 export interface InboundMessage {
   text: string;
@@ -83,7 +99,7 @@ export interface InboundMessage {
    * token_budget.ts): the access object `record` (a sender's, a tenant's) and the reservation's
    * `key`, settled with the turn's real usage once it is stored. Absent: no cap reserved for it.
    */
-  spend?: { record: string; key: string };
+  spend?: TurnSpendRecord;
   /**
    * A chat message (chat platforms, the generic webhook): its command, parsed once where it
    * arrived (the Worker's access gate, `chatInbound`), or null for an ordinary text — which may
