@@ -3,7 +3,7 @@ import { type ChatMessage, ModelError, type PendingCall } from "../agent/mod.ts"
 import { turnFiles } from "../agent/tool_files.ts";
 import { deadlineSignal } from "../runtime/deadline.ts";
 import { abortable } from "./abortable.ts";
-import { interruptedTurn } from "./transcript.ts";
+import { interruptedTurn } from "./interrupted_turn.ts";
 import type {
   InboundMessage,
   TurnApprovals,

@@ -1,6 +1,7 @@
 // The session's transcript: every kept message of every conversation, and the window a turn sees; runtime-neutral.
 import type { ChatMessage } from "../agent/mod.ts";
 import { num, type Row, type SessionDb, type SqlValue, str, type Tx } from "./session_db.ts";
+import { interruptedTurn } from "./interrupted_turn.ts";
 import { SpillStore } from "./spill.ts";
 import { snapshotMedia, type SnapshotMedium } from "./snapshot_media.ts";
 
@@ -387,21 +388,4 @@ function _sum(sizes: number[], n: number): number {
 /** The spill owner of transcript row `id`'s parts. */
 function _owner(id: number): string {
   return `transcript:${id}:`;
-}
-
-/** An ended turn's messages as kept: the paired prefix, then `(interrupted: why)`. */
-export function interruptedTurn(messages: ChatMessage[], why: string): ChatMessage[] {
-  return [..._pairedPrefix(messages), { role: "assistant", content: `(interrupted: ${why})` }];
-}
-
-/** The longest prefix in which every assistant tool call has its result. */
-function _pairedPrefix(messages: ChatMessage[]): ChatMessage[] {
-  let end = 0;
-  let open = 0;
-  for (const [i, message] of messages.entries()) {
-    if (message.role === "assistant") open = message.tool_calls?.length ?? 0;
-    else if (message.role === "tool") open--;
-    if (open <= 0) end = i + 1;
-  }
-  return messages.slice(0, end);
 }
