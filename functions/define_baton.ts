@@ -4,8 +4,7 @@ import { AccessDO } from "./access_do.ts";
 import { ConversationPointerDO } from "./conversation_pointer_do.ts";
 import type { Env } from "./env.ts";
 import { IdempotencyKeyDO } from "./idempotency_key_do.ts";
-import { usePdfjs } from "../lib/media/pdf_text.ts";
-import { loadPdfjs } from "./pdfjs/load_pdfjs.ts";
+import { type PdfjsLoader, usePdfjs } from "../lib/media/pdf_text.ts";
 import { type EmailHandler, emailHandler } from "./email_route.ts";
 import { batonApp } from "./routes.ts";
 import { SessionDO } from "./session_do.ts";
@@ -13,9 +12,17 @@ import { SessionDO } from "./session_do.ts";
 /**
  * What a deployment defines: its tools, its system prompt (a text or a function of the turn's
  * context), per-platform and per-channel prompts and tools, setting defaults (env vars win), the
- * model names and its hooks. See docs/guides/library.md.
+ * model names, its hooks, and whether it reads PDFs. See docs/guides/library.md.
  */
-export type BatonOptions = DeploymentOptions;
+export interface BatonOptions extends DeploymentOptions {
+  /**
+   * Reads PDFs' text with pdf.js: `loadPdfjs` of `baton/pdfjs`. Absent: a PDF is refused where
+   * it arrives ("PDFs are not read on this deployment", as unread voice is), and the Worker
+   * carries no pdf.js — 1.6 MB that workerd would compile at every start, read or not. Per
+   * isolate: one deployment's loader serves every deployment of its bundle.
+   */
+  pdf?: PdfjsLoader;
+}
 
 /** Constructor of a Durable Object class as wrangler.toml names it. */
 type _DurableObjectClass<T> = new (ctx: DurableObjectState, env: Env) => T;
@@ -50,14 +57,15 @@ export interface Baton {
  *
  * ```ts
  * const baton = defineBaton({ tools: [rollDice], systemPrompt: (ctx) => `Help ${ctx.user_name}.` });
+ * // With PDFs read: import { loadPdfjs } from "baton/pdfjs"; defineBaton({ …, pdf: loadPdfjs })
  * export const { SessionDO, AccessDO, ConversationPointerDO, IdempotencyKeyDO } = baton.durableObjects;
  * export default baton;
  * ```
  */
 export function defineBaton(options: BatonOptions = {}): Baton {
   const deployment = deploymentOf(options);
-  // pdf.js as its own module (functions/pdfjs/): evaluated when the first PDF is read, not at start-up.
-  usePdfjs(loadPdfjs);
+  // Only a deployment that asks for pdf.js imports it (its loader): the others' bundles hold none.
+  if (options.pdf) usePdfjs(options.pdf);
   const app = batonApp(deployment);
   const email = emailHandler(deployment);
   // Every object reads the env with the code's setting defaults under it, as the routes do.

@@ -2,11 +2,13 @@
 import type { PdfjsModule } from "../../lib/media/pdf_text.ts";
 
 /**
- * pdf.js, imported on first use. `./pdfjs.mjs` is a symlink to `node_modules/unpdf/dist/pdfjs.mjs`
- * (nothing vendored). This file must stay in the same folder as it: wrangler keeps the import as
- * written only when the path, taken from the importing file, is a module it found under
- * `base_dir`, and the same path, taken from index.js, names that module at run time. A bundler
- * without that rule (a library user's default wrangler.toml, plain esbuild) inlines it instead.
+ * pdf.js, imported on first use: what a deployment that reads PDFs passes as `defineBaton({ pdf })`
+ * (exported as `baton/pdfjs`; a Worker that does not import it carries no pdf.js). `./pdfjs.mjs` is
+ * a symlink to `node_modules/unpdf/dist/pdfjs.mjs` (nothing vendored). This file must stay in the
+ * same folder as it: wrangler keeps the import as written only when the path, taken from the
+ * importing file, is a module it found under `base_dir`, and the same path, taken from index.js,
+ * names that module at run time. A bundler without that rule (a library user's default
+ * wrangler.toml, plain esbuild) inlines it instead.
  * Where the symlink is missing (an `npm pack`ed install), the import stays `./pdfjs.mjs` and the
  * deployer uploads it (docs/guides/library.md).
  */

@@ -1,7 +1,7 @@
 // The text that stands for a voice note, a recording or a document (a labelled transcript, the document's text cut to a budget), or why it cannot be read; runtime-neutral.
 import { errorText } from "../runtime/mod.ts";
 import { audioDuration, formatDuration } from "./audio_duration.ts";
-import { pdfText } from "./pdf_text.ts";
+import { pdfText, readsPdf } from "./pdf_text.ts";
 import type { Transcriber } from "./transcribe.ts";
 
 /** A medium as text for the model, or why it could not be read (said to the user; never thrown). */
@@ -41,18 +41,30 @@ export const TEXT_TYPES: ReadonlySet<string> = new Set([
   "application/json",
 ]);
 
-/** What the refusal of an unread type says is read. */
-export const READ_TYPES = "text, Markdown, CSV, JSON and PDF documents and voice messages are read";
+/**
+ * The refusal of a PDF on a deployment that did not opt in to pdf.js (`defineBaton({ pdf })`):
+ * start-up compiles every module uploaded, so pdf.js is left out of Workers that do not ask for it.
+ */
+export const PDF_NOT_READ = "PDFs are not read on this deployment";
+
+/** What the refusal of an unread type says is read: PDFs only where pdf.js is given (`readsPdf`). */
+export function readTypes(): string {
+  return readsPdf()
+    ? "text, Markdown, CSV, JSON and PDF documents and voice messages are read"
+    : "text, Markdown, CSV and JSON documents and voice messages are read";
+}
 
 /**
  * Why a medium of `type` will not be read as text, or null when it will be tried: known before
  * any byte is read, so a request can be refused with a 400 naming the part. `transcribes`:
- * the deployment has a transcription endpoint.
+ * the deployment has a transcription endpoint; a PDF is read only where pdf.js was given
+ * (`readsPdf`), else refused with `PDF_NOT_READ`.
  */
 export function mediaTextRefusal(type: string, transcribes: boolean): string | null {
   if (AUDIO_TYPES.has(type)) return transcribes ? null : NOT_TRANSCRIBED;
-  if (TEXT_TYPES.has(type) || type === "application/pdf") return null;
-  return `${type || "a file of unknown type"} is not read: ${READ_TYPES}`;
+  if (type === "application/pdf") return readsPdf() ? null : PDF_NOT_READ;
+  if (TEXT_TYPES.has(type)) return null;
+  return `${type || "a file of unknown type"} is not read: ${readTypes()}`;
 }
 
 /**
@@ -60,7 +72,8 @@ export function mediaTextRefusal(type: string, transcribes: boolean): string | n
  * - a recording: its transcript, labelled `[voice message, 0:42] …` (`[audio <name>, …]` for a
  *   named file, `[video message, …]` for MP4), the length where the container gives it;
  * - a document: `[document: <name>]` then its text (UTF-8 text, Markdown, CSV, JSON as they
- *   are; a PDF's text layer through unpdf), cut at `maxChars` with a note saying so;
+ *   are; a PDF's text layer through pdf.js where the deployment gave it), cut at `maxChars`
+ *   with a note saying so;
  * - anything else: refused, the reason naming the type.
  * Bad input (corrupt, not UTF-8, a failed transcription) is a refusal, never an error; only the
  * turn's own abort is thrown, so a stopped turn stops here.

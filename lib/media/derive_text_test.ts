@@ -2,7 +2,7 @@
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { startFakeTranscriber } from "../testing/fake_transcriber.ts";
 import { audioDuration, formatDuration } from "./audio_duration.ts";
-import { deriveMediaText, mediaTextRefusal, NOT_TRANSCRIBED } from "./derive_text.ts";
+import { deriveMediaText, mediaTextRefusal, NOT_TRANSCRIBED, PDF_NOT_READ } from "./derive_text.ts";
 import { openAITranscriber, type Transcriber } from "./transcribe.ts";
 import { sniffMediaType } from "./sniff_media_type.ts";
 import { usePdfjs } from "./pdf_text.ts";
@@ -150,6 +150,25 @@ Deno.test("deriveMediaText() and mediaTextRefusal() refuse other types, naming t
   assertStrictEquals(mediaTextRefusal("audio/ogg", true), null);
   assertStrictEquals(mediaTextRefusal("application/pdf", false), null);
   assert(mediaTextRefusal("", true)!.startsWith("a file of unknown type is not read"));
+});
+
+Deno.test("deriveMediaText() and mediaTextRefusal() refuse a PDF, and name no PDFs as read, where no pdf.js was given", async () => {
+  const loader = () => import("unpdf/pdfjs");
+  usePdfjs(null);
+  try {
+    assertStrictEquals(mediaTextRefusal("application/pdf", true), PDF_NOT_READ);
+    assertEquals(await deriveMediaText(PDF, "application/pdf", options), {
+      ok: false,
+      reason: "PDFs are not read on this deployment",
+    });
+    assertStrictEquals(
+      mediaTextRefusal("application/zip", true),
+      "application/zip is not read: text, Markdown, CSV and JSON documents and voice messages are read",
+    );
+  } finally {
+    usePdfjs(loader);
+  }
+  assertStrictEquals(mediaTextRefusal("application/pdf", false), null);
 });
 
 Deno.test("openAITranscriber() uploads the exact bytes and the model as multipart, and fails without the key", async () => {

@@ -9,6 +9,10 @@ import type { MediaRef } from "./media_ref.ts";
 import { mediaModelView } from "./model_view.ts";
 import { prepareFile } from "./prepare_file.ts";
 import { MediaRefusal } from "./prepare_image.ts";
+import { usePdfjs } from "./pdf_text.ts";
+
+// A deployment that reads PDFs, as functions/index.ts is (the refusals name PDFs as read).
+usePdfjs(() => import("unpdf/pdfjs"));
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 const WAV = (() => {

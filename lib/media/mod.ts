@@ -5,6 +5,7 @@ export {
   deriveMediaText,
   mediaTextRefusal,
   NOT_TRANSCRIBED,
+  PDF_NOT_READ,
   TEXT_TYPES,
 } from "./derive_text.ts";
 export type { MediaText, MediaTextOptions } from "./derive_text.ts";

@@ -1,4 +1,4 @@
-// The text of a PDF through pdf.js (unpdf's build for edge runtimes), loaded on first use through the loader the composition root gives; runtime-neutral.
+// The text of a PDF through pdf.js (unpdf's build for edge runtimes), loaded on first use through the loader a deployment that reads PDFs gives; runtime-neutral.
 
 /** A PDF's text, its pages joined by blank lines, and how many pages it has. */
 export interface PdfText {
@@ -30,15 +30,21 @@ let _loader: PdfjsLoader | undefined;
 let _module: Promise<PdfjsModule> | undefined;
 
 /**
- * Says where pdf.js comes from. The library cannot import it itself: a literal
- * `import("unpdf/pdfjs")` here would put its 1.7 MB into every bundle's main module; a library user
- * chooses where it comes from. The Worker passes `functions/pdfjs/load_pdfjs.ts`, which wrangler
- * uploads as a module of its own, evaluated only when the first PDF is read.
+ * Says where pdf.js comes from; null: PDFs are not read (`readsPdf()` false). The library cannot
+ * import it itself: a literal `import("unpdf/pdfjs")` here would put its 1.6 MB into every bundle,
+ * and workerd compiles all of it at every start. A deployment opts in (`defineBaton({ pdf })`
+ * passes `functions/pdfjs/load_pdfjs.ts`, which wrangler uploads as a module of its own). One
+ * loader per isolate: it serves every deployment of the bundle.
  */
-export function usePdfjs(loader: PdfjsLoader): void {
-  if (loader === _loader) return;
-  _loader = loader;
+export function usePdfjs(loader: PdfjsLoader | null): void {
+  if ((loader ?? undefined) === _loader) return;
+  _loader = loader ?? undefined;
   _module = undefined;
+}
+
+/** Whether PDFs are read here: a loader was given (`usePdfjs`). */
+export function readsPdf(): boolean {
+  return _loader !== undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 // An audio or file part checked where it arrives (a base64 data URL decoded, typed by its bytes, held to MEDIA_MAX_BYTES, its type one baton reads), before it is stored; runtime-neutral.
 import { decodeBase64 } from "../runtime/mod.ts";
-import { AUDIO_TYPES, mediaTextRefusal, READ_TYPES } from "./derive_text.ts";
+import { AUDIO_TYPES, mediaTextRefusal, readTypes } from "./derive_text.ts";
 import type { MediaPart } from "./media_ref.ts";
 import { type ImageChecks, MediaRefusal, type PreparedImage } from "./prepare_image.ts";
 import { IMAGE_TYPES, sniffMediaType } from "./sniff_media_type.ts";
@@ -11,9 +11,10 @@ const _DATA_URL = /^data:([^,;]*)((?:;[^,;]*)*),/;
  * Checks an `audio` or `file` part (`MediaPart.kind`): refused (`MediaRefusal`, naming the part)
  * without a media store, when it is not a base64 data URL, over `MEDIA_MAX_BYTES`, audio whose
  * bytes are no recording, or of a type baton does not read (`mediaTextRefusal`: voice without
- * `TRANSCRIBE_BASE_URL`, a file neither text, Markdown, CSV, JSON nor PDF). A file whose bytes
- * are an image is taken as an image (refused with `VISION=off`). What passes is stored as an
- * image is (`storePreparedImage`) and read as text inside the turn.
+ * `TRANSCRIBE_BASE_URL`, a PDF where the deployment gave no pdf.js, a file neither text,
+ * Markdown, CSV, JSON nor PDF). A file whose bytes are an image is taken as an image (refused
+ * with `VISION=off`). What passes is stored as an image is (`storePreparedImage`) and read as
+ * text inside the turn.
  */
 export function prepareFile(part: MediaPart, checks: ImageChecks): PreparedImage {
   const what = part.kind === "audio" ? "audio" : "file";
@@ -49,7 +50,7 @@ export function prepareFile(part: MediaPart, checks: ImageChecks): PreparedImage
     const declared = data[1] && data[1] !== "application/octet-stream" ? data[1] : "";
     throw refuse(
       `${declared || "a file of unknown type"} is not read (its bytes are no type baton reads): ` +
-        READ_TYPES,
+        readTypes(),
     );
   }
   if (IMAGE_TYPES.has(type)) {

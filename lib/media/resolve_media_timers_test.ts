@@ -5,6 +5,10 @@ import { DEFAULT_MEDIA_SETTINGS } from "./media_settings.ts";
 import { memoryMediaStore } from "./media_store.ts";
 import type { MediaFetch, PlatformMedia } from "./platform_media.ts";
 import { resolveMedia } from "./resolve_media.ts";
+import { usePdfjs } from "./pdf_text.ts";
+
+// A deployment that reads PDFs (one that does not refuses r.pdf before its download).
+usePdfjs(() => import("unpdf/pdfjs"));
 
 Deno.test("resolveMedia() leaves no timer active once its downloads end", async () => {
   const pdf: MediaFetch = () =>

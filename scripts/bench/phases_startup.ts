@@ -1,4 +1,4 @@
-// Bench phase on start-up: the deploy bundle's weight per package, the modules uploaded beside it, which packages start-up evaluates, and `wrangler check startup`'s CPU; Deno.
+// Bench phase on start-up: the deploy bundle's weight per package, the modules uploaded beside it, which packages start-up evaluates, and `wrangler check startup`'s CPU, the default Worker's beside one without pdf.js (examples/my-agent); Deno.
 import {
   type CpuProfile,
   gzipSize,
@@ -22,11 +22,14 @@ const _ENV = {
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
 };
 
-/** Runs the project's wrangler with `args` in the project root; throws with its output when it fails. */
-async function _wrangler(args: string[]): Promise<void> {
+/** A Worker that does not read PDFs: baton as a library user builds it, no `pdf` option. */
+const _NO_PDF_APP = `${ROOT}examples/my-agent`;
+
+/** Runs the project's wrangler with `args` in `cwd` (default: the project root); throws with its output when it fails. */
+async function _wrangler(args: string[], cwd = ROOT): Promise<void> {
   const run = await new Deno.Command(`${ROOT}node_modules/.bin/wrangler`, {
     args,
-    cwd: ROOT,
+    cwd,
     env: _ENV,
     stdout: "piped",
     stderr: "piped",
@@ -61,6 +64,8 @@ async function _uploadModules(
  * weight raw and gzipped and whether start-up evaluates it, then profiles the Worker's start-up
  * `_RUNS` times with `wrangler check startup` (workerd on this machine, offline): the time V8
  * compiles the script (which takes no samples) and the sampled CPU of evaluating it, min and median.
+ * examples/my-agent's upload (baton without `pdf`: no pdf.js in it) is profiled in turn with it,
+ * for what a Worker that does not read PDFs starts in.
  */
 export async function startupCost(_rig: Rig, report: Report): Promise<void> {
   const dir = `${ROOT}.tmp/bench-startup`;
@@ -124,34 +129,80 @@ export async function startupCost(_rig: Rig, report: Report): Promise<void> {
     sum(atStart, "gzip"),
   );
 
+  const noPdf = await _noPdfUpload(dir);
+  report.figure(
+    "examples/my-agent (no pdf.js) upload, all modules raw (bytes)",
+    "nopdf_upload_raw_bytes",
+    noPdf.bytes,
+  );
+
   // An empty Worker, profiled in turn with baton: its time to the first sample is the harness's
   // (the request reaching workerd), taken off baton's to leave the compilation.
   await Deno.writeFile(`${dir}/empty.bundle`, await _emptyWorkerUpload());
-  const evaluated_ms: number[] = [];
-  const compile_ms: number[] = [];
-  const total_ms: number[] = [];
+  const runs = { default: _times(), nopdf: _times() };
   for (let i = 0; i < _RUNS; i++) {
     const baton = await _profile(`${dir}/worker.bundle`, `${dir}/startup-${i}.cpuprofile`);
+    const without = await _profile(noPdf.bundle, `${dir}/nopdf-${i}.cpuprofile`);
     const empty = await _profile(`${dir}/empty.bundle`, `${dir}/empty-${i}.cpuprofile`);
-    const compile = Math.max(0, baton.firstSampleMs - empty.firstSampleMs);
-    evaluated_ms.push(baton.sampledMs);
-    compile_ms.push(compile);
-    total_ms.push(baton.sampledMs + compile);
+    runs.default.add(baton, empty);
+    runs.nopdf.add(without, empty);
   }
   for (
-    const [what, key, values] of [
-      ["compile + evaluation", "startup", total_ms],
-      ["evaluation (sampled CPU)", "startup_eval", evaluated_ms],
-      ["compile (to the first sample, less an empty Worker's)", "startup_compile", compile_ms],
+    const [who, prefix, times] of [
+      ["start-up", "startup", runs.default],
+      ["start-up without pdf.js (examples/my-agent)", "startup_nopdf", runs.nopdf],
     ] as const
   ) {
-    report.figure(
-      `start-up ${what}, min of ${_RUNS} (ms)`,
-      `${key}_min_ms`,
-      r1(Math.min(...values)),
-    );
-    report.figure(`start-up ${what}, p50 (ms)`, `${key}_p50_ms`, r1(pct([...values], 0.5)));
+    for (
+      const [what, key, values] of [
+        ["compile + evaluation", prefix, times.total],
+        ["evaluation (sampled CPU)", `${prefix}_eval`, times.evaluated],
+        [
+          "compile (to the first sample, less an empty Worker's)",
+          `${prefix}_compile`,
+          times.compile,
+        ],
+      ] as const
+    ) {
+      report.figure(
+        `${who} ${what}, min of ${_RUNS} (ms)`,
+        `${key}_min_ms`,
+        r1(Math.min(...values)),
+      );
+      report.figure(`${who} ${what}, p50 (ms)`, `${key}_p50_ms`, r1(pct([...values], 0.5)));
+    }
   }
+}
+
+/** One Worker's start-up runs: evaluation, compilation (less an empty Worker's wait), their sum. */
+function _times() {
+  const times = {
+    evaluated: [] as number[],
+    compile: [] as number[],
+    total: [] as number[],
+    add(run: ProfileTimes, empty: ProfileTimes): void {
+      const compile = Math.max(0, run.firstSampleMs - empty.firstSampleMs);
+      times.evaluated.push(run.sampledMs);
+      times.compile.push(compile);
+      times.total.push(run.sampledMs + compile);
+    },
+  };
+  return times;
+}
+
+/**
+ * examples/my-agent's upload as `wrangler deploy` would send it (baton resolved as `npm install`
+ * links it: `node_modules/baton` → the repo), written to `dir`; its path and its modules' bytes.
+ */
+async function _noPdfUpload(dir: string): Promise<{ bundle: string; bytes: number }> {
+  const link = `${_NO_PDF_APP}/node_modules/baton`;
+  await Deno.mkdir(`${_NO_PDF_APP}/node_modules`, { recursive: true });
+  await Deno.lstat(link).catch(() => Deno.symlink("../../..", link, { type: "dir" }));
+  const bundle = `${dir}/nopdf.bundle`;
+  await _wrangler(["deploy", "--dry-run", "--outfile", bundle], _NO_PDF_APP);
+  const upload = await _uploadModules(await Deno.readFile(bundle));
+  const others = [...upload.others.values()].reduce((n, bytes) => n + bytes.length, 0);
+  return { bundle, bytes: new TextEncoder().encode(upload.main).length + others };
 }
 
 /** One `wrangler check startup` profile of the upload at `bundle`, written to `outfile`. */

@@ -17,6 +17,8 @@ const baton = defineBaton({
   tools: [rollDice],
   // Defaults in code; a var or secret of the same name (wrangler.toml, .dev.vars) wins.
   settings: { MAX_TURN_STEPS: 6 },
+  // No `pdf`: this Worker carries no pdf.js and answers a PDF with "PDFs are not read on this
+  // deployment". To read them: `import { loadPdfjs } from "baton/pdfjs";` and `pdf: loadPdfjs`.
 });
 
 // The names wrangler.toml binds.
