@@ -84,6 +84,26 @@ baton.test(
   },
 );
 
+// Its own Worker: on the shared one the key set and the app's token may be cached already.
+Deno.test("POST /webhooks/google-chat waits out a 429 with Retry-After on the key set and on the app's token once each: the message is answered", async () => {
+  await withPlatform(VARS, async (worker, fake, chat) => {
+    const limited = new Set<string>();
+    chat.respondToAuth((call, i, usual) => {
+      const path = call.path.split("?")[0];
+      if (limited.has(path) || !/\/(jwks|token)$/.test(path)) return usual(call, i);
+      limited.add(path);
+      return { status: 429, body: { error: "throttled" }, headers: { "retry-after": "1" } };
+    });
+    await expectOk(await post(worker, chat, chatMessage("after the wait")), {});
+    await chat.waitForCalls(1);
+    await settled(worker, SESSION);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["after the wait"]);
+    assertStrictEquals(chat.calls.length, 1);
+    const asked = (end: string) => chat.auth.filter((c) => c.path.endsWith(end)).length;
+    assertEquals([asked("/jwks"), asked("/token")], [2, 2], "each asked again once");
+  });
+});
+
 Deno.test("POST /webhooks/google-chat refuses a sender outside ALLOWED_USERS and runs an allowed one", async () => {
   await withPlatform(
     { ...VARS, ACCESS_POLICY: "allowlist", ALLOWED_USERS: "google-chat:users/1111" },

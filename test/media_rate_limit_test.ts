@@ -1,5 +1,5 @@
-// A platform's 429 on a media look-up or download is waited out (Retry-After) inside the turn: the photo reaches the model, never a "could not download" notice; Deno + Miniflare.
-import { assertEquals, assertStrictEquals } from "@std/assert";
+// A platform's 429 on a media look-up or download is waited out (Retry-After, or Telegram's body's parameters.retry_after) inside the turn: the photo reaches the model, never a "could not download" notice; a wait over the cap is reported at once; Deno + Miniflare.
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
 import { settled } from "./_support/clients.ts";
 import {
   telegramBotToken as TOKEN,
@@ -53,6 +53,11 @@ for (
   const [where, chat, rateLimit] of [
     ["download (Retry-After: 1)", "8300001", { times: 1, retryAfter: "1" }],
     ["getFile look-up (no Retry-After)", "8300002", { times: 1, at: "lookup" }],
+    [
+      "getFile look-up (its wait in the body's parameters.retry_after: 1)",
+      "8300003",
+      { times: 1, at: "lookup", bodyRetryAfter: 1 },
+    ],
   ] as const
 ) {
   baton.test(
@@ -76,5 +81,27 @@ for (
     },
   );
 }
+
+baton.test(
+  "POST /webhooks/telegram: a getFile 429 whose body asks for a wait over the cap (retry_after 30) is reported at once, not waited out",
+  async (worker, fake, telegram) => {
+    const chat = "8300004";
+    const id = `rl-${chat}`;
+    // No Retry-After header: Telegram states the wait in the body only. Over the 10 s cap, so no
+    // second getFile; a 1 s guess would ask again within the 30 s and find the file.
+    const rateLimit = { times: 1, at: "lookup", bodyRetryAfter: 30 } as const;
+    telegram.serveTelegramFile(TOKEN, id, { bytes: PNG, rateLimit: { ...rateLimit } });
+    await post(worker, telegramMediaUpdate({ chat, id: nextId() }, { photo: photo(id) }));
+    await telegram.waitForCalls(1);
+    await settled(worker, `telegram:${chat}`);
+    const asked = telegram.fileCalls.map((c) => c.path.startsWith("/file/") ? "file" : "getFile");
+    assertEquals(asked, ["getFile"], "not asked again");
+    const notice = String(telegram.calls[0].body.text);
+    assertMatch(notice, /couldn't read the photo/i);
+    assertMatch(notice, /Telegram getFile answered 429: Too Many Requests: retry after 30\b/);
+    assert(!notice.includes(TOKEN.slice(TOKEN.indexOf(":") + 1)), "no token in the notice");
+    assertStrictEquals(fake.requests.length, 0, "no model call");
+  },
+);
 
 baton.done();

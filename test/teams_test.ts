@@ -92,6 +92,26 @@ Deno.test("POST /webhooks/teams answers 503 with Retry-After, and starts nothing
   });
 });
 
+// Its own Worker: on the shared one the keys and the bot's token may be cached already.
+Deno.test("POST /webhooks/teams waits out a 429 with Retry-After on the OpenID metadata and on the bot's token once each: the message is answered", async () => {
+  await withPlatform(VARS, async (worker, fake, teams) => {
+    const limited = new Set<string>();
+    teams.respondToAuth((call, i, usual) => {
+      const path = call.path.split("?")[0];
+      if (limited.has(path) || !/\/(openid|token)$/.test(path)) return usual(call, i);
+      limited.add(path);
+      return { status: 429, body: { error: "throttled" }, headers: { "retry-after": "1" } };
+    });
+    await expectOk(await post(worker, teams, activity(teams, "after the wait")));
+    await teams.waitForCalls(1);
+    await settled(worker, SESSION);
+    assertEquals(fake.requests.map((r) => r.lastUserText), ["after the wait"]);
+    assertStrictEquals(teams.calls.length, 1);
+    const asked = (end: string) => teams.auth.filter((c) => c.path.endsWith(end)).length;
+    assertEquals([asked("/openid"), asked("/token")], [2, 2], "each asked again once");
+  });
+});
+
 baton.test(
   "POST /webhooks/teams acknowledges conversationUpdate and starts nothing",
   async (worker, fake, teams) => {

@@ -3,8 +3,47 @@ import type OpenAI from "openai";
 import type { ChatCompletionStream } from "openai/lib/ChatCompletionStream";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 
-/** The package's stream helper, loaded with the package on the first streamed call (see chat_model.ts). */
-let _helper: Promise<typeof import("openai/lib/ChatCompletionStream")> | undefined;
+type _Params = Omit<ChatCompletionCreateParamsStreaming, "stream">;
+
+/** The stream class `eagerChatStream` starts: the package's helper, its request begun at once. */
+export interface EagerStreamClass {
+  new (params: _Params): ChatCompletionStream<null>;
+  /** A runner with its request already on its way (see `eagerChatStream`). */
+  start(client: OpenAI, params: _Params, signal?: AbortSignal): ChatCompletionStream<null>;
+}
+
+/**
+ * The class, defined once on the first streamed call (with the package, see chat_model.ts): it
+ * extends the package's helper, which a start-up must not load, so it cannot be made at module
+ * load; made once, every call shares its class and shapes.
+ */
+let _class: Promise<EagerStreamClass> | undefined;
+
+async function _defineClass(): Promise<EagerStreamClass> {
+  const { ChatCompletionStream } = await import("openai/lib/ChatCompletionStream");
+  return class EagerStream extends ChatCompletionStream<null> {
+    static start(client: OpenAI, params: _Params, signal?: AbortSignal): EagerStream {
+      const runner = new EagerStream(params);
+      const started = runner._runChatCompletion(client, { ...params, stream: true }, {
+        signal,
+        headers: { "X-Stainless-Helper-Method": "stream" },
+      });
+      // Its failure reaches the caller through the runner below, after the package's timer.
+      started.catch(() => {});
+      runner._run(() => started);
+      return runner;
+    }
+  };
+}
+
+/** The stream class, defined on its first use and the same one after (a failed load is retried). */
+export function eagerStreamClass(): Promise<EagerStreamClass> {
+  _class ??= _defineClass().catch((error) => {
+    _class = undefined;
+    throw error;
+  });
+  return _class;
+}
 
 /**
  * `client.chat.completions.stream(params, { signal })`, but with the request on its way before
@@ -18,22 +57,8 @@ let _helper: Promise<typeof import("openai/lib/ChatCompletionStream")> | undefin
  */
 export async function eagerChatStream(
   client: OpenAI,
-  params: Omit<ChatCompletionCreateParamsStreaming, "stream">,
+  params: _Params,
   signal?: AbortSignal,
 ): Promise<ChatCompletionStream<null>> {
-  const { ChatCompletionStream } = await (_helper ??= import("openai/lib/ChatCompletionStream"));
-  class EagerStream extends ChatCompletionStream<null> {
-    static start(): EagerStream {
-      const runner = new EagerStream(params);
-      const started = runner._runChatCompletion(client, { ...params, stream: true }, {
-        signal,
-        headers: { "X-Stainless-Helper-Method": "stream" },
-      });
-      // Its failure reaches the caller through the runner below, after the package's timer.
-      started.catch(() => {});
-      runner._run(() => started);
-      return runner;
-    }
-  }
-  return EagerStream.start();
+  return (await eagerStreamClass()).start(client, params, signal);
 }

@@ -5,6 +5,7 @@ import {
   HTTP_OUT_TIMEOUT_MS,
   RATE_LIMIT_WAIT_OUT,
   redact,
+  type WaitOut,
 } from "../runtime/mod.ts";
 import type { FetchFn } from "../runtime/http_out.ts";
 import type { FetchedMedia } from "./platform_media.ts";
@@ -21,12 +22,14 @@ export interface DownloadOptions {
   secrets?: readonly string[];
   /** The fetch to use (tests); the global one by default. */
   fetch?: FetchFn;
+  /** How a 429 is waited out (where the server states its wait); `RATE_LIMIT_WAIT_OUT` by default. */
+  waitOut?: WaitOut;
 }
 
 /**
  * GETs `url` (with `init`'s headers) and reads at most `maxBytes` of it: the bytes, or why not —
  * no answer in time, a non-2xx status, a body over the cap (stopped as soon as it is). A 429 (or
- * 503 with Retry-After) is waited out and asked again (`RATE_LIMIT_WAIT_OUT`). Never throws but
+ * 503 with Retry-After) is waited out and asked again (`options.waitOut`). Never throws but
  * for the turn's own abort.
  */
 export async function downloadMedia(
@@ -41,7 +44,7 @@ export async function downloadMedia(
       timeoutMs: HTTP_OUT_TIMEOUT_MS,
       secrets,
       // A file server's 429 asks for a wait, not a refusal: the turn's deadline still bounds it.
-      waitOut: RATE_LIMIT_WAIT_OUT,
+      waitOut: options.waitOut ?? RATE_LIMIT_WAIT_OUT,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
     if (!res.ok) {

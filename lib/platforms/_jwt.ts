@@ -1,6 +1,14 @@
 // JWT plumbing for the platforms that sign with JWTs (Teams, Google Chat) over jose: cached key sets, bearer verification, cached access tokens; runtime-neutral (fetch, Web Crypto).
 import type { createLocalJWKSet, JSONWebKeySet, JWK, JWTPayload, JWTVerifyOptions } from "jose";
-import { fetchOut, HTTP_OUT_TIMEOUT_MS, OutboundError, readJsonAnswer } from "../runtime/mod.ts";
+import {
+  CREDENTIAL_WAIT_OUT,
+  fetchOut,
+  HTTP_OUT_TIMEOUT_MS,
+  OutboundError,
+  readJsonAnswer,
+  retryAfterHeader,
+  statedWaitMs,
+} from "../runtime/mod.ts";
 import type { SendResult, Unverifiable } from "../chat/mod.ts";
 import { jsonField, readJson, redact } from "./_kit.ts";
 
@@ -47,11 +55,13 @@ async function _fetchKeySet(source: KeySource, now: number): Promise<_KeySet | n
   if ("jwksUrl" in source) {
     jwksUrl = source.jwksUrl;
   } else {
-    const uri = jsonField(await readJson(source.openIdUrl, {}), "jwks_uri");
+    const metadata = await readJson(source.openIdUrl, {}, HTTP_OUT_TIMEOUT_MS, CREDENTIAL_WAIT_OUT);
+    const uri = jsonField(metadata, "jwks_uri");
     if (typeof uri !== "string" || !/^https?:\/\//i.test(uri)) return null;
     jwksUrl = uri;
   }
-  const body = await readJson(jwksUrl, {});
+  // A 429 (or 503 stating its wait) is waited out once, briefly: the platform awaits our answer.
+  const body = await readJson(jwksUrl, {}, HTTP_OUT_TIMEOUT_MS, CREDENTIAL_WAIT_OUT);
   const keys = jsonField(body, "keys");
   if (!Array.isArray(keys)) return null;
   const usable = keys.filter((k): k is JWK => typeof k === "object" && k !== null);
@@ -209,7 +219,13 @@ async function _fetchToken(request: TokenRequest, now: number): Promise<_Token |
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: form,
-    }, { api: request.api, secrets: request.secrets, timeoutMs: HTTP_OUT_TIMEOUT_MS });
+    }, {
+      api: request.api,
+      secrets: request.secrets,
+      timeoutMs: HTTP_OUT_TIMEOUT_MS,
+      // Nothing is posted by asking for a token: a short stated wait is waited out here, once.
+      waitOut: CREDENTIAL_WAIT_OUT,
+    });
   } catch (error) {
     if (!(error instanceof OutboundError)) throw error;
     // Nothing was posted yet: a token endpoint out of reach is worth another try.
@@ -227,14 +243,17 @@ async function _fetchToken(request: TokenRequest, now: number): Promise<_Token |
   const named = typeof code === "string" && /^[a-z_]{1,64}$/.test(code) ? `: ${code}` : "";
   const message = redact(`the ${request.api} answered ${res.status}${named}`, request.secrets);
   const retryable = res.status === 429 || res.status >= 500 || res.ok;
-  const wait = Number(res.headers.get("retry-after"));
+  // A wait too long to wait out here (or a second 429) goes to the caller: a send's outbox waits
+  // it out within its own cap, or gives the part up with this message.
+  const answer = { status: res.status, headers: res.headers, body };
+  const wait = res.status === 429
+    ? statedWaitMs(answer, [retryAfterHeader], Date.now())
+    : undefined;
   return {
     ok: false,
     status: res.status,
     retryable,
-    ...(res.status === 429 && Number.isFinite(wait) && wait >= 0
-      ? { retryAfterMs: Math.ceil(wait * 1000) }
-      : {}),
+    ...(wait !== undefined ? { retryAfterMs: wait } : {}),
     message,
   };
 }

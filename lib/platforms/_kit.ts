@@ -5,7 +5,10 @@ import {
   OutboundError,
   readJsonAnswer,
   redact,
+  retryAfterHeader,
+  statedWaitMs,
   type WaitOut,
+  type WaitSource,
 } from "../runtime/mod.ts";
 import type {
   ClickAnswer,
@@ -144,14 +147,9 @@ export interface Answer {
   readonly body: unknown;
 }
 
-/** Where a rate-limited answer states its wait, in seconds (anything else is passed over). */
-export type WaitSource = (answer: Answer) => unknown;
-
-/** The `Retry-After` header, in seconds (an HTTP date is passed over). */
-export const retryAfterHeader: WaitSource = ({ headers }) => {
-  const value = headers.get("retry-after")?.trim();
-  return value ? Number(value) : undefined;
-};
+// Where a rate-limited answer states its wait: read one way for a send's rate limit here and for
+// a look-up's wait-out (`WaitOut.waitFrom`, fetchOut), lib/runtime/retry_after.ts.
+export { retryAfterHeader, type WaitSource };
 
 /** A JSON body's `retry_after` (Discord). */
 export const bodyRetryAfter: WaitSource = ({ body }) => jsonField(body, "retry_after");
@@ -159,6 +157,12 @@ export const bodyRetryAfter: WaitSource = ({ body }) => jsonField(body, "retry_a
 /** A JSON body's `parameters.retry_after` (Telegram). */
 export const parametersRetryAfter: WaitSource = ({ body }) =>
   jsonField(body, "parameters", "retry_after");
+
+/**
+ * Where Telegram states a 429's wait: the body's `parameters.retry_after` (its ResponseParameters;
+ * the header is not always there), else Retry-After. For its sends and its look-ups alike.
+ */
+export const TELEGRAM_WAIT_FROM: readonly WaitSource[] = [parametersRetryAfter, retryAfterHeader];
 
 /** What `sendRequest` needs to know about one platform's API. */
 export interface SendOptions {
@@ -249,7 +253,7 @@ export async function sendRequest(
   const describe = options.describe ?? ((a: Answer) => `the ${options.api} answered ${a.status}`);
   const message = redact(describe(answer, kind), secrets);
   if (rateLimited) {
-    const retryAfterMs = _waitMs(answer, options.waitFrom ?? [retryAfterHeader]) ??
+    const retryAfterMs = statedWaitMs(answer, options.waitFrom ?? [retryAfterHeader], Date.now()) ??
       options.defaultWaitMs;
     return {
       ok: false,
@@ -268,17 +272,22 @@ export async function sendRequest(
 
 /**
  * Reads a platform API's JSON answer (a look-up, never a send; through `fetchOut`, within
- * `timeoutMs`): the body of a 2xx answer, or null when the API could not be reached in time,
- * refused, or answered something that is not JSON. Nothing is thrown and nothing said, so no URL
- * or token can reach a message.
+ * `timeoutMs`, a rate limit waited out as `waitOut` says): the body of a 2xx answer, or null when
+ * the API could not be reached in time, refused, or answered something that is not JSON. Nothing
+ * is thrown and nothing said, so no URL or token can reach a message.
  */
 export async function readJson(
   url: string,
   init: RequestInit,
   timeoutMs: number = HTTP_OUT_TIMEOUT_MS,
+  waitOut?: WaitOut,
 ): Promise<unknown> {
   try {
-    const res = await fetchOut(url, init, { api: "API", timeoutMs });
+    const res = await fetchOut(url, init, {
+      api: "API",
+      timeoutMs,
+      ...(waitOut ? { waitOut } : {}),
+    });
     const body = await readJsonAnswer(res);
     return res.ok ? body ?? null : null;
   } catch {
@@ -290,16 +299,6 @@ const _UNCERTAIN = { uncertain: true } as const;
 
 function _is429(answer: Answer): boolean {
   return answer.status === 429;
-}
-
-function _waitMs(answer: Answer, sources: readonly WaitSource[]): number | undefined {
-  for (const source of sources) {
-    const seconds = source(answer);
-    if (typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0) {
-      return Math.ceil(seconds * 1000);
-    }
-  }
-  return undefined;
 }
 
 // Redacted before any callback reads it, so text cut to length can never keep half a token.

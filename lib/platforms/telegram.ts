@@ -16,15 +16,7 @@ import {
   type RawRequest,
   type SendResult,
 } from "../chat/mod.ts";
-import {
-  apiRoot,
-  detail,
-  ignore,
-  jsonField,
-  parametersRetryAfter,
-  retryAfterHeader,
-  sendRequest,
-} from "./_kit.ts";
+import { apiRoot, detail, ignore, jsonField, sendRequest, TELEGRAM_WAIT_FROM } from "./_kit.ts";
 import { platformEvent } from "./_platform_event.ts";
 import { fetchTelegramMedia, telegramMedia } from "./telegram_media.ts";
 import { constantTimeEquals, log } from "../runtime/mod.ts";
@@ -319,7 +311,7 @@ async function _botCall(
     secrets: [token, token.slice(token.indexOf(":") + 1)],
     // The Bot API can answer 200 with {"ok": false}.
     refused: ({ body }) => jsonField(body, "ok") === false,
-    waitFrom: [parametersRetryAfter, retryAfterHeader],
+    waitFrom: TELEGRAM_WAIT_FROM,
     describe: ({ status, body }) =>
       `Telegram ${method} answered ${status}${detail(jsonField(body, "description"))}`,
   });

@@ -8,11 +8,17 @@ import {
   type PlatformMedia,
   type PlatformMediaKind,
 } from "../media/mod.ts";
-import { RATE_LIMIT_WAIT_OUT } from "../runtime/mod.ts";
-import { apiRoot, detail, jsonField, sendRequest } from "./_kit.ts";
+import { RATE_LIMIT_WAIT_OUT, type WaitOut } from "../runtime/mod.ts";
+import { apiRoot, detail, jsonField, sendRequest, TELEGRAM_WAIT_FROM } from "./_kit.ts";
 
 const _DEFAULT_API_ROOT = "https://api.telegram.org";
 const _TOKEN = /^[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/;
+/**
+ * The media wait-out, its wait read where Telegram states it (`parameters.retry_after` in the
+ * body, not always a Retry-After header): 1 s is the fallback only, and a wait over the cap is
+ * answered at once ("Telegram getFile answered 429: Too Many Requests: retry after 30").
+ */
+const _WAIT_OUT: WaitOut = { ...RATE_LIMIT_WAIT_OUT, waitFrom: TELEGRAM_WAIT_FROM };
 
 /** The fields every Telegram file has, and those some kinds add. */
 function _fileSchema() {
@@ -111,7 +117,7 @@ export async function fetchTelegramMedia(
     idempotent: true,
     secrets,
     // Telegram's 429 asks for a wait: waited out within the media deadline, then asked again.
-    waitOut: RATE_LIMIT_WAIT_OUT,
+    waitOut: _WAIT_OUT,
     refused: ({ body }) => jsonField(body, "ok") === false,
     answered: ({ body }) => {
       found = {
@@ -135,5 +141,6 @@ export async function fetchTelegramMedia(
     maxBytes: options.maxBytes,
     signal: options.signal,
     secrets,
+    waitOut: _WAIT_OUT,
   });
 }

@@ -1,7 +1,7 @@
 // The one way baton calls out over HTTP (platform APIs, signing keys, tokens, MCP servers): fetch with a deadline, failures worded without URL or secret, answers read by the one JSON decoder; runtime-neutral (fetch).
 import { deadlineSignal } from "./deadline.ts";
 import { jsonOrUndefined } from "./json_body.ts";
-import { waitFor, type WaitOut, waitOutMs } from "./retry_after.ts";
+import { mayWaitOut, waitFor, type WaitOut, waitOutMs } from "./retry_after.ts";
 
 /** What a secret becomes in a message. */
 const _REDACTED = "<token>";
@@ -26,9 +26,10 @@ export interface OutOptions {
   /** The fetch to use; by default the global one, looked up at each call (tests replace it). */
   readonly fetch?: FetchFn;
   /**
-   * Opt-in: a 429 (or a 503 with Retry-After) is asked again after the wait it states, as
-   * `WaitOut` bounds it — for look-ups and downloads, never for a send (the outbox waits those
-   * out, and a repeat could post twice). Without it the answer is returned as it is.
+   * Opt-in: a 429 (or a 503 stating its wait) is asked again after the wait it states (where
+   * `WaitOut.waitFrom` says: the Retry-After header by default), as `WaitOut` bounds it — for
+   * look-ups, downloads, keys and tokens, never for a send (the outbox waits those out, and a
+   * repeat could post twice). Without it the answer is returned as it is.
    */
   readonly waitOut?: WaitOut;
 }
@@ -50,7 +51,7 @@ export class OutboundError extends Error {
  * to get an answer thrown as an `OutboundError` that names no URL or secret. Nothing is awaited
  * before the request leaves, so a caller's mark made just before the call is the last thing before
  * it (a Durable Object's output gate holds the request until that mark is durable). With
- * `waitOut`, a 429 (or 503 with Retry-After) is waited out and asked again, each try under its
+ * `waitOut`, a 429 (or a 503 stating its wait) is waited out and asked again, each try under its
  * own deadline, no wait begun that would end past `timeoutMs` and every wait ended by the caller's
  * abort (its reason thrown).
  */
@@ -64,8 +65,13 @@ export async function fetchOut(
   if (!waitOut || init.body instanceof ReadableStream) return await _fetchOnce(url, init, options);
   const started = Date.now();
   for (let tries = 0;; tries++) {
-    const res = await _fetchOnce(url, init, options);
-    const wait = tries < waitOut.retries ? waitOutMs(res, waitOut, Date.now()) : null;
+    const answered = await _fetchOnce(url, init, options);
+    if (tries >= waitOut.retries || !mayWaitOut(answered.status)) return answered;
+    // A policy with its own wait sources may read the body (Telegram's `parameters.retry_after`).
+    const { res, body } = waitOut.waitFrom
+      ? await _bodyRead(answered, init.signal)
+      : { res: answered, body: undefined };
+    const wait = waitOutMs({ status: res.status, headers: res.headers, body }, waitOut, Date.now());
     // A wait that would end past this call's own deadline is not begun: the answer stands. The
     // caller's deadline (its signal) ends a wait that is.
     const late = options.timeoutMs !== null &&
@@ -74,6 +80,28 @@ export async function fetchOut(
     await res.body?.cancel();
     await waitFor(wait, init.signal);
   }
+}
+
+/**
+ * `res`'s body parsed as JSON (undefined when empty, not JSON or cut off), with `res` rebuilt
+ * around the bytes read, so a caller it is returned to still reads them. The caller's abort is
+ * thrown as it is.
+ */
+async function _bodyRead(
+  res: Response,
+  signal: AbortSignal | null | undefined,
+): Promise<{ res: Response; body: unknown }> {
+  let bytes: Uint8Array<ArrayBuffer> | null = null;
+  try {
+    bytes = new Uint8Array(await res.arrayBuffer());
+  } catch {
+    if (signal?.aborted) throw signal.reason;
+  }
+  const { status, statusText, headers } = res;
+  return {
+    res: new Response(bytes, { status, statusText, headers }),
+    body: bytes ? jsonOrUndefined(bytes) : undefined,
+  };
 }
 
 /** One `fetchOut` request: its deadline, its failure worded. */

@@ -10,8 +10,13 @@ export {
   redact,
 } from "./http_out.ts";
 export { jsonOrUndefined, parseJsonBody, PayloadError } from "./json_body.ts";
-export { RATE_LIMIT_WAIT_OUT } from "./retry_after.ts";
-export type { WaitOut } from "./retry_after.ts";
+export {
+  CREDENTIAL_WAIT_OUT,
+  RATE_LIMIT_WAIT_OUT,
+  retryAfterHeader,
+  statedWaitMs,
+} from "./retry_after.ts";
+export type { RateLimitAnswer, WaitOut, WaitSource } from "./retry_after.ts";
 export { jsonDepthError, jsonSchemaObject } from "./json_depth.ts";
 export { parsePayload } from "./json_payload.ts";
 export { errorText, log, LOG_LEVELS, setLogLevel, setLogSink, withLogFields } from "./log.ts";

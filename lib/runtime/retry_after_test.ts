@@ -1,9 +1,17 @@
-// Unit tests of waiting out a server's 429 or 503 (fetchOut's `waitOut`): Retry-After as seconds or a date, a default when absent, none past a cap, the deadline or the caller's abort; Deno.
+// Unit tests of waiting out a server's 429 or 503 (fetchOut's `waitOut`): Retry-After as seconds or a date, a wait stated in the body where a policy reads it, a default when absent, none past a cap, the deadline or the caller's abort; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { type FetchFn, fetchOut } from "./http_out.ts";
 import { countTimers } from "./_timer_count_test_support.ts";
 import { deadlineSignal } from "./deadline.ts";
-import { RATE_LIMIT_WAIT_OUT, retryAfterMs, waitOutMs } from "./retry_after.ts";
+import {
+  RATE_LIMIT_WAIT_OUT,
+  retryAfterHeader,
+  retryAfterMs,
+  statedWaitMs,
+  type WaitOut,
+  waitOutMs,
+  type WaitSource,
+} from "./retry_after.ts";
 
 /** A fetch that gives `answers` in turn (the last one again once they run out), counting calls. */
 function scripted(...answers: (() => Response)[]): FetchFn & { calls: number } {
@@ -42,6 +50,75 @@ Deno.test("waitOutMs() waits out a 429 (a default when it states none) and a 503
   assertEquals(waitOutMs(busy("3600")(), RATE_LIMIT_WAIT_OUT, now), null, "over the cap");
   assertEquals(waitOutMs(busy("1", 500)(), RATE_LIMIT_WAIT_OUT, now), null);
   assertEquals(waitOutMs(bytes(), RATE_LIMIT_WAIT_OUT, now), null);
+});
+
+/** Telegram's wait, as its Bot API states it in a 429's body. */
+const parameters: WaitSource = ({ body }) =>
+  (body as { parameters?: { retry_after?: unknown } } | undefined)?.parameters?.retry_after;
+const BODY_FIRST: WaitOut = { ...RATE_LIMIT_WAIT_OUT, waitFrom: [parameters, retryAfterHeader] };
+const telegram429 = (seconds: number, retryAfter?: string) => () =>
+  Response.json({
+    ok: false,
+    error_code: 429,
+    description: `Too Many Requests: retry after ${seconds}`,
+    parameters: { retry_after: seconds },
+  }, { status: 429, headers: retryAfter === undefined ? {} : { "retry-after": retryAfter } });
+
+Deno.test("statedWaitMs() takes the first usable source: a body's field before the header, a date as its distance", () => {
+  const now = Date.parse("Wed, 25 Nov 2026 10:00:00 GMT");
+  const answer = (body: unknown, retryAfter?: string) => ({
+    status: 429,
+    headers: new Headers(retryAfter === undefined ? {} : { "retry-after": retryAfter }),
+    body,
+  });
+  const sources = [parameters, retryAfterHeader];
+  assertEquals(statedWaitMs(answer({ parameters: { retry_after: 5 } }, "9"), sources, now), 5_000);
+  assertEquals(
+    statedWaitMs(answer({ parameters: { retry_after: "5" } }, "9"), sources, now),
+    9_000,
+  );
+  assertEquals(
+    statedWaitMs(answer(undefined, "Wed, 25 Nov 2026 10:00:02 GMT"), sources, now),
+    2_000,
+  );
+  assertEquals(statedWaitMs(answer({ parameters: { retry_after: -1 } }), sources, now), undefined);
+});
+
+Deno.test("waitOutMs() reads the wait where the policy says: Telegram's body, else the header alone", () => {
+  const now = Date.now();
+  const body = { parameters: { retry_after: 5 } };
+  const answer = { status: 429, headers: new Headers(), body };
+  assertEquals(waitOutMs(answer, BODY_FIRST, now), 5_000);
+  assertEquals(waitOutMs(answer, RATE_LIMIT_WAIT_OUT, now), 1_000, "the default: no body read");
+  const over = { ...answer, body: { parameters: { retry_after: 30 } } };
+  assertEquals(waitOutMs(over, BODY_FIRST, now), null, "over the 10 s cap");
+});
+
+Deno.test("fetchOut() with a body-reading waitOut answers at once a 429 whose body asks for more than the cap, its body kept", async () => {
+  // No Retry-After: a 1 s guess would ask again (and find the bytes), 30 s before Telegram said.
+  const fetch = scripted(telegram429(30), bytes);
+  const res = await fetchOut("https://api.telegram.example/getFile", {}, {
+    api: "Telegram Bot API",
+    timeoutMs: 30_000,
+    fetch,
+    waitOut: BODY_FIRST,
+  });
+  assertEquals(res.status, 429);
+  assertEquals(fetch.calls, 1);
+  const body = await res.json() as { parameters?: unknown };
+  assertEquals(body.parameters, { retry_after: 30 }, "the body read is handed on");
+});
+
+Deno.test("fetchOut() with a body-reading waitOut waits the body's retry_after, then has the bytes", async () => {
+  const fetch = scripted(telegram429(0, "3600"), bytes);
+  const res = await fetchOut("https://api.telegram.example/getFile", {}, {
+    api: "Telegram Bot API",
+    timeoutMs: 30_000,
+    fetch,
+    waitOut: BODY_FIRST,
+  });
+  assertEquals(await res.text(), "the bytes", "the body's 0 s, not the header's hour");
+  assertEquals(fetch.calls, 2);
 });
 
 Deno.test("fetchOut() with waitOut waits Retry-After seconds after a 429, then has the bytes", async () => {

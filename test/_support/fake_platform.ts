@@ -153,9 +153,16 @@ export interface FakeFile {
   /**
    * The first `times` requests for it — its download, or with `at: "lookup"` Telegram's `getFile`
    * for it — are answered 429 with `Retry-After: retryAfter` (none when absent): a platform that
-   * asks the client to wait. Counted down as they come.
+   * asks the client to wait. With `bodyRetryAfter`, the wait is stated as Telegram's Bot API states
+   * it, in the body: `"parameters": {"retry_after": N}` and "retry after N" in its description.
+   * Counted down as they come.
    */
-  rateLimit?: { times: number; at?: "lookup" | "download"; retryAfter?: string };
+  rateLimit?: {
+    times: number;
+    at?: "lookup" | "download";
+    retryAfter?: string;
+    bodyRetryAfter?: number;
+  };
 }
 
 /** A 429 for `file` while its `rateLimit` at `at` lasts (counting it down); null once it is over. */
@@ -163,10 +170,19 @@ function _rateLimited(file: FakeFile, at: "lookup" | "download"): Response | nul
   const limit = file.rateLimit;
   if (!limit || limit.times <= 0 || (limit.at ?? "download") !== at) return null;
   limit.times--;
-  return Response.json(
-    { ok: false, error_code: 429, description: "Too Many Requests: retry later" },
-    { status: 429, headers: limit.retryAfter ? { "retry-after": limit.retryAfter } : {} },
-  );
+  const seconds = limit.bodyRetryAfter;
+  const body = seconds === undefined
+    ? { ok: false, error_code: 429, description: "Too Many Requests: retry later" }
+    : {
+      ok: false,
+      error_code: 429,
+      description: `Too Many Requests: retry after ${seconds}`,
+      parameters: { retry_after: seconds },
+    };
+  return Response.json(body, {
+    status: 429,
+    headers: limit.retryAfter ? { "retry-after": limit.retryAfter } : {},
+  });
 }
 
 /** Telegram's file API on the fake: `getFile` under the bot's token, the download beneath `/file/`. */
