@@ -37,7 +37,11 @@ const PHASES: readonly Phase[] = [
     run: overhead,
     baseline: true,
   },
-  { title: "telegram: webhook → reply, baton vs peer, alternating", run: telegram, baseline: true },
+  {
+    title: "telegram: webhook → reply, baton vs floor vs peer, alternating",
+    run: telegram,
+    baseline: true,
+  },
   { title: "telegram live reply: first typing, first draft, final reply", run: liveReply },
   { title: "fan-out: 1,000 new sessions at once, fresh workerd", run: fanOut, baseline: true },
   { title: "sessions curve: 1 to 500 at once, fresh workerd", run: sessionsCurve },

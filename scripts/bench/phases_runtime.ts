@@ -1,19 +1,52 @@
-// Bench phase on workerd itself, no baton code: a new vs a warm Durable Object, and a durable write before a model call, on the floor Worker's empty SQLite object; Deno.
+// Bench phase on workerd itself, no baton code: a new vs a warm Durable Object, a durable write before a model call, and a new chat's object vs a warm one's, on the floor Worker's empty SQLite object; Deno.
 import { okCount, pct, postChat, type Sample } from "./client.ts";
 import { r2, type Report } from "./report.ts";
 import type { Rig } from "./rig.ts";
+import {
+  alternateChats,
+  chatMs,
+  checkAnswered,
+  floorTarget,
+  newWarmRatio,
+} from "./phases_telegram.ts";
 
 /** New objects at once: half the fan-out's 1,000, enough to be throughput-bound, a second or so. */
 const OBJECTS = 500;
 
 /**
- * The two costs that bound baton's figures, measured on the floor Worker's empty SQLite Durable
- * Object: what a new object costs over a warm one, and what a durable write costs on the way to
- * the model.
+ * The costs that bound baton's figures, measured on the floor Worker's empty SQLite Durable
+ * Object: what a new object costs over a warm one, what a durable write costs on the way to
+ * the model, and what a new chat's first message costs over a warm chat's.
  */
 export async function runtimeFloor(rig: Rig, report: Report): Promise<void> {
   await _objects(rig, report);
   await _writes(rig, report);
+  await _firstWrites(rig, report);
+}
+
+/**
+ * A new object's first durable write then a model call vs a warm object's: Telegram updates to
+ * the floor Worker's chat route (its chat's object stores the message, the webhook is acked, the
+ * object calls the model, stores the reply and sends it), a new chat every other update as the
+ * telegram phase sends them to baton. Nothing in baton's design lets a first message skip this:
+ * its new / warm ratio is the floor of baton's.
+ */
+async function _firstWrites(rig: Rig, report: Report): Promise<void> {
+  const floor = floorTarget(rig, report, 8_100_000);
+  await alternateChats([floor], { warmUp: 5, fresh: 100, warm: 200 });
+  for (const field of ["ack", "reply"] as const) {
+    const what = field === "ack" ? "ack" : "webhook → reply";
+    report.joined(`runtime floor: a chat's ${what} p50, new object / warm object (ms)`, {
+      [`floor_chat_new_${field}_p50_ms`]: r2(chatMs(floor.samples.new, field, 0.5)),
+      [`floor_chat_warm_${field}_p50_ms`]: r2(chatMs(floor.samples.warm, field, 0.5)),
+    });
+    report.ratio(
+      `runtime floor: a chat's ${field} p50 ratio new object / warm object`,
+      `floor_chat_${field}_p50_ratio_new_warm`,
+      newWarmRatio(floor, field),
+    );
+  }
+  checkAnswered(rig, floor, "floor_chat_ok");
 }
 
 /** One `GET /empty/<name>` (a `SELECT 1` in object `<name>`); failures go to the report. */

@@ -128,10 +128,16 @@ export class Rig {
         });
       }
       const model = { LLM_BASE_URL: fake.url, LLM_API_KEY: "x" };
-      // With its empty SQLite object, for the runtime-floor phase.
+      const chat = {
+        ...model,
+        TELEGRAM_WEBHOOK_SECRET: TG_SECRET,
+        TELEGRAM_BOT_TOKEN: TG_TOKEN,
+        TELEGRAM_API_ROOT: telegram.url,
+      };
+      // With its empty SQLite object, for the runtime-floor phase and a chat's floor.
       const floor = await started(
         await bundleWorker("scripts/bench/floor_worker.ts", ".tmp/bench-build/floor/index.js"),
-        model,
+        chat,
         { EMPTY: "EmptyDO" },
       );
       const peer = await started(
@@ -139,12 +145,7 @@ export class Rig {
           "scripts/bench/peer_telegram_worker.ts",
           ".tmp/bench-build/peer/index.js",
         ),
-        {
-          ...model,
-          TELEGRAM_WEBHOOK_SECRET: TG_SECRET,
-          TELEGRAM_BOT_TOKEN: TG_TOKEN,
-          TELEGRAM_API_ROOT: telegram.url,
-        },
+        chat,
         {},
       );
       return new Rig(fake, telegram, batons, floor, peer, report, closers);
@@ -187,19 +188,22 @@ export class Rig {
   }
 
   /**
-   * One Telegram update to `target` (a baton or the peer), timed to its ack and to its reply. Its
-   * `update_id` comes from the fake Telegram's one sequence for the run; its chat is the phase's
-   * own (telegram 1,000,000+ per baton and 9,000,000+ for the peer, live 7,000,000+, memory
-   * 7,100,000+, access 7,200,000+), so no phase finds another's session history.
+   * One Telegram update to `target` (a baton, the peer or the floor Worker's chat route), timed to
+   * its ack and to its reply. Its `update_id` comes from the fake Telegram's one sequence for the
+   * run; its chat is the phase's own (telegram 1,000,000+ per baton, 8,000,000+ for the floor and
+   * 9,000,000+ for the peer, live 7,000,000+, memory 7,100,000+, access 7,200,000+, runtime
+   * floor 8,500,000+), so no phase finds another's session history.
    */
   async telegramUpdate(
-    target: Baton | "peer",
+    target: Baton | "peer" | "floor",
     update: { chatId: number; messageId: number; text: string; photo?: string },
   ): Promise<TelegramSample> {
-    if (target === "peer") this.counts.otherModelCalls++;
+    if (target === "peer" || target === "floor") this.counts.otherModelCalls++;
     else this.counts.batonTurns++;
     const url = target === "peer"
       ? this.peer.url
+      : target === "floor"
+      ? new URL("telegram", this.floor.url).href
       : new URL("webhooks/telegram", target.worker.url).href;
     return this.#checked(await sendTelegramUpdate(url, this.telegram, update));
   }
