@@ -46,7 +46,11 @@ const PHASES: readonly Phase[] = [
   { title: "fan-out: 1,000 new sessions at once, fresh workerd", run: fanOut, baseline: true },
   { title: "sessions curve: 1 to 500 at once, fresh workerd", run: sessionsCurve },
   { title: "one session, 200 messages at once", run: sameSession },
-  { title: "streaming: time to first chunk", run: streaming },
+  {
+    title: "streaming: time to first chunk, baton vs floor vs object floor vs model",
+    run: streaming,
+    baseline: true,
+  },
   {
     title: "responses continuation: session-object calls and time per turn",
     run: responsesContinuation,

@@ -40,6 +40,37 @@ async function _buildExample(): Promise<string> {
   return await wranglerBundle(_app.pathname, _out.pathname);
 }
 
+/**
+ * The example, built, running in workerd against a fake model and a fake Telegram, with the
+ * bindings its wrangler.toml names (no directory; R2 `MEDIA` when `media`).
+ */
+async function startExample(options: { media?: boolean } = {}) {
+  const scriptPath = await buildExample();
+  const fake = await startFakeModel();
+  const telegram = await startFakePlatform();
+  const { mf, url } = await startMiniflare(scriptPath, {
+    vars: {
+      LLM_BASE_URL: fake.url,
+      LLM_API_KEY: "sk-test",
+      GATEWAY_API_KEY: API_KEY,
+      WEBHOOK_SECRET,
+      ACCESS_POLICY: "open",
+      ...apiRoots(telegram),
+      ...driver.vars(),
+    },
+    durableObjects: {
+      SESSIONS: "SessionDO",
+      ACCESS: "AccessDO",
+      CONVERSATIONS: "ConversationPointerDO",
+      IDEMPOTENCY_KEYS: "IdempotencyKeyDO",
+    },
+    directory: "none",
+    ...(options.media ? { media: true } : {}),
+  });
+  const worker = { fetch: (path: string, init?: RequestInit) => fetch(new URL(path, url), init) };
+  return { fake, telegram, mf, worker };
+}
+
 /** The model's script for a roll: call roll_dice with `sides`, then answer with the tool's result. */
 function rollThenSay(sides: number) {
   return (req: FakeModelRequest) => {
@@ -65,28 +96,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const scriptPath = await buildExample();
-    const fake = await startFakeModel();
-    const telegram = await startFakePlatform();
-    const { mf, url } = await startMiniflare(scriptPath, {
-      vars: {
-        LLM_BASE_URL: fake.url,
-        LLM_API_KEY: "sk-test",
-        GATEWAY_API_KEY: API_KEY,
-        WEBHOOK_SECRET,
-        ACCESS_POLICY: "open",
-        ...apiRoots(telegram),
-        ...driver.vars(),
-      },
-      durableObjects: {
-        SESSIONS: "SessionDO",
-        ACCESS: "AccessDO",
-        CONVERSATIONS: "ConversationPointerDO",
-        IDEMPOTENCY_KEYS: "IdempotencyKeyDO",
-      },
-      directory: "none",
-    });
-    const worker = { fetch: (path: string, init?: RequestInit) => fetch(new URL(path, url), init) };
+    const { fake, telegram, mf, worker } = await startExample();
     try {
       // (a) An API turn: the model calls roll_dice, gets its result, and answers with it.
       fake.script(rollThenSay(20));
@@ -162,29 +172,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const scriptPath = await buildExample();
-    const fake = await startFakeModel();
-    const telegram = await startFakePlatform();
-    const { mf, url } = await startMiniflare(scriptPath, {
-      vars: {
-        LLM_BASE_URL: fake.url,
-        LLM_API_KEY: "sk-test",
-        GATEWAY_API_KEY: API_KEY,
-        WEBHOOK_SECRET,
-        ACCESS_POLICY: "open",
-        ...apiRoots(telegram),
-        ...driver.vars(),
-      },
-      durableObjects: {
-        SESSIONS: "SessionDO",
-        ACCESS: "AccessDO",
-        CONVERSATIONS: "ConversationPointerDO",
-        IDEMPOTENCY_KEYS: "IdempotencyKeyDO",
-      },
-      directory: "none",
-      media: true,
-    });
-    const worker = { fetch: (path: string, init?: RequestInit) => fetch(new URL(path, url), init) };
+    const { fake, telegram, mf, worker } = await startExample({ media: true });
     try {
       // (a) The API: a PDF file part is refused before any turn, the part and the reason named.
       const refused = await worker.fetch("/v1/chat/completions", {

@@ -163,72 +163,111 @@ export async function sameSession(rig: Rig, report: Report): Promise<void> {
   );
 }
 
-/** Time to the first content chunk of a streamed reply: baton vs floor vs the model itself. */
+/**
+ * Time to the first content chunk of a streamed reply, through each baton (the working tree's,
+ * and the baseline's when present), the floor Worker (the model's SSE relayed), the object floor
+ * (the floor Worker's warm object: a claim written before the model call, the stream relayed as
+ * NDJSON over RPC and turned into SSE by the Worker, a write at the end) and the model direct:
+ * N streams each, taking turns request by request (the order rotating).
+ */
 export async function streaming(rig: Rig, report: Report): Promise<void> {
   const DELAY_MS = 20, WARM = 5, N = 40;
+  type Target = Baton | "floor" | "object" | "model";
+  const targets: Target[] = [...rig.batons, "floor", "object", "model"];
+  const by = new Map<Target, StreamSample[]>(targets.map((t) => [t, []]));
   rig.fake.script((req) => ({
     kind: "text",
     text: req.lastUserText,
     delayMs: req.body?.stream === true ? DELAY_MS : 0,
   }));
-  const by = {
-    baton: [] as StreamSample[],
-    floor: [] as StreamSample[],
-    model: [] as StreamSample[],
-  };
   try {
     for (let i = 0; i < WARM + N; i++) {
-      for (const via of ["baton", "floor", "model"] as const) {
-        const sample = await rig.stream(via, `stream ${via} ${i}`);
-        if (i >= WARM) by[via].push(sample);
+      for (let k = 0; k < targets.length; k++) {
+        const t = targets[(i + k) % targets.length];
+        const name = typeof t === "string" ? t : t.name;
+        const sample = await rig.stream(t, `stream ${name} ${i}`);
+        if (i >= WARM) by.get(t)!.push(sample);
       }
     }
   } finally {
     rig.fake.script((req) => ({ kind: "text", text: req.lastUserText }));
   }
-  const ttfc = (s: StreamSample[]) => pct(s.map((x) => x.firstChunkMs), 0.5);
-  const [baton, floor, model] = [ttfc(by.baton), ttfc(by.floor), ttfc(by.model)];
+  const ttfc = (t: Target) => pct(by.get(t)!.map((x) => x.firstChunkMs), 0.5);
+  const [floor, object, model] = [ttfc("floor"), ttfc("object"), ttfc("model")];
   report.figure(
     "stream: fake model's delay before its reply (ms)",
     "stream_model_delay_ms",
     DELAY_MS,
   );
-  report.figure(
-    "stream: first content chunk p50, baton (ms)",
-    "stream_ttfc_p50_ms_baton",
-    r2(baton),
-  );
-  report.figure(
-    "stream: first content chunk p50, floor (ms)",
-    "stream_ttfc_p50_ms_floor",
-    r2(floor),
-  );
-  report.figure(
-    "stream: first content chunk p50, model direct (ms)",
-    "stream_ttfc_p50_ms_model",
-    r2(model),
-  );
-  report.figure(
-    "stream: baton overhead over model direct (ms)",
-    "stream_ttfc_overhead_ms",
-    r2(baton - model),
-  );
-  report.ratio(
-    "stream: ratio baton / model direct",
-    "stream_ttfc_ratio_baton_model",
-    baton / model,
-  );
-  report.figure(
-    "stream: whole stream p50, baton (ms)",
-    "stream_total_p50_ms_baton",
-    r2(_p50(by.baton)),
-  );
+  for (const baton of rig.batons) {
+    const ttfcBaton = ttfc(baton);
+    baton.report.figure(
+      "stream: first content chunk p50, baton (ms)",
+      "stream_ttfc_p50_ms_baton",
+      r2(ttfcBaton),
+    );
+    if (baton.name === "baton") {
+      report.figure(
+        "stream: first content chunk p50, floor (ms)",
+        "stream_ttfc_p50_ms_floor",
+        r2(floor),
+      );
+      report.figure(
+        "stream: first content chunk p50, model direct (ms)",
+        "stream_ttfc_p50_ms_model",
+        r2(model),
+      );
+      report.figure(
+        "stream: first content chunk p50, object floor: claim, model stream over RPC, write (ms)",
+        "stream_ttfc_p50_ms_object_floor",
+        r2(object),
+      );
+      report.ratio(
+        "stream: ratio floor / model direct",
+        "stream_ttfc_ratio_floor_model",
+        floor / model,
+      );
+      report.ratio(
+        "stream: ratio object floor / model direct",
+        "stream_ttfc_ratio_object_floor_model",
+        object / model,
+      );
+    }
+    baton.report.figure(
+      "stream: baton overhead over model direct (ms)",
+      "stream_ttfc_overhead_ms",
+      r2(ttfcBaton - model),
+    );
+    baton.report.ratio(
+      "stream: ratio baton / model direct",
+      "stream_ttfc_ratio_baton_model",
+      ttfcBaton / model,
+    );
+    baton.report.ratio(
+      "stream: ratio baton / object floor",
+      "stream_ttfc_ratio_baton_object_floor",
+      ttfcBaton / object,
+    );
+    baton.report.figure(
+      "stream: whole stream p50, baton (ms)",
+      "stream_total_p50_ms_baton",
+      r2(_p50(by.get(baton)!)),
+    );
+  }
+  if (rig.batons.length > 1) {
+    const [now, then] = rig.batons.map(ttfc);
+    report.ratio(
+      "stream: first chunk p50 ratio current / baseline (alternating)",
+      "stream_ttfc_ratio_current_baseline",
+      now / then,
+    );
+  }
+  const ok = (t: Target) => `${okCount(by.get(t)!)}/${N}`;
   report.figure(
     "stream: OK (200, [DONE], deltas join to the input)",
     "stream_ok",
-    `${okCount(by.baton)}/${N} baton, ${okCount(by.floor)}/${N} floor, ${
-      okCount(by.model)
-    }/${N} model`,
+    `${rig.batons.map((b) => `${ok(b)} ${b.name}`).join(", ")}, ${ok("floor")} floor, ` +
+      `${ok("object")} object floor, ${ok("model")} model`,
   );
 }
 

@@ -175,15 +175,24 @@ export class Rig {
     );
   }
 
-  /** One streamed turn through baton, through the floor Worker, or straight to the fake model. */
-  async stream(via: "baton" | "floor" | "model", text: string): Promise<StreamSample> {
-    if (via === "baton") {
+  /**
+   * One streamed turn through a baton (on its API session "bench-stream"), through the floor
+   * Worker (the model's SSE relayed), through the floor Worker's warm object (`/stream-object`:
+   * a claim written, the model's stream relayed as NDJSON over RPC, a write), or straight to the
+   * fake model.
+   */
+  async stream(via: Baton | "floor" | "object" | "model", text: string): Promise<StreamSample> {
+    if (typeof via !== "string") {
       this.counts.batonTurns++;
-      const url = new URL("v1/chat/completions", this.baton.worker.url).href;
+      const url = new URL("v1/chat/completions", via.worker.url).href;
       return this.#checked(await postChatStream(url, this.#headers("bench-stream"), text));
     }
     this.counts.otherModelCalls++;
-    const url = via === "floor" ? this.floor.url : `${this.fake.url}/chat/completions`;
+    const url = via === "floor"
+      ? this.floor.url
+      : via === "object"
+      ? new URL("stream-object", this.floor.url).href
+      : `${this.fake.url}/chat/completions`;
     return this.#checked(await postChatStream(url, { "content-type": "application/json" }, text));
   }
 
