@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { type ApiTenant, tenantOfKey } from "../lib/api/mod.ts";
-import { type BatonConfig, type Deployment, readConfig } from "../lib/deployment/mod.ts";
+import type { BatonConfig, Deployment } from "../lib/deployment/mod.ts";
 import { parsePayload, setLogLevel, withSessionContext } from "../lib/runtime/mod.ts";
 import { isStopped } from "../lib/session/mod.ts";
 import { PayloadError, type WebhookAnswer } from "../lib/chat/mod.ts";
@@ -120,28 +120,14 @@ export function webhookAnswer(c: Context<App>, answer: WebhookAnswer): Response 
 }
 
 /**
- * The config of one env object, read on its first request: workerd hands every request of an
- * isolate the same env, and its variables change only with a deploy (a new isolate, a new env),
- * so a warm request reads none of its settings again. Keyed weakly: another env (a test's
- * own bindings) is read anew. The config is never written to after it is read.
- */
-const _configs = new WeakMap<object, BatonConfig>();
-
-function _configOf(env: object): BatonConfig {
-  let config = _configs.get(env);
-  if (!config) _configs.set(env, config = readConfig(env));
-  return config;
-}
-
-/**
  * The one entry binding of a Worker request (an HTTP request, or a mail handed to the email app):
- * the config is read here (once per env: `_configOf`), the deployment set, and the session context
- * bound empty. A turn's own context is bound where the turn runs: in its session object, by every
- * RPC method and the alarm, from the fields the message carries.
+ * the deployment's config is read here (once per env: `Deployment.config`), the deployment set,
+ * and the session context bound empty. A turn's own context is bound where the turn runs: in its
+ * session object, by every RPC method and the alarm, from the fields the message carries.
  */
 export function entryBinding(deployment: Deployment): MiddlewareHandler<App> {
   return (c, next) => {
-    const config = _configOf(c.env);
+    const config = deployment.config(c.env);
     setLogLevel(config.logLevel);
     c.set("config", config);
     c.set("deployment", deployment);

@@ -4,7 +4,7 @@ import { AccessDO } from "./access_do.ts";
 import { ConversationPointerDO } from "./conversation_pointer_do.ts";
 import type { Env } from "./env.ts";
 import { IdempotencyKeyDO } from "./idempotency_key_do.ts";
-import { type PdfjsLoader, usePdfjs } from "../lib/media/pdf_text.ts";
+import type { PdfjsLoader } from "../lib/media/pdf_text.ts";
 import { type EmailHandler, emailHandler } from "./email_route.ts";
 import { batonApp } from "./routes.ts";
 import { SessionDO } from "./session_do.ts";
@@ -19,7 +19,7 @@ export interface BatonOptions extends DeploymentOptions {
    * Reads PDFs' text with pdf.js: `loadPdfjs` of `baton/pdfjs`. Absent: a PDF is refused where
    * it arrives ("PDFs are not read on this deployment", as unread voice is), and the Worker
    * carries no pdf.js — 1.6 MB that workerd would compile at every start, read or not. Per
-   * isolate: one deployment's loader serves every deployment of its bundle.
+   * deployment, as every option: another deployment of the same bundle without it refuses PDFs.
    */
   pdf?: PdfjsLoader;
 }
@@ -51,9 +51,9 @@ export interface Baton {
 
 /**
  * Defines a baton deployment. Everything that differs per deployment (tools, prompts, setting
- * defaults, hooks) is closed over here, in the app and in the classes made for it: nothing of it is
- * module-global, so two deployments in one bundle do not see each other's. Throws when a tool name
- * repeats among the tools one turn could get.
+ * defaults, hooks, pdf.js) is closed over here, in the app and in the classes made for it: nothing
+ * of it is module-global, so two deployments in one bundle do not see each other's. Throws when a
+ * tool name repeats among the tools one turn could get.
  *
  * ```ts
  * const baton = defineBaton({ tools: [rollDice], systemPrompt: (ctx) => `Help ${ctx.user_name}.` });
@@ -63,9 +63,9 @@ export interface Baton {
  * ```
  */
 export function defineBaton(options: BatonOptions = {}): Baton {
+  // Only a deployment that asks for pdf.js imports it (its loader, carried in its config's media
+  // settings): the others' bundles hold none, and the others in its bundle do not read PDFs.
   const deployment = deploymentOf(options);
-  // Only a deployment that asks for pdf.js imports it (its loader): the others' bundles hold none.
-  if (options.pdf) usePdfjs(options.pdf);
   const app = batonApp(deployment);
   const email = emailHandler(deployment);
   // Every object reads the env with the code's setting defaults under it, as the routes do.

@@ -1,6 +1,6 @@
 // The session Durable Object: a thin Workers shell over lib/session/ (the sentinel); Workers (cloudflare:workers).
 import { DurableObject } from "cloudflare:workers";
-import { type BatonConfig, type Deployment, readConfig } from "../lib/deployment/mod.ts";
+import type { BatonConfig, Deployment } from "../lib/deployment/mod.ts";
 import type { ChatMessage } from "../lib/agent/mod.ts";
 import { type ApprovalAnswer, newConversationText, stopText } from "../lib/chat/mod.ts";
 import { isResponseMeta } from "../lib/openai/mod.ts";
@@ -56,7 +56,7 @@ export class SessionDO extends DurableObject<Env> {
     // The env as every part of the object reads it: the code's setting defaults under it.
     super(ctx, deployment.env(env));
     this.#deployment = deployment;
-    this.#config = readConfig(this.env);
+    this.#config = deployment.config(this.env);
     this.#deletions = new ResponseDeletions(ctx.storage.kv);
     setLogLevel(this.#config.logLevel);
   }

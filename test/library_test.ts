@@ -1,6 +1,6 @@
-// baton as a library, end to end in workerd: a Worker of its own (test/_support/library_worker.ts) built on the public API only, its hooks and per-platform / per-channel options; Deno + Miniflare.
+// baton as a library, end to end in workerd: a Worker of its own (test/_support/library_worker.ts) built on the public API only, its hooks and per-platform / per-channel options, two deployments in one Worker; Deno + Miniflare.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
-import { chat, chatReply, json, until } from "./_support/clients.ts";
+import { chat, chatReply, json, postJson, until } from "./_support/clients.ts";
 import { telegramDriver as driver } from "./_support/drivers/telegram.ts";
 import type { FakePlatform } from "./_support/fake_platform.ts";
 import {
@@ -16,6 +16,7 @@ import {
   DROP_MARK,
   HANG_MARK,
   HOOK_TIMEOUT_MS,
+  READER_PREFIX,
   TELEGRAM_MODEL,
   THROW_MARK,
   TURN_END_ERROR,
@@ -24,9 +25,14 @@ import { expectOk, pause } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 import type { FakeModel, FakeModelRequest } from "../lib/testing/mod.ts";
+import { encodeBase64 } from "../lib/runtime/mod.ts";
 
 const baton = sharedBaton({
   entry: "test/_support/library_worker.ts",
+  // MEDIA: a file part is stored before its turn (without it, both deployments refuse files).
+  media: true,
+  // The second deployment's own session objects (library_worker.ts's `reader`).
+  durableObjects: { READER_SESSIONS: "ReaderSessionDO" },
   vars: {
     ...driver.vars(),
     HOOK_TIMEOUT_MS: String(HOOK_TIMEOUT_MS),
@@ -270,6 +276,59 @@ baton.test(
     assert(String(result.content).includes(DENY_REASON), result.content);
     assert(!String(result.content).includes(DENIED_TOOL_RESULT), result.content);
     assert(reply.includes("sub-agent saw:"), reply);
+  },
+);
+
+/** The PDF fixture (lib/media/testdata/make_invoice_pdf.cjs, pdfkit). */
+const PDF = await Deno.readFile(new URL("../lib/media/testdata/invoice.pdf", import.meta.url));
+
+/** A chat completion whose user message holds a question and the PDF as a file part. */
+function pdfChat(user: string) {
+  return {
+    model: "any",
+    user,
+    messages: [{
+      role: "user",
+      content: [{ type: "text", text: "what is due?" }, {
+        type: "file",
+        file: {
+          filename: "invoice.pdf",
+          file_data: `data:application/pdf;base64,${encodeBase64(PDF)}`,
+        },
+      }],
+    }],
+  };
+}
+
+baton.test(
+  "defineBaton pdf is per deployment: in one Worker, the deployment without it refuses a PDF part with a 400, the one with it reads it, and neither changes the other",
+  async (worker, fake) => {
+    const refuse = async () => {
+      const res = await postJson(worker, "/v1/chat/completions", pdfChat("lib-pdf-plain"));
+      const body = await json(res);
+      assertStrictEquals(res.status, 400, JSON.stringify(body));
+      assertStrictEquals(
+        body.error.message,
+        "messages[0].content[1]: PDFs are not read on this deployment",
+      );
+    };
+    await refuse();
+    assertStrictEquals(fake.requests.length, 0, "no turn started");
+
+    const read = await postJson(
+      worker,
+      `${READER_PREFIX}/v1/chat/completions`,
+      pdfChat("lib-pdf-reader"),
+    );
+    assertStrictEquals(read.status, 200, JSON.stringify(await read.clone().json()));
+    assertStrictEquals(fake.requests.length, 1);
+    const sent = JSON.stringify(fake.requests[0].body.messages);
+    assert(sent.includes("[document: invoice.pdf (PDF, 1 page)]"), sent);
+    assert(sent.includes("Invoice 4711 from Example Tools Ltd."), sent);
+
+    // The reader's pdf.js, loaded in this isolate now, did not turn PDFs on for the other.
+    await refuse();
+    assertStrictEquals(fake.requests.length, 1);
   },
 );
 

@@ -16,7 +16,7 @@ import { type ModelPrices, parseModelPrices } from "../agent/model_prices.ts";
 import type { BusyMode } from "../session/mod.ts";
 import type { GroupStop } from "../session/group_stop.ts";
 import { type FallbackModel, parseModelFallbacks } from "./model_config.ts";
-import { isAiRunner, type MediaSettings } from "../media/mod.ts";
+import { isAiRunner, type MediaSettings, type PdfjsLoader } from "../media/mod.ts";
 
 /** Everything baton reads from its environment. */
 export interface BatonConfig {
@@ -145,11 +145,18 @@ export interface SpendConfig {
   modelPrices: ModelPrices | null;
 }
 
+/** What a deployment's code adds to the config, beside its env (`Deployment.config`). */
+export interface CodeConfig {
+  /** How the deployment loads pdf.js (`defineBaton({ pdf })`); absent: PDFs are refused. */
+  pdf?: PdfjsLoader;
+}
+
 /**
  * Reads the config from the Worker's env (vars and secrets) through the settings table
  * (`settings.ts`): its ranges, values and defaults; a malformed value falls back to its default.
+ * `code`: what the deployment's code gives that no env var can (its pdf.js loader).
  */
-export function readConfig(vars: object): BatonConfig {
+export function readConfig(vars: object, code: CodeConfig = {}): BatonConfig {
   const env = vars as Record<string, unknown>;
   const llmBaseUrl = textSetting(env, "LLM_BASE_URL");
   return {
@@ -222,6 +229,7 @@ export function readConfig(vars: object): BatonConfig {
       textMaxChars: countSetting(env, "MEDIA_TEXT_MAX_CHARS"),
       downloadTimeoutMs: countSetting(env, "MEDIA_DOWNLOAD_TIMEOUT_MS"),
       transcribe: _transcribe(env),
+      pdf: code.pdf ?? null,
     },
     mediaLinks: textSetting(env, "MEDIA_URL_SECRET")
       ? { secret: textSetting(env, "MEDIA_URL_SECRET"), publicUrl: textSetting(env, "PUBLIC_URL") }

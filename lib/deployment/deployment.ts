@@ -1,8 +1,10 @@
-// One deployment as its code defines it (tools, prompts, per-platform and per-channel sets, setting defaults), resolved per turn; runtime-neutral.
+// One deployment as its code defines it (tools, prompts, per-platform and per-channel sets, setting defaults, pdf.js), resolved per turn; its config read once per env; runtime-neutral.
 import type { Tool, TurnHooks } from "../agent/mod.ts";
+import type { PdfjsLoader } from "../media/mod.ts";
 import type { SessionContext } from "../runtime/mod.ts";
 import type { SettingsEnv } from "./settings.ts";
 import { batonToolNames } from "./agent.ts";
+import { type BatonConfig, readConfig } from "./config.ts";
 
 /** The platforms a deployment may configure (a turn's `platform` context field). */
 export type PlatformName =
@@ -91,6 +93,11 @@ export interface DeploymentOptions {
   model?: ModelOptions;
   /** The deployment's turn hooks (lib/agent/turn_hooks.ts). */
   hooks?: TurnHooks;
+  /**
+   * How this deployment loads pdf.js (`BatonOptions.pdf`, functions/define_baton.ts); absent:
+   * PDFs are refused. Its config's `media.pdf`: another deployment of the bundle does not see it.
+   */
+  pdf?: PdfjsLoader;
 }
 
 /** A deployment's model names, as defaults of their settings. */
@@ -119,8 +126,21 @@ export interface Deployment {
   readonly toolNames: ReadonlySet<string>;
   /** The deployment's turn hooks, if any. */
   readonly hooks?: TurnHooks;
-  /** The Worker's env with the code's setting defaults under it (the same object when there are none). */
+  /**
+   * The Worker's env with the code's setting defaults under it: the same object when there are
+   * none, else one copy per env object (a copy given again is returned as it is).
+   */
   env<E extends object>(env: E): E;
+  /**
+   * The config of `env` (the Worker's, as it came or as `env()` gave it): its settings with the
+   * code's defaults under them (`readConfig`), and the code's own (`pdf`). Read on an env
+   * object's first request, then kept: workerd hands every request of an isolate the same env,
+   * and its variables change only with a deploy (a new isolate, a new env), so a warm request
+   * reads none of its settings again. Kept per deployment, so two deployments in one bundle
+   * never share one; weakly keyed, so another env (a test's own bindings) is read anew. The
+   * config is never written to after it is read.
+   */
+  config(env: object): BatonConfig;
   /**
    * The system prompt and extra tools of the turn whose context is bound now; `systemPrompt` is
    * the configured `SYSTEM_PROMPT`.
@@ -155,11 +175,31 @@ export function deploymentOf(options: DeploymentOptions = {}): Deployment {
     ...(choices?.length ? { MODELS: choices.join(",") } : {}),
     ...options.settings,
   });
+  const code = options.pdf ? { pdf: options.pdf } : {};
+  // One copy per env object, so the config kept per env is found again on the next request.
+  const copies = new WeakMap<object, object>();
+  const made = new WeakSet<object>();
+  const envOf = <E extends object>(env: E): E => {
+    if (!defaults || made.has(env)) return env;
+    let copy = copies.get(env);
+    if (!copy) {
+      copies.set(env, copy = _withDefaults(env, defaults));
+      made.add(copy);
+    }
+    return copy as E;
+  };
+  const configs = new WeakMap<object, BatonConfig>();
   return {
     tools,
     toolNames: batonToolNames(all),
     ...(options.hooks ? { hooks: options.hooks } : {}),
-    env: (env) => defaults ? _withDefaults(env, defaults) : env,
+    env: envOf,
+    config(env) {
+      const own = envOf(env);
+      let config = configs.get(own);
+      if (!config) configs.set(own, config = readConfig(own, code));
+      return config;
+    },
     async turn(context, systemPrompt) {
       const platform = (platforms as Record<string, PlatformOptions | undefined>)[context.platform];
       const channel = platform?.channels?.[context.chat_id];

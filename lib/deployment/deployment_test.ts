@@ -1,7 +1,8 @@
-// Unit tests of deploymentOf: per-turn prompts and tools by platform and channel, setting defaults under env; Deno.
+// Unit tests of deploymentOf: per-turn prompts and tools by platform and channel, setting defaults under env, its config read once per env; Deno.
 import { assertEquals, assertStrictEquals, assertThrows } from "@std/assert";
 import { defineTool, type Tool } from "../agent/mod.ts";
 import { currentContext, type SessionContext, withSessionContext } from "../runtime/mod.ts";
+import { readConfig } from "./config.ts";
 import { type BatonSettings, deploymentOf } from "./deployment.ts";
 
 function tool(name: string): Tool {
@@ -108,4 +109,31 @@ Deno.test("DeploymentOptions.settings: typed by the settings table (a misspelt n
   const misspelt: BatonSettings = { MAX_TURN_STEP: 6 };
   const d = deploymentOf({ settings: { ...settings, ...misspelt } });
   assertStrictEquals((d.env({}) as Record<string, unknown>).MAX_TURN_STEPS, "6");
+});
+
+Deno.test("deploymentOf() config(): read once per env object, setting defaults and all, and per deployment", () => {
+  let reads = 0;
+  const env = new Proxy({ LLM_MODEL: "m-env" } as Record<string, unknown>, {
+    get(target, name) {
+      reads++;
+      return Reflect.get(target, name);
+    },
+  });
+  // With defaults every request's env is merged anew: the config must still be read once.
+  const d = deploymentOf({ settings: { MAX_TURN_STEPS: 7 } });
+  const first = d.config(d.env(env));
+  assertStrictEquals(first.maxTurnSteps, 7);
+  assertStrictEquals(first.llmModel, "m-env");
+  const before = reads;
+  assertStrictEquals(d.config(d.env(env)), first, "the same env object, the same config");
+  assertStrictEquals(d.config(env), first, "the env as it came finds it too");
+  assertStrictEquals(d.env(d.env(env)), d.env(env), "a merged env is merged once");
+  assertStrictEquals(reads, before, "a second request reads no variable");
+  // Another deployment on the same env has its own config: its defaults, its pdf.js.
+  const loader = () => import("unpdf/pdfjs");
+  const reader = deploymentOf({ pdf: loader });
+  assertStrictEquals(reader.config(env).media.pdf, loader);
+  assertStrictEquals(reader.config(env).maxTurnSteps, readConfig({}).maxTurnSteps);
+  assertStrictEquals(first.media.pdf, null);
+  assertStrictEquals(deploymentOf().config(env).media.pdf, null);
 });

@@ -1,7 +1,8 @@
 // The text that stands for a voice note, a recording or a document (a labelled transcript, the document's text cut to a budget), or why it cannot be read; runtime-neutral.
 import { errorText } from "../runtime/mod.ts";
 import { audioDuration, formatDuration } from "./audio_duration.ts";
-import { pdfText, readsPdf } from "./pdf_text.ts";
+import { type PdfjsLoader, pdfText } from "./pdf_text.ts";
+import type { MediaSettings } from "./media_settings.ts";
 import type { Transcriber } from "./transcribe.ts";
 
 /** A medium as text for the model, or why it could not be read (said to the user; never thrown). */
@@ -15,6 +16,11 @@ export interface MediaTextOptions {
   maxChars: number;
   /** How voice becomes words; absent or null: voice is refused (`NOT_TRANSCRIBED`). */
   transcribe?: Transcriber | null;
+  /**
+   * How the deployment loads pdf.js (`MediaSettings.pdf`, from `defineBaton({ pdf })`); absent
+   * or null: a PDF is refused (`PDF_NOT_READ`).
+   */
+  pdf?: PdfjsLoader | null;
   /** The turn's signal: a stopped turn stops its transcription (its reason is thrown). */
   signal?: AbortSignal;
 }
@@ -47,24 +53,36 @@ export const TEXT_TYPES: ReadonlySet<string> = new Set([
  */
 export const PDF_NOT_READ = "PDFs are not read on this deployment";
 
-/** What the refusal of an unread type says is read: PDFs only where pdf.js is given (`readsPdf`). */
-export function readTypes(): string {
-  return readsPdf()
+/** What the refusal of an unread type says is read: PDFs only where the deployment reads them. */
+export function readTypes(readsPdf: boolean): string {
+  return readsPdf
     ? "text, Markdown, CSV, JSON and PDF documents and voice messages are read"
     : "text, Markdown, CSV and JSON documents and voice messages are read";
 }
 
+/** What the deployment reads beyond plain text: voice, PDFs (`mediaTextRefusal`). */
+export interface MediaReading {
+  /** The deployment has a transcription endpoint (or the Workers AI road): voice is read. */
+  transcribes: boolean;
+  /** The deployment gave pdf.js (`defineBaton({ pdf })`): PDFs are read. */
+  readsPdf: boolean;
+}
+
+/** What a deployment with media `settings` reads (`mediaTextRefusal`). */
+export function mediaReading(settings: Pick<MediaSettings, "transcribe" | "pdf">): MediaReading {
+  return { transcribes: settings.transcribe !== null, readsPdf: settings.pdf !== null };
+}
+
 /**
  * Why a medium of `type` will not be read as text, or null when it will be tried: known before
- * any byte is read, so a request can be refused with a 400 naming the part. `transcribes`:
- * the deployment has a transcription endpoint; a PDF is read only where pdf.js was given
- * (`readsPdf`), else refused with `PDF_NOT_READ`.
+ * any byte is read, so a request can be refused with a 400 naming the part. Voice needs
+ * `transcribes`; a PDF needs `readsPdf`, else it is refused with `PDF_NOT_READ`.
  */
-export function mediaTextRefusal(type: string, transcribes: boolean): string | null {
-  if (AUDIO_TYPES.has(type)) return transcribes ? null : NOT_TRANSCRIBED;
-  if (type === "application/pdf") return readsPdf() ? null : PDF_NOT_READ;
+export function mediaTextRefusal(type: string, reading: MediaReading): string | null {
+  if (AUDIO_TYPES.has(type)) return reading.transcribes ? null : NOT_TRANSCRIBED;
+  if (type === "application/pdf") return reading.readsPdf ? null : PDF_NOT_READ;
   if (TEXT_TYPES.has(type)) return null;
-  return `${type || "a file of unknown type"} is not read: ${readTypes()}`;
+  return `${type || "a file of unknown type"} is not read: ${readTypes(reading.readsPdf)}`;
 }
 
 /**
@@ -83,11 +101,16 @@ export async function deriveMediaText(
   type: string,
   options: MediaTextOptions,
 ): Promise<MediaText> {
-  const refused = mediaTextRefusal(type, Boolean(options.transcribe));
+  const refused = mediaTextRefusal(type, {
+    transcribes: Boolean(options.transcribe),
+    readsPdf: Boolean(options.pdf),
+  });
   if (refused) return { ok: false, reason: refused };
   try {
     if (AUDIO_TYPES.has(type)) return await _transcribed(bytes, type, options);
-    return type === "application/pdf" ? await _pdf(bytes, options) : _text(bytes, options);
+    return type === "application/pdf"
+      ? await _pdf(bytes, options.pdf!, options)
+      : _text(bytes, options);
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
     const what = AUDIO_TYPES.has(type)
@@ -115,8 +138,12 @@ async function _transcribed(
   return { ok: true, text: `${label} ${words || "(no speech heard)"}` };
 }
 
-async function _pdf(bytes: Uint8Array, options: MediaTextOptions): Promise<MediaText> {
-  const { text, pages } = await pdfText(bytes);
+async function _pdf(
+  bytes: Uint8Array,
+  loader: PdfjsLoader,
+  options: MediaTextOptions,
+): Promise<MediaText> {
+  const { text, pages } = await pdfText(bytes, loader);
   const about = `PDF, ${pages} page${pages === 1 ? "" : "s"}`;
   const label = `[document: ${options.name ? `${options.name} (${about})` : about}]`;
   if (!text) return { ok: true, text: `${label} (no text found: it may be scanned images)` };

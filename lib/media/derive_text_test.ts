@@ -5,10 +5,10 @@ import { audioDuration, formatDuration } from "./audio_duration.ts";
 import { deriveMediaText, mediaTextRefusal, NOT_TRANSCRIBED, PDF_NOT_READ } from "./derive_text.ts";
 import { openAITranscriber, type Transcriber } from "./transcribe.ts";
 import { sniffMediaType } from "./sniff_media_type.ts";
-import { usePdfjs } from "./pdf_text.ts";
+import type { PdfjsLoader } from "./pdf_text.ts";
 
 // pdf.js as the Worker gets it through functions/pdfjs/ (here the package, straight from node_modules).
-usePdfjs(() => import("unpdf/pdfjs"));
+const pdfjs: PdfjsLoader = () => import("unpdf/pdfjs");
 
 /** The PDF fixture, made by testdata/make_invoice_pdf.cjs with pdfkit. */
 const PDF = await Deno.readFile(new URL("./testdata/invoice.pdf", import.meta.url));
@@ -49,6 +49,8 @@ function oggPage(granule: bigint, packet: Uint8Array): Uint8Array {
 
 const fixed = (text: string): Transcriber => () => Promise.resolve(text);
 const options = { maxChars: 1000 };
+/** A deployment that reads PDFs (`defineBaton({ pdf })`). */
+const reading = { ...options, pdf: pdfjs };
 
 Deno.test("audioDuration() reads WAV, Ogg Opus and MP4 lengths; formatDuration() writes them as a clock", () => {
   assertStrictEquals(audioDuration(silentWav(3), "audio/wav"), 3);
@@ -128,47 +130,54 @@ Deno.test("deriveMediaText() reads text, CSV and JSON as they are, cut to maxCha
 
 Deno.test("deriveMediaText() reads a PDF's text through unpdf, and refuses a corrupt one", async () => {
   assertStrictEquals(sniffMediaType(PDF), "application/pdf");
-  const read = await deriveMediaText(PDF, "application/pdf", { ...options, name: "invoice.pdf" });
+  const read = await deriveMediaText(PDF, "application/pdf", { ...reading, name: "invoice.pdf" });
   assertEquals(read, {
     ok: true,
     text: "[document: invoice.pdf (PDF, 1 page)]\n" +
       "Invoice 4711 from Example Tools Ltd.\nTotal due: 128.40 EUR by 2026-12-01.",
   });
   assertEquals(PDF[0], 0x25, "the caller's bytes are its own still");
-  const corrupt = await deriveMediaText(utf8("%PDF-1.7\nnothing else"), "application/pdf", options);
+  const corrupt = await deriveMediaText(utf8("%PDF-1.7\nnothing else"), "application/pdf", reading);
   assert(!corrupt.ok && corrupt.reason.startsWith("the PDF could not be read ("), String(corrupt));
 });
 
 Deno.test("deriveMediaText() and mediaTextRefusal() refuse other types, naming them", async () => {
-  const zip = await deriveMediaText(new Uint8Array([0x50, 0x4b, 3, 4]), "application/zip", options);
+  const zip = await deriveMediaText(new Uint8Array([0x50, 0x4b, 3, 4]), "application/zip", reading);
   assertEquals(zip, {
     ok: false,
     reason: "application/zip is not read: text, Markdown, CSV, JSON and PDF documents and voice " +
       "messages are read",
   });
-  assertStrictEquals(mediaTextRefusal("audio/ogg", false), NOT_TRANSCRIBED);
-  assertStrictEquals(mediaTextRefusal("audio/ogg", true), null);
-  assertStrictEquals(mediaTextRefusal("application/pdf", false), null);
-  assert(mediaTextRefusal("", true)!.startsWith("a file of unknown type is not read"));
+  const all = { transcribes: true, readsPdf: true };
+  assertStrictEquals(
+    mediaTextRefusal("audio/ogg", { ...all, transcribes: false }),
+    NOT_TRANSCRIBED,
+  );
+  assertStrictEquals(mediaTextRefusal("audio/ogg", all), null);
+  assertStrictEquals(mediaTextRefusal("application/pdf", { ...all, transcribes: false }), null);
+  assert(mediaTextRefusal("", all)!.startsWith("a file of unknown type is not read"));
 });
 
 Deno.test("deriveMediaText() and mediaTextRefusal() refuse a PDF, and name no PDFs as read, where no pdf.js was given", async () => {
-  const loader = () => import("unpdf/pdfjs");
-  usePdfjs(null);
-  try {
-    assertStrictEquals(mediaTextRefusal("application/pdf", true), PDF_NOT_READ);
-    assertEquals(await deriveMediaText(PDF, "application/pdf", options), {
+  const none = { transcribes: true, readsPdf: false };
+  assertStrictEquals(mediaTextRefusal("application/pdf", none), PDF_NOT_READ);
+  for (const pdf of [undefined, null]) {
+    assertEquals(await deriveMediaText(PDF, "application/pdf", { ...options, pdf }), {
       ok: false,
       reason: "PDFs are not read on this deployment",
     });
-    assertStrictEquals(
-      mediaTextRefusal("application/zip", true),
-      "application/zip is not read: text, Markdown, CSV and JSON documents and voice messages are read",
-    );
-  } finally {
-    usePdfjs(loader);
   }
-  assertStrictEquals(mediaTextRefusal("application/pdf", false), null);
+  assertStrictEquals(
+    mediaTextRefusal("application/zip", none),
+    "application/zip is not read: text, Markdown, CSV and JSON documents and voice messages are read",
+  );
+  // Another deployment in the same isolate, one that gave pdf.js, reads them all the same.
+  assertStrictEquals(mediaTextRefusal("application/pdf", { ...none, readsPdf: true }), null);
+  assert((await deriveMediaText(PDF, "application/pdf", reading)).ok);
+  assertEquals(await deriveMediaText(PDF, "application/pdf", options), {
+    ok: false,
+    reason: "PDFs are not read on this deployment",
+  });
 });
 
 Deno.test("openAITranscriber() uploads the exact bytes and the model as multipart, and fails without the key", async () => {

@@ -70,6 +70,7 @@ export async function describeMedia(
     const text = await deriveMediaText(bytes, item.type, {
       maxChars: settings.textMaxChars,
       transcribe,
+      pdf: settings.pdf,
       ...(item.name ? { name: item.name } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });

@@ -9,10 +9,12 @@ import type { MediaRef } from "./media_ref.ts";
 import { mediaModelView } from "./model_view.ts";
 import { prepareFile } from "./prepare_file.ts";
 import { MediaRefusal } from "./prepare_image.ts";
-import { usePdfjs } from "./pdf_text.ts";
+import type { PdfjsLoader } from "./pdf_text.ts";
 
-// A deployment that reads PDFs, as functions/index.ts is (the refusals name PDFs as read).
-usePdfjs(() => import("unpdf/pdfjs"));
+/** pdf.js straight from node_modules, as functions/pdfjs/ gives it to the Worker. */
+const pdfjs: PdfjsLoader = () => import("unpdf/pdfjs");
+/** The PDF fixture (testdata/make_invoice_pdf.cjs, pdfkit). */
+const PDF = await Deno.readFile(new URL("./testdata/invoice.pdf", import.meta.url));
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 const WAV = (() => {
@@ -26,9 +28,11 @@ const WAV = (() => {
   view.setUint32(40, 16_000, true);
   return bytes;
 })();
+// A deployment that reads PDFs, as functions/index.ts is (the refusals name PDFs as read).
 const transcribing = {
   ...DEFAULT_MEDIA_SETTINGS,
   transcribe: { baseUrl: "x", model: "m", apiKey: "" },
+  pdf: pdfjs,
 };
 
 Deno.test("describeMedia() describes voice and documents once, leaving images and described ones alone", async () => {
@@ -122,6 +126,43 @@ Deno.test("prepareFile() takes audio and documents by their bytes and refuses, n
     "input[0].content[1]: audio parts are off on this deployment",
   );
   assert(refusal(() => prepareFile(part(""), checks)).includes("base64 `file_data`"));
+});
+
+Deno.test("prepareFile() and describeMedia() read a PDF only where the deployment's settings carry pdf.js", async () => {
+  const part = {
+    path: "messages[0].content[1]",
+    url: `data:application/pdf;base64,${encodeBase64(PDF)}`,
+    kind: "file" as const,
+  };
+  const without = { ...transcribing, pdf: null };
+  const refusal = (fn: () => unknown) => {
+    const error = assertThrows(fn);
+    assert(error instanceof MediaRefusal);
+    return error.message;
+  };
+  assertStrictEquals(
+    refusal(() => prepareFile(part, { stored: true, settings: without })),
+    "messages[0].content[1]: PDFs are not read on this deployment",
+  );
+  const zip = `data:application/zip;base64,${encodeBase64(new Uint8Array([0x50, 0x4b, 3, 4]))}`;
+  assertStrictEquals(
+    refusal(() => prepareFile({ ...part, url: zip }, { stored: true, settings: without })),
+    "messages[0].content[1]: application/zip is not read (its bytes are no type baton reads): " +
+      "text, Markdown, CSV and JSON documents and voice messages are read",
+  );
+  const taken = prepareFile(part, { stored: true, settings: transcribing });
+  assertEquals("type" in taken && taken.type, "application/pdf");
+
+  const store = memoryMediaStore();
+  store.objects.set("s/pdf", { bytes: PDF, type: "application/pdf" });
+  const ref: MediaRef = { id: "s/pdf", type: "application/pdf", size: PDF.length, name: "i.pdf" };
+  const [read] = await describeMedia([ref], { store, settings: transcribing });
+  assert((read as MediaRef).description!.startsWith("[document: i.pdf (PDF, 1 page)]\nInvoice"));
+  const [refused] = await describeMedia([ref], { store, settings: without });
+  assertStrictEquals(
+    (refused as MediaRef).description,
+    "[file: i.pdf] (PDFs are not read on this deployment)",
+  );
 });
 
 Deno.test("describeMedia() with VISION=describe puts each stored image into words once; a failure is a note", async () => {

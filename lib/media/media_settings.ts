@@ -1,4 +1,5 @@
-// The media settings a deployment runs with (MEDIA_MAX_BYTES, MEDIA_IMAGES_IN_CONTEXT, VISION, MEDIA_TEXT_MAX_CHARS, MEDIA_DOWNLOAD_TIMEOUT_MS, TRANSCRIBE_*); runtime-neutral.
+// The media settings a deployment runs with (MEDIA_MAX_BYTES, MEDIA_IMAGES_IN_CONTEXT, VISION, MEDIA_TEXT_MAX_CHARS, MEDIA_DOWNLOAD_TIMEOUT_MS, TRANSCRIBE_*, and its code's pdf.js loader); runtime-neutral.
+import type { PdfjsLoader } from "./pdf_text.ts";
 import type { TranscribeSettings } from "./transcribe.ts";
 import type { WorkersAiTranscribeSettings } from "./workers_ai_transcriber.ts";
 
@@ -27,6 +28,11 @@ export interface MediaSettings {
    * binding (`AI`, with an `@cf/` `TRANSCRIBE_MODEL`); null: voice is refused.
    */
   transcribe: TranscribeSettings | WorkersAiTranscribeSettings | null;
+  /**
+   * How this deployment loads pdf.js (`defineBaton({ pdf })`: its code, not an env var, so each
+   * deployment in a bundle has its own); null: PDFs are refused (`PDF_NOT_READ`).
+   */
+  pdf: PdfjsLoader | null;
 }
 
 /** The defaults, as the settings table has them. */
@@ -38,4 +44,5 @@ export const DEFAULT_MEDIA_SETTINGS: MediaSettings = {
   textMaxChars: 20_000,
   downloadTimeoutMs: 30_000,
   transcribe: null,
+  pdf: null,
 };

@@ -3,12 +3,14 @@ export { audioDuration, formatDuration } from "./audio_duration.ts";
 export {
   AUDIO_TYPES,
   deriveMediaText,
+  mediaReading,
   mediaTextRefusal,
   NOT_TRANSCRIBED,
   PDF_NOT_READ,
   TEXT_TYPES,
 } from "./derive_text.ts";
-export type { MediaText, MediaTextOptions } from "./derive_text.ts";
+export type { MediaReading, MediaText, MediaTextOptions } from "./derive_text.ts";
+export type { PdfjsLoader, PdfjsModule } from "./pdf_text.ts";
 export { DESCRIBE_IMAGE_PROMPT, imageDescriber } from "./describe_image.ts";
 export type { ImageDescriber } from "./describe_image.ts";
 export { describeMedia } from "./describe_media.ts";

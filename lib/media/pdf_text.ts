@@ -1,4 +1,4 @@
-// The text of a PDF through pdf.js (unpdf's build for edge runtimes), loaded on first use through the loader a deployment that reads PDFs gives; runtime-neutral.
+// The text of a PDF through pdf.js (unpdf's build for edge runtimes), loaded on first use through the loader of the deployment that reads it; runtime-neutral.
 
 /** A PDF's text, its pages joined by blank lines, and how many pages it has. */
 export interface PdfText {
@@ -26,39 +26,31 @@ export interface PdfjsDocument {
 /** Loads pdf.js: `() => import(…)` of the module as the bundle holds it. */
 export type PdfjsLoader = () => Promise<PdfjsModule>;
 
-let _loader: PdfjsLoader | undefined;
-let _module: Promise<PdfjsModule> | undefined;
+/**
+ * pdf.js as each loader loaded it: one load per loader (per deployment that reads PDFs), kept
+ * while the loader is. Weakly keyed, and nothing module-global that one deployment could turn on
+ * or off for another in the same isolate.
+ */
+const _modules = new WeakMap<PdfjsLoader, Promise<PdfjsModule>>();
 
 /**
- * Says where pdf.js comes from; null: PDFs are not read (`readsPdf()` false). The library cannot
- * import it itself: a literal `import("unpdf/pdfjs")` here would put its 1.6 MB into every bundle,
- * and workerd compiles all of it at every start. A deployment opts in (`defineBaton({ pdf })`
- * passes `functions/pdfjs/load_pdfjs.ts`, which wrangler uploads as a module of its own). One
- * loader per isolate: it serves every deployment of the bundle.
+ * Extracts the text layer of `bytes` (a PDF by its magic bytes) with the pdf.js `loader` gives
+ * (the deployment's, `defineBaton({ pdf })`; the library cannot import pdf.js itself: a literal
+ * `import("unpdf/pdfjs")` here would put its 1.6 MB into every bundle, and workerd compiles all of
+ * it at every start). Rejects for a PDF pdf.js cannot open (corrupt, encrypted), or when the
+ * loader fails: the caller words that for the user. A scanned PDF has no text layer: its text is
+ * "".
  */
-export function usePdfjs(loader: PdfjsLoader | null): void {
-  if ((loader ?? undefined) === _loader) return;
-  _loader = loader ?? undefined;
-  _module = undefined;
-}
-
-/** Whether PDFs are read here: a loader was given (`usePdfjs`). */
-export function readsPdf(): boolean {
-  return _loader !== undefined;
-}
-
-/**
- * Extracts the text layer of `bytes` (a PDF by its magic bytes). Rejects for a PDF pdf.js cannot
- * open (corrupt, encrypted), or when no loader was given (`usePdfjs`): the caller words that for
- * the user. A scanned PDF has no text layer: its text is "".
- */
-export async function pdfText(bytes: Uint8Array): Promise<PdfText> {
-  if (!_loader) throw new Error("pdf.js is not configured (usePdfjs)");
-  // One load per isolate; a failed load is tried again by the next PDF.
-  const load = _module ??= _loader();
-  load.catch(() => {
-    if (_module === load) _module = undefined;
-  });
+export async function pdfText(bytes: Uint8Array, loader: PdfjsLoader): Promise<PdfText> {
+  // One load per loader; a failed load is tried again by the next PDF.
+  let load = _modules.get(loader);
+  if (!load) {
+    const loading = load = loader();
+    _modules.set(loader, loading);
+    loading.catch(() => {
+      if (_modules.get(loader) === loading) _modules.delete(loader);
+    });
+  }
   const { getDocument } = await load;
   // pdf.js may take the buffer over (transfer it): it gets a copy, the caller keeps its bytes.
   // Quiet: pdf.js warns on the console about what it repairs, and the caller says what failed.

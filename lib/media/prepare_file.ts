@@ -1,6 +1,6 @@
 // An audio or file part checked where it arrives (a base64 data URL decoded, typed by its bytes, held to MEDIA_MAX_BYTES, its type one baton reads), before it is stored; runtime-neutral.
 import { decodeBase64 } from "../runtime/mod.ts";
-import { AUDIO_TYPES, mediaTextRefusal, readTypes } from "./derive_text.ts";
+import { AUDIO_TYPES, mediaReading, mediaTextRefusal, readTypes } from "./derive_text.ts";
 import type { MediaPart } from "./media_ref.ts";
 import { type ImageChecks, MediaRefusal, type PreparedImage } from "./prepare_image.ts";
 import { IMAGE_TYPES, sniffMediaType } from "./sniff_media_type.ts";
@@ -50,14 +50,14 @@ export function prepareFile(part: MediaPart, checks: ImageChecks): PreparedImage
     const declared = data[1] && data[1] !== "application/octet-stream" ? data[1] : "";
     throw refuse(
       `${declared || "a file of unknown type"} is not read (its bytes are no type baton reads): ` +
-        readTypes(),
+        readTypes(checks.settings.pdf !== null),
     );
   }
   if (IMAGE_TYPES.has(type)) {
     if (checks.settings.vision === "off") throw refuse("images are off on this deployment");
     return { bytes, type, ...name };
   }
-  const refused = mediaTextRefusal(type, checks.settings.transcribe !== null);
+  const refused = mediaTextRefusal(type, mediaReading(checks.settings));
   if (refused) throw refuse(refused);
   return { bytes, type, ...name };
 }

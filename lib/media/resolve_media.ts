@@ -1,5 +1,5 @@
 // A message's platform media made readable inside its turn: each fetched once, typed by its bytes, stored in MEDIA as a reference, or named as unread; runtime-neutral.
-import { mediaTextRefusal } from "./derive_text.ts";
+import { mediaReading, mediaTextRefusal } from "./derive_text.ts";
 import { mediaKey, type MediaRef } from "./media_ref.ts";
 import type { MediaSettings } from "./media_settings.ts";
 import type { MediaStore } from "./media_store.ts";
@@ -52,7 +52,7 @@ const _RECORDED = new Set(["voice", "video_note"]);
  * size over it is not fetched) and `MEDIA_DOWNLOAD_TIMEOUT_MS`, typed by its bytes (a type stated
  * but not borne out by them is corrupt), stored in `MEDIA` and kept as a `MediaRef` —
  * an image, or a medium read as text (`mediaTextRefusal` says which: voice only where a
- * transcription endpoint is set). Whatever cannot be read — no store, a failed or oversize
+ * transcription endpoint is set, a PDF only where the deployment gave pdf.js). Whatever cannot be read — no store, a failed or oversize
  * download, a type not read — is named in `problems` and marked in `marks`: never thrown (but the
  * turn's abort), so one bad file never fails a turn.
  */
@@ -90,14 +90,14 @@ type _Read = { ref: MediaRef } | { why: string };
 
 async function _read(item: PlatformMedia, options: ResolveOptions): Promise<_Read> {
   const { settings } = options;
-  const transcribes = settings.transcribe !== null;
+  const reading = mediaReading(settings);
   if (item.kind === "animated_sticker") return { why: "animated stickers are not read" };
   if (item.kind === "video") return { why: "videos are not read" };
   // A voice note refused by its declared type costs no download.
   const heard = _HEARD.has(item.kind)
     ? mediaTextRefusal(
       item.type ?? (item.kind === "video_note" ? "video/mp4" : "audio/ogg"),
-      transcribes,
+      reading,
     )
     : null;
   if (heard) return { why: heard };
@@ -120,7 +120,7 @@ async function _read(item: PlatformMedia, options: ResolveOptions): Promise<_Rea
   } else {
     // By its bytes, or by the type stated where the bytes name none (a Markdown or CSV file is
     // text/plain by its bytes).
-    const refused = mediaTextRefusal(type ?? item.type ?? "", transcribes);
+    const refused = mediaTextRefusal(type ?? item.type ?? "", reading);
     if (refused) return { why: refused };
   }
   const stored = type ?? item.type ?? "application/octet-stream";

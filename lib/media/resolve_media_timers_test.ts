@@ -5,10 +5,6 @@ import { DEFAULT_MEDIA_SETTINGS } from "./media_settings.ts";
 import { memoryMediaStore } from "./media_store.ts";
 import type { MediaFetch, PlatformMedia } from "./platform_media.ts";
 import { resolveMedia } from "./resolve_media.ts";
-import { usePdfjs } from "./pdf_text.ts";
-
-// A deployment that reads PDFs (one that does not refuses r.pdf before its download).
-usePdfjs(() => import("unpdf/pdfjs"));
 
 Deno.test("resolveMedia() leaves no timer active once its downloads end", async () => {
   const pdf: MediaFetch = () =>
@@ -19,7 +15,12 @@ Deno.test("resolveMedia() leaves no timer active once its downloads end", async 
     const read = await resolveMedia([item, { ...item, file: "f2" }], {
       fetchFor: () => pdf,
       store: memoryMediaStore(),
-      settings: { ...DEFAULT_MEDIA_SETTINGS, downloadTimeoutMs: 60_000 },
+      // A deployment that reads PDFs (one that does not refuses r.pdf before its download).
+      settings: {
+        ...DEFAULT_MEDIA_SETTINGS,
+        downloadTimeoutMs: 60_000,
+        pdf: () => import("unpdf/pdfjs"),
+      },
       scope: "test:1",
       signal: new AbortController().signal,
     });

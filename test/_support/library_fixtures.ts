@@ -40,3 +40,9 @@ export const CHANNEL_TOOL = "channel_lookup";
 
 /** The start of the deployment's prompt (a function: it ends with ` on <platform>.`). */
 export const DEPLOYMENT_PROMPT = "You are the library test's deployment-wide helper";
+
+/**
+ * Where the worker's second deployment (`defineBaton({ pdf })`, its own session objects under
+ * `READER_SESSIONS`) answers: its routes under this prefix. The first reads no PDFs.
+ */
+export const READER_PREFIX = "/reader";

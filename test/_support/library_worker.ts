@@ -1,6 +1,7 @@
-// test/library_test.ts's own Worker: baton defined through the public API only (defineBaton, defineTool), with every turn hook and per-platform / per-channel options; Workers (cloudflare:workers).
+// test/library_test.ts's own Worker: baton defined through the public API only (defineBaton, defineTool, baton/pdfjs), with every turn hook and per-platform / per-channel options, and a second deployment that reads PDFs under /reader; Workers (cloudflare:workers).
 import { env } from "cloudflare:workers";
-import { defineBaton, defineTool } from "../../functions/mod.ts";
+import { defineBaton, defineTool, type Env } from "../../functions/mod.ts";
+import { loadPdfjs } from "../../functions/pdfjs/load_pdfjs.ts";
 import {
   CHANNEL_CHAT,
   CHANNEL_MODEL,
@@ -13,6 +14,7 @@ import {
   DROP_MARK,
   HANG_MARK,
   HANG_MS,
+  READER_PREFIX,
   TELEGRAM_MODEL,
   THROW_MARK,
   TURN_END_ERROR,
@@ -65,8 +67,42 @@ const baton = defineBaton({
   },
 });
 
+/**
+ * A second deployment in the same Worker, the only one that reads PDFs: its options must not
+ * reach the first (nor the first's absence of `pdf` this one).
+ */
+const reader = defineBaton({ pdf: loadPdfjs });
+
+/**
+ * The env as the reader sees it: its own session objects under `SESSIONS` (the other three
+ * classes of both deployments are alike: neither has setting defaults). One per env object, so
+ * its config is read once.
+ */
+const readerEnvs = new WeakMap<Env, Env>();
+function readerEnv(env: Env): Env {
+  let own = readerEnvs.get(env);
+  if (!own) {
+    const sessions = (env as Env & { READER_SESSIONS: DurableObjectNamespace }).READER_SESSIONS;
+    readerEnvs.set(env, own = { ...env, SESSIONS: sessions });
+  }
+  return own;
+}
+
 // The names the test's Miniflare binds.
 export const { SessionDO, AccessDO, ConversationPointerDO, IdempotencyKeyDO } =
   baton.durableObjects;
+export class ReaderSessionDO extends reader.durableObjects.SessionDO {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, readerEnv(env));
+  }
+}
 
-export default baton;
+export default {
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
+    const url = new URL(request.url);
+    if (!url.pathname.startsWith(`${READER_PREFIX}/`)) return baton.fetch(request, env, ctx);
+    url.pathname = url.pathname.slice(READER_PREFIX.length);
+    return reader.fetch(new Request(url, request), readerEnv(env), ctx);
+  },
+  email: baton.email,
+};

@@ -47,6 +47,8 @@ export function sharedBaton(
     media?: boolean;
     /** Bind `EMAIL_OUT` and open the email handler (`TestWorker.mails`); default none. */
     email?: boolean;
+    /** More Durable Object bindings (binding → class), beside baton's four. */
+    durableObjects?: Record<string, string>;
   } = {},
 ): SharedBaton {
   let started:
@@ -71,6 +73,7 @@ export function sharedBaton(
           entry: opts.entry,
           media: opts.media,
           email: opts.email,
+          durableObjects: opts.durableObjects,
         });
         return { worker, fake, platform };
       } catch (e) {

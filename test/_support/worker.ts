@@ -313,6 +313,8 @@ export async function startWorker(
     media?: boolean;
     /** Bind `EMAIL_OUT` and open the email handler (see `TestWorker.mails`); default none. */
     email?: boolean;
+    /** More Durable Object bindings (binding → class), beside baton's four: a second deployment's. */
+    durableObjects?: Record<string, string>;
   } = {},
 ): Promise<TestWorker> {
   const scriptPath = await buildWorker(opts.entry);
@@ -328,6 +330,7 @@ export async function startWorker(
       ACCESS: "AccessDO",
       CONVERSATIONS: "ConversationPointerDO",
       IDEMPOTENCY_KEYS: "IdempotencyKeyDO",
+      ...opts.durableObjects,
     },
     persistDir: opts.persistDir,
     directory: opts.directory,
