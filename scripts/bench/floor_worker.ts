@@ -1,5 +1,6 @@
 // Bench floor: a Worker that forwards the chat completion to the model (JSON or SSE relayed), plus an empty SQLite Durable Object for workerd's own costs, a chat's floor (store, then reply) and a streamed turn's; workerd.
 import { DurableObject } from "cloudflare:workers";
+import { sendTelegramReply } from "./_telegram_reply.ts";
 
 // Deno's type check has no Workers types (it sees "cloudflare:workers" as `any`), so the few
 // parts used here are declared by hand; esbuild strips them.
@@ -143,17 +144,8 @@ class EmptyDO extends _Base {
     };
     const reply = completion.choices?.[0]?.message?.content ?? "";
     this.#insert(reply);
-    const root = (this.env.TELEGRAM_API_ROOT ?? "").replace(/\/+$/, "");
-    const sent = await fetch(`${root}/bot${this.env.TELEGRAM_BOT_TOKEN}/sendMessage`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        chat_id: chatId,
-        text: reply,
-        reply_parameters: { message_id: messageId, allow_sending_without_reply: true },
-      }),
-    });
-    await sent.body?.cancel();
+    const { TELEGRAM_API_ROOT = "", TELEGRAM_BOT_TOKEN = "" } = this.env;
+    await sendTelegramReply(TELEGRAM_API_ROOT, TELEGRAM_BOT_TOKEN, chatId, messageId, reply);
   }
 
   /** The bodies this object stored, oldest first (floor_worker_test.ts checks the floors' writes). */

@@ -1,5 +1,7 @@
 // Bench peer: a minimal Telegram bot Worker as a chat framework builds one (ack at once, handle in waitUntil, in-memory state); workerd.
 
+import { sendTelegramReply } from "./_telegram_reply.ts";
+
 interface Env {
   LLM_BASE_URL: string;
   LLM_API_KEY?: string;
@@ -50,17 +52,7 @@ async function handle(env: Env, chatId: number, messageId: number, text: string)
   const reply = completion.choices?.[0]?.message?.content ?? "";
   history.push({ role: "assistant", content: reply });
   histories.set(chatId, history.slice(-HISTORY_WINDOW));
-  const root = env.TELEGRAM_API_ROOT.replace(/\/+$/, "");
-  const sent = await fetch(`${root}/bot${env.TELEGRAM_BOT_TOKEN}/sendMessage`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      chat_id: chatId,
-      text: reply,
-      reply_parameters: { message_id: messageId, allow_sending_without_reply: true },
-    }),
-  });
-  await sent.body?.cancel();
+  await sendTelegramReply(env.TELEGRAM_API_ROOT, env.TELEGRAM_BOT_TOKEN, chatId, messageId, reply);
 }
 
 export default {
