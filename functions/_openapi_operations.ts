@@ -4,6 +4,7 @@ import type { ApiOperation } from "../lib/api/openapi_builder.ts";
 import { runRequestSchemas } from "./run_routes.ts";
 import * as body from "./_openapi_bodies.ts";
 import { webhookOperations } from "./_openapi_webhooks.ts";
+import type { PlatformAdapter } from "../lib/chat/mod.ts";
 import { SESSION_OPERATIONS } from "./_openapi_session_operations.ts";
 
 const _sse = { contentType: "text/event-stream" };
@@ -208,7 +209,7 @@ const _API: ApiOperation[] = [
   },
 ];
 
-/** Every route of the Worker, as the document describes it. */
-export function apiOperations(): ApiOperation[] {
-  return [..._API, ...SESSION_OPERATIONS, ...webhookOperations()];
+/** Every route of the Worker, as the document describes it; `adapters`: every webhook platform's. */
+export function apiOperations(adapters: readonly PlatformAdapter[]): ApiOperation[] {
+  return [..._API, ...SESSION_OPERATIONS, ...webhookOperations(adapters)];
 }

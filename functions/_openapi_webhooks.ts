@@ -1,6 +1,6 @@
 // The webhook routes as GET /openapi.json describes them: one per platform adapter, bodies opaque (the platforms' own formats); Workers.
 import type { ApiOperation, OperationResponse } from "../lib/api/openapi_builder.ts";
-import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
+import type { PlatformAdapter } from "../lib/chat/mod.ts";
 import {
   discordAckBody,
   emptyAckBody,
@@ -40,8 +40,8 @@ const _OK_ACK: OperationResponse = {
  * One webhook per platform adapter, generated from the adapter table: the body is the platform's
  * own format (opaque here), signed as the platform signs; a GET handshake where it has one.
  */
-export function webhookOperations(): ApiOperation[] {
-  return PLATFORM_ADAPTERS.flatMap((adapter): ApiOperation[] => {
+export function webhookOperations(adapters: readonly PlatformAdapter[]): ApiOperation[] {
+  return adapters.flatMap((adapter): ApiOperation[] => {
     const settings = adapter.requiredEnv.length
       ? ` Needs ${adapter.requiredEnv.join(", ")}; without them 403 \`not_configured\`.`
       : "";

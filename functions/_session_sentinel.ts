@@ -1,5 +1,4 @@
 // Builds a session Durable Object's sentinel from the deployment, its config and the Worker's bindings; Workers.
-import { CHAT_ADAPTERS } from "./_chat_adapters.ts";
 import {
   adapterMediaFetch,
   type BatonConfig,
@@ -8,7 +7,7 @@ import {
   type Deployment,
   withChatMedia,
 } from "../lib/deployment/mod.ts";
-import { type PlatformEnv, replyChannel } from "../lib/chat/mod.ts";
+import { type PlatformAdapter, type PlatformEnv, replyChannel } from "../lib/chat/mod.ts";
 import { eventsWebhookSink } from "../lib/platforms/events_webhook.ts";
 import { log } from "../lib/runtime/mod.ts";
 import { McpToolbox } from "../lib/mcp/mcp_tools.ts";
@@ -29,6 +28,8 @@ export interface SentinelHost {
   noteMedia(key: string): void;
   /** Starts a drain, bound like the alarm. */
   startDrain(): void;
+  /** Every adapter a reply may go out through (`chatAdapters()`, loaded by the object). */
+  adapters: readonly PlatformAdapter[];
 }
 
 /**
@@ -66,7 +67,7 @@ export function buildSessionSentinel(
   const executor = withChatMedia(
     createTurnExecutor(config, tools, remote, turn, hooking, media, memory, images),
     {
-      fetchFor: adapterMediaFetch(CHAT_ADAPTERS, env as unknown as PlatformEnv),
+      fetchFor: adapterMediaFetch(host.adapters, env as unknown as PlatformEnv),
       settings: config.media,
       ...(media ? { store: media } : {}),
     },
@@ -96,7 +97,7 @@ export function buildSessionSentinel(
     groupStop: config.groupStop,
     models: { allowed: config.models, default: config.llmModel },
     // Files a turn's tools returned go out from MEDIA: uploaded, or linked (signed) or named.
-    channel: replyChannel(CHAT_ADAPTERS, env as unknown as PlatformEnv, {
+    channel: replyChannel(host.adapters, env as unknown as PlatformEnv, {
       ...(media ? { store: media } : {}),
       ...(link ? { link } : {}),
     }),

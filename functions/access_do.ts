@@ -1,5 +1,5 @@
 // The access Durable Object: one per sender (pairing and quota record), per API tenant (quota), and the owner's pairing directory; Workers (cloudflare:workers).
-import { CHAT_ADAPTERS } from "./_chat_adapters.ts";
+import { chatAdapters } from "./_chat_adapters.ts";
 import { DurableObject } from "cloudflare:workers";
 import {
   type ApprovalResult,
@@ -50,7 +50,12 @@ import {
 import { forgetShownFact } from "../lib/access/forget_shown_fact.ts";
 import { type BatonConfig, readConfig } from "../lib/deployment/mod.ts";
 import { type ContextDefaults, errorText, log, withSessionContext } from "../lib/runtime/mod.ts";
-import { type PlatformEnv, replyChannel, type ReplyTarget } from "../lib/chat/mod.ts";
+import {
+  type PlatformAdapter,
+  type PlatformEnv,
+  replyChannel,
+  type ReplyTarget,
+} from "../lib/chat/mod.ts";
 import type { Env } from "./env.ts";
 
 /**
@@ -69,11 +74,18 @@ export class AccessDO extends DurableObject<Env> {
   readonly #defaults: ContextDefaults;
   #directory: PairingDirectory | null = null;
   #noticeOutbox: NoticeOutbox | null = null;
+  /** Every adapter a notice may go out through (`chatAdapters()`). */
+  #adapters: readonly PlatformAdapter[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#config = readConfig(env);
     this.#defaults = this.#config.contextDefaults;
+    // The notices' adapters, loaded here rather than at start-up (lib/platforms/mod.ts):
+    // `queueNotice` splits a notice synchronously, so the table is ready before any request.
+    void ctx.blockConcurrencyWhile(async () => {
+      this.#adapters = await chatAdapters();
+    });
   }
 
   /** Decides one message against this sender's (or tenant's) record. */
@@ -258,7 +270,7 @@ export class AccessDO extends DurableObject<Env> {
 
   get #notices(): NoticeOutbox {
     return this.#noticeOutbox ??= new NoticeOutbox(this.ctx.storage, {
-      channel: replyChannel(CHAT_ADAPTERS, this.env as unknown as PlatformEnv),
+      channel: replyChannel(this.#adapters, this.env as unknown as PlatformEnv),
       leaseMs: this.#config.turnLeaseMs,
       givenUp: (undo) => this.#takeBack(undo),
       now: Date.now,

@@ -8,7 +8,7 @@ import {
   tenantSessionKey,
 } from "../lib/api/mod.ts";
 import { jobId, parseJobId, runId, sessionIdField } from "../lib/openai/mod.ts";
-import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
+import { PLATFORMS } from "../lib/platforms/mod.ts";
 import { scheduleInput } from "../lib/session/schedule.ts";
 import type { JobAnswer, JobRequest, JobView } from "../lib/session/mod.ts";
 import { type App, parseJson, RequestError, requireApiKey } from "./_http.ts";
@@ -29,7 +29,7 @@ const _createRequest = z.lazy(() =>
  * webhook adapter (mail comes through the `email()` handler) but its sessions are chats all the
  * same: a job there mails its answer in the thread.
  */
-const _CHAT_PREFIXES = [...PLATFORM_ADAPTERS.map((a) => `${a.name}:`), "webhook:", "email:"];
+const _CHAT_PREFIXES = [...PLATFORMS.map((p) => `${p.name}:`), "webhook:", "email:"];
 
 /**
  * Routes under /v1/jobs, each behind the API key. A job id names its session key; a session the

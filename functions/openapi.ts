@@ -2,18 +2,26 @@
 import type { Context } from "hono";
 import { ERROR_SCHEMA, jsonSchemaOf, openApiPaths } from "../lib/api/openapi_builder.ts";
 import { apiOperations } from "./_openapi_operations.ts";
+import { platformAdapters } from "../lib/platforms/mod.ts";
 import { errorBody } from "./_openapi_bodies.ts";
 import type { App } from "./_http.ts";
+import type { PlatformAdapter } from "../lib/chat/mod.ts";
 
-let _document: Record<string, unknown> | null = null;
+let _document: Promise<Record<string, unknown>> | null = null;
 
 /**
  * The document: one entry per route (functions/_openapi_operations.ts), request bodies from the
  * zod schemas the routes validate with, the shared error shape, the two kinds of API key. Built
- * once per isolate, on the first call: start-up pays nothing for it.
+ * once per isolate, on the first call: start-up pays nothing for it (nor for the webhook
+ * platforms' adapters it reads).
  */
-export function openApiDocument(): Record<string, unknown> {
-  return _document ??= {
+export function openApiDocument(): Promise<Record<string, unknown>> {
+  return _document ??= platformAdapters().then(_describe);
+}
+
+/** The document over every webhook platform's adapter. */
+function _describe(adapters: readonly PlatformAdapter[]): Record<string, unknown> {
+  return {
     openapi: "3.1.0",
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     info: {
@@ -38,7 +46,7 @@ export function openApiDocument(): Record<string, unknown> {
       "webhooks",
       "meta",
     ].map((name) => ({ name })),
-    paths: openApiPaths(apiOperations()),
+    paths: openApiPaths(apiOperations(adapters)),
     components: {
       schemas: { [ERROR_SCHEMA]: jsonSchemaOf(errorBody, "output") },
       securitySchemes: {
@@ -62,6 +70,6 @@ export function openApiDocument(): Record<string, unknown> {
 }
 
 /** `GET /openapi.json`, without auth: the document, to be cached by clients for an hour. */
-export function openApiRoute(c: Context<App>): Response {
-  return c.json(openApiDocument(), 200, { "cache-control": "public, max-age=3600" });
+export async function openApiRoute(c: Context<App>): Promise<Response> {
+  return c.json(await openApiDocument(), 200, { "cache-control": "public, max-age=3600" });
 }

@@ -2,7 +2,12 @@
 import { DurableObject } from "cloudflare:workers";
 import type { BatonConfig, Deployment } from "../lib/deployment/mod.ts";
 import type { ChatMessage } from "../lib/agent/mod.ts";
-import { type ApprovalAnswer, newConversationText, stopText } from "../lib/chat/mod.ts";
+import {
+  type ApprovalAnswer,
+  newConversationText,
+  type PlatformAdapter,
+  stopText,
+} from "../lib/chat/mod.ts";
 import { isResponseMeta } from "../lib/openai/mod.ts";
 import {
   type ContextFields,
@@ -34,6 +39,7 @@ import type {
 } from "../lib/session/mod.ts";
 import type { Env } from "./env.ts";
 import { buildSessionSentinel } from "./_session_sentinel.ts";
+import { chatAdapters } from "./_chat_adapters.ts";
 import { admitTenantSession } from "./_tenant_caps.ts";
 import { emptyDayUsage, type SessionDayUsage } from "../lib/session/session_usage.ts";
 
@@ -51,6 +57,8 @@ export class SessionDO extends DurableObject<Env> {
   #erasing: Promise<Erasure> | null = null;
   /** The responses deleted through the API (`deleteResponse`), kept in this object's storage. */
   readonly #deletions: ResponseDeletions;
+  /** Every adapter a reply may go out through, loaded before the object's first request. */
+  #adapters: readonly PlatformAdapter[] = [];
 
   constructor(ctx: DurableObjectState, env: Env, deployment: Deployment) {
     // The env as every part of the object reads it: the code's setting defaults under it.
@@ -59,6 +67,11 @@ export class SessionDO extends DurableObject<Env> {
     this.#config = deployment.config(this.env);
     this.#deletions = new ResponseDeletions(ctx.storage.kv);
     setLogLevel(this.#config.logLevel);
+    // Loaded here, not at start-up (lib/platforms/mod.ts); the sentinel is built synchronously,
+    // its claim taken before any await, so the table is ready before any request is let in.
+    void ctx.blockConcurrencyWhile(async () => {
+      this.#adapters = await chatAdapters();
+    });
   }
 
   /** The session's sentinel, built on first use (its schema is the object's first write). */
@@ -90,6 +103,7 @@ export class SessionDO extends DurableObject<Env> {
       noteMedia: (key) => this.#built?.noteMedia([key]),
       startDrain: () =>
         void this.#bound(this.#own(), () => this.#sentinel.drain().catch(_logDrainFailure)),
+      adapters: this.#adapters,
     });
   }
 

@@ -9,7 +9,7 @@ import {
   type WebhookAnswer,
 } from "../lib/chat/mod.ts";
 import { chatInbound } from "../lib/platforms/chat_inbound.ts";
-import { PLATFORM_ADAPTERS } from "../lib/platforms/mod.ts";
+import { PLATFORMS } from "../lib/platforms/mod.ts";
 import { publicUrl } from "../lib/platforms/_kit.ts";
 import { type App, failureStatus, jsonError, RequestError, webhookAnswer } from "./_http.ts";
 import { answerClick, runMessage, submitMessage } from "./session_client.ts";
@@ -20,8 +20,10 @@ import { storeWebhookFiles } from "./_webhook_files.ts";
 /** Routes under /webhooks. */
 export const webhookRoutes = new Hono<App>();
 
-for (const adapter of PLATFORM_ADAPTERS) {
-  webhookRoutes.post(`/${adapter.name}`, async (c) => {
+// Each platform's adapter is loaded by its first delivery (lib/platforms/mod.ts).
+for (const platform of PLATFORMS) {
+  webhookRoutes.post(`/${platform.name}`, async (c) => {
+    const adapter = await platform.load();
     const env = c.env as unknown as PlatformEnv;
     const disabled = _disabled(c, adapter, env);
     if (disabled) return disabled;
@@ -65,13 +67,13 @@ for (const adapter of PLATFORM_ADAPTERS) {
     }
     return webhookAnswer(c, ingress.ack ?? adapter.acknowledgement ?? _OK);
   });
-  if (adapter.handshake) {
-    const handshake = adapter.handshake.bind(adapter);
-    webhookRoutes.get(`/${adapter.name}`, async (c) => {
+  if (platform.handshake) {
+    webhookRoutes.get(`/${platform.name}`, async (c) => {
+      const adapter = await platform.load();
       const env = c.env as unknown as PlatformEnv;
       const disabled = _disabled(c, adapter, env);
       if (disabled) return disabled;
-      return webhookAnswer(c, await handshake(new URL(c.req.url).searchParams, env));
+      return webhookAnswer(c, await adapter.handshake!(new URL(c.req.url).searchParams, env));
     });
   }
 }

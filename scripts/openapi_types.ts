@@ -42,8 +42,9 @@ async function _formatTs(text: string): Promise<string> {
  * the committed file.
  */
 export async function generateOpenApiTypes(
-  doc: Record<string, unknown> = openApiDocument(),
+  doc?: Record<string, unknown>,
 ): Promise<string> {
+  doc ??= await openApiDocument();
   const dir = await Deno.makeTempDir({ prefix: "baton-openapi-" });
   try {
     const input = `${dir}/openapi.json`;

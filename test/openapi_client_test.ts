@@ -48,7 +48,7 @@ Deno.test("generateOpenApiTypes() matches the committed lib/api/openapi_types.ts
 });
 
 Deno.test("openApiExamplesProgram(): every example of /openapi.json type-checks against the generated types", async () => {
-  const doc = openApiDocument();
+  const doc = await openApiDocument();
   const where = openApiExamples(doc).map((e) => e.where);
   // The check checks something: request and answer examples, and the shared error's.
   assert(where.includes("POST /v1/runs request application/json example"), where.join("\n"));
@@ -59,7 +59,7 @@ Deno.test("openApiExamplesProgram(): every example of /openapi.json type-checks 
 });
 
 Deno.test("openApiExamplesProgram(): an example that disagrees with its schema fails the check, named", async () => {
-  const doc = structuredClone(openApiDocument()) as Json;
+  const doc = structuredClone(await openApiDocument()) as Json;
   const runs = doc.paths["/v1/runs"].post.requestBody.content["application/json"];
   runs.example = { input: "Summarise my inbox", sesion: "typo" };
   const { ok, errors } = await _checkExamples(doc);

@@ -41,14 +41,14 @@ async function _matches(doc: Json, path: string, method: string, res: Response):
   return body;
 }
 
-Deno.test("openApiDocument() describes every route hono registers, and no other", () => {
+Deno.test("openApiDocument() describes every route hono registers, and no other", async () => {
   const app = batonApp(deploymentOf());
   const registered = new Set(
     app.routes.filter((r) => r.method !== "ALL").map((r) =>
       `${r.method.toLowerCase()} ${openApiPath(r.path)}`
     ),
   );
-  const doc = openApiDocument() as Json;
+  const doc = await openApiDocument() as Json;
   const described = new Set(
     Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops as object).map((method) => `${method} ${path}`)
@@ -58,8 +58,8 @@ Deno.test("openApiDocument() describes every route hono registers, and no other"
   assertEquals([...described].filter((d) => !registered.has(d)), [], "described, not routed");
 });
 
-Deno.test("openApiDocument() gives each request body the JSON Schema of the zod schema its route validates", () => {
-  const doc = openApiDocument() as Json;
+Deno.test("openApiDocument() gives each request body the JSON Schema of the zod schema its route validates", async () => {
+  const doc = await openApiDocument() as Json;
   const runs = doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema;
   assertEquals(runs.required, ["input"]);
   assertEquals(runs.properties.input.maxLength, 100_000);

@@ -3,12 +3,15 @@ import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { DRIVERS } from "../../test/_support/drivers/mod.ts";
 import type { Ingress, PlatformAdapter } from "../chat/mod.ts";
 import { chatInbound } from "./chat_inbound.ts";
-import { PLATFORM_ADAPTERS } from "./mod.ts";
+import { platformAdapters } from "./mod.ts";
+
+/** Every webhook platform's adapter, loaded. */
+const ADAPTERS = await platformAdapters();
 
 /** The one message a driver's delivery of `text` parses to, with its adapter. */
 async function parsed(driverName: string, text: string) {
   const driver = DRIVERS.find((d) => d.name === driverName)!;
-  const adapter: PlatformAdapter = PLATFORM_ADAPTERS.find((a) => a.name === driver.name)!;
+  const adapter: PlatformAdapter = ADAPTERS.find((a) => a.name === driver.name)!;
   const chat = driver.newChat();
   const delivery = await driver.message({ chat, text });
   const ingress: Ingress = adapter.parse(

@@ -5,10 +5,13 @@ import { memoryMediaStore } from "../media/mod.ts";
 import { withFetch } from "./_fetch_stub.ts";
 import { discordAdapter } from "./discord.ts";
 import { lineAdapter } from "./line.ts";
-import { PLATFORM_ADAPTERS } from "./mod.ts";
+import { platformAdapters } from "./mod.ts";
 import { slackAdapter } from "./slack.ts";
 import { twilioAdapter } from "./twilio.ts";
 import { whatsappAdapter } from "./whatsapp.ts";
+
+/** Every webhook platform's adapter, loaded. */
+const ADAPTERS = await platformAdapters();
 
 const ENV = {
   SLACK_BOT_TOKEN: "xoxb-test",
@@ -32,7 +35,7 @@ const PDF: OutgoingFile = { ...PNG, type: "application/pdf", name: "report.pdf" 
 const PART = { index: 0, count: 2, marker: "o7-abc" };
 
 Deno.test("replyChannel().inDoubt() never looks for a file part by its marker: a file share carries none", async () => {
-  const channel = replyChannel(PLATFORM_ADAPTERS, ENV);
+  const channel = replyChannel(ADAPTERS, ENV);
   const slack: ReplyTarget = { platform: "slack", channel: "D1" };
   const file = { id: "s/abc", type: "image/png", size: 4 };
   await withFetch(() => Response.json({ ok: true, messages: [] }), async (calls) => {
@@ -42,7 +45,7 @@ Deno.test("replyChannel().inDoubt() never looks for a file part by its marker: a
     );
     assertStrictEquals(calls.length, 0, "the history was read for a marker a file cannot carry");
   });
-  const skipping = replyChannel(PLATFORM_ADAPTERS, { ...ENV, REPLY_IN_DOUBT: "skip" });
+  const skipping = replyChannel(ADAPTERS, { ...ENV, REPLY_IN_DOUBT: "skip" });
   await withFetch(() => Response.json({ ok: true, messages: [] }), async () => {
     assertEquals(await skipping.inDoubt(slack, { index: 0, marker: "o7-abc", file }, T0), "skip");
   });
@@ -177,7 +180,7 @@ Deno.test("replyChannel() reads no bytes from MEDIA for a file an adapter sends 
   await store.put(PNG.id, PNG.bytes, PNG.type);
   let gets = 0;
   const counted = { ...store, get: (key: string) => (gets++, store.get(key)) };
-  const channel = replyChannel(PLATFORM_ADAPTERS, ENV, {
+  const channel = replyChannel(ADAPTERS, ENV, {
     store: counted,
     link: () => Promise.resolve(LINK),
   });

@@ -3,9 +3,12 @@ import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { PART_ROOM, replyChannel, type ReplyTarget, RESEND_NOTE } from "../chat/mod.ts";
 import { withFetch } from "./_fetch_stub.ts";
 import { githubAdapter, partMarkerComment } from "./github.ts";
-import { PLATFORM_ADAPTERS } from "./mod.ts";
+import { platformAdapters } from "./mod.ts";
 import { slackAdapter } from "./slack.ts";
 import { PART_EVENT_TYPE } from "./slack_find_part.ts";
+
+/** Every webhook platform's adapter, loaded. */
+const ADAPTERS = await platformAdapters();
 
 const ENV = {
   TELEGRAM_BOT_TOKEN: "1:secret",
@@ -90,7 +93,7 @@ Deno.test("replyChannel().inDoubt() looks where it can, resends Discord's edit, 
     Response.json(
       present ? [{ body: partMarkerComment("o7-abc") }] : [],
     );
-  const channel = replyChannel(PLATFORM_ADAPTERS, ENV);
+  const channel = replyChannel(ADAPTERS, ENV);
   const part = { index: 1, marker: "o7-abc" };
   await withFetch(found(true), async () => {
     assertEquals(await channel.inDoubt(ISSUE, part, T0), "delivered");
@@ -106,14 +109,14 @@ Deno.test("replyChannel().inDoubt() looks where it can, resends Discord's edit, 
   assertEquals(await channel.inDoubt(telegram, part, T0), "resend_marked");
   assertEquals(await channel.inDoubt(discord, { index: 0 }, T0), "resend");
   assertEquals(await channel.inDoubt(discord, { index: 1 }, T0), "resend_marked");
-  const skipping = replyChannel(PLATFORM_ADAPTERS, { ...ENV, REPLY_IN_DOUBT: "skip" });
+  const skipping = replyChannel(ADAPTERS, { ...ENV, REPLY_IN_DOUBT: "skip" });
   assertEquals(await skipping.inDoubt(telegram, part, T0), "skip");
   assertEquals(await skipping.inDoubt(discord, { index: 0 }, T0), "resend");
 });
 
 Deno.test("replyChannel().split() leaves room for the resend note and the GitHub marker", () => {
   assert(RESEND_NOTE.length <= PART_ROOM);
-  const channel = replyChannel(PLATFORM_ADAPTERS, ENV);
+  const channel = replyChannel(ADAPTERS, ENV);
   const telegram: ReplyTarget = { platform: "telegram", chat_id: 1 };
   for (const part of channel.split(telegram, "a".repeat(10_000))) {
     assert((RESEND_NOTE + part).length <= 4096, `${part.length}`);

@@ -1,7 +1,10 @@
 // Unit tests of replyChannel() over the adapter table: one target check per send, splitting by platform; Deno.
 import { assert, assertEquals, assertStrictEquals } from "@std/assert";
 import { replyChannel, type ReplyTarget } from "../chat/mod.ts";
-import { PLATFORM_ADAPTERS } from "./mod.ts";
+import { platformAdapters, PLATFORMS } from "./mod.ts";
+
+/** Every webhook platform's adapter, loaded. */
+const ADAPTERS = await platformAdapters();
 
 /** Every adapter's API root pointed at one loopback server that counts requests and answers ok. */
 async function _withApis(
@@ -27,7 +30,7 @@ async function _withApis(
     TWILIO_ACCOUNT_SID: "AC" + "0".repeat(32),
   };
   try {
-    await fn(replyChannel(PLATFORM_ADAPTERS, env), () => count);
+    await fn(replyChannel(ADAPTERS, env), () => count);
   } finally {
     await server.shutdown();
   }
@@ -116,4 +119,16 @@ Deno.test("replyChannel() splits by each adapter's message limit", async () => {
     assertStrictEquals(channel.split(_valid[2], text).length, 3); // Discord: 2000
     return Promise.resolve();
   });
+});
+
+Deno.test("PLATFORMS names each adapter it loads and says which answer a GET, before loading it", async () => {
+  const loaded = await Promise.all(PLATFORMS.map((platform) => platform.load()));
+  assertEquals(loaded.map((adapter) => adapter.name), PLATFORMS.map((platform) => platform.name));
+  assertEquals(
+    loaded.map((adapter) => typeof adapter.handshake === "function"),
+    PLATFORMS.map((platform) => platform.handshake),
+  );
+  // One adapter per platform: loaded again, the same object; platformAdapters() is the table.
+  assertStrictEquals(await PLATFORMS[0].load(), loaded[0]);
+  assertEquals(ADAPTERS, loaded);
 });

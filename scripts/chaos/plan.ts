@@ -1,8 +1,11 @@
 // The chaos run's plan: sessions over every way in, their messages, copies and bad deliveries, from one seed; Deno.
 import { GITHUB_REPO } from "../../test/_support/drivers/github.ts";
 import { SLACK_TEAM } from "../../test/_support/drivers/slack.ts";
-import { PLATFORM_ADAPTERS } from "../../lib/platforms/mod.ts";
+import { platformAdapters } from "../../lib/platforms/mod.ts";
 import { NEW_BAD_KINDS, NEW_PLATFORM_WAYS, newPlatformKey } from "./new_platforms.ts";
+
+/** Every webhook platform's adapter, loaded. */
+const ADAPTERS = await platformAdapters();
 
 /** How the fake serves one photo's file: at once, after a pause (a kill may land in it), or 500 always. */
 export type PhotoFate = "served" | "slow" | "failing";
@@ -301,7 +304,7 @@ export function planChaos(options: PlanOptions, random: () => number): ChaosSess
 export const LONG_WAYS: Partial<Record<ChaosWay, number>> = Object.fromEntries(
   (["telegram", "discord", "whatsapp", "line", "twilio", "teams", "google-chat"] as const).map(
     (way) => {
-      const limit = PLATFORM_ADAPTERS.find((a) => a.name === way)!.maxMessageChars;
+      const limit = ADAPTERS.find((a) => a.name === way)!.maxMessageChars;
       return [way, Math.floor((limit - 80) / 94) + 1];
     },
   ),
