@@ -10,7 +10,7 @@ import { startFakePlatform } from "./_support/fake_platform.ts";
 import { apiRoots, expectOk } from "./_support/platform_rig.ts";
 import { startMiniflare, wranglerBundle } from "./_support/worker.ts";
 import { type FakeModel, type FakeModelRequest, startFakeModel } from "../lib/testing/mod.ts";
-import { encodeBase64 } from "../lib/runtime/mod.ts";
+import { INVOICE_PDF, pdfChat } from "./_support/pdf_chat.ts";
 
 const _root = new URL("../", import.meta.url);
 const _app = new URL("examples/my-agent/", _root);
@@ -163,9 +163,6 @@ Deno.test("examples/my-agent's bundle holds no pdf.js: defineBaton imports it on
   assertEquals(uploaded, ["index.js"]);
 });
 
-/** The PDF fixture (lib/media/testdata/make_invoice_pdf.cjs, pdfkit). */
-const _PDF = await Deno.readFile(new URL("lib/media/testdata/invoice.pdf", _root));
-
 Deno.test({
   name:
     "examples/my-agent (no pdf) refuses a PDF in words: a 400 naming the API's part, a notice to the Telegram user, a note the model reads",
@@ -178,19 +175,7 @@ Deno.test({
       const refused = await worker.fetch("/v1/chat/completions", {
         method: "POST",
         headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "any",
-          messages: [{
-            role: "user",
-            content: [{ type: "text", text: "what is due?" }, {
-              type: "file",
-              file: {
-                filename: "invoice.pdf",
-                file_data: `data:application/pdf;base64,${encodeBase64(_PDF)}`,
-              },
-            }],
-          }],
-        }),
+        body: JSON.stringify(pdfChat()),
       });
       assertStrictEquals(refused.status, 400);
       assertStrictEquals(
@@ -201,7 +186,7 @@ Deno.test({
 
       // (b) Telegram: the user is told, and the model's turn says which file was not read and why.
       fake.script(() => ({ kind: "text", text: "noted" }));
-      telegram.serveTelegramFile(telegramBotToken, "doc-pdf", { bytes: _PDF });
+      telegram.serveTelegramFile(telegramBotToken, "doc-pdf", { bytes: INVOICE_PDF });
       const update = telegramMediaUpdate({
         chat: driver.newChat(),
         id: "9001",
@@ -212,7 +197,7 @@ Deno.test({
           file_unique_id: "doc-pdf-u",
           file_name: "invoice.pdf",
           mime_type: "application/pdf",
-          file_size: _PDF.length,
+          file_size: INVOICE_PDF.length,
         },
       });
       const body = JSON.stringify(update);

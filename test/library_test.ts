@@ -25,7 +25,7 @@ import { expectOk, pause } from "./_support/platform_rig.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
 import type { FakeModel, FakeModelRequest } from "../lib/testing/mod.ts";
-import { encodeBase64 } from "../lib/runtime/mod.ts";
+import { pdfChat } from "./_support/pdf_chat.ts";
 
 const baton = sharedBaton({
   entry: "test/_support/library_worker.ts",
@@ -278,27 +278,6 @@ baton.test(
     assert(reply.includes("sub-agent saw:"), reply);
   },
 );
-
-/** The PDF fixture (lib/media/testdata/make_invoice_pdf.cjs, pdfkit). */
-const PDF = await Deno.readFile(new URL("../lib/media/testdata/invoice.pdf", import.meta.url));
-
-/** A chat completion whose user message holds a question and the PDF as a file part. */
-function pdfChat(user: string) {
-  return {
-    model: "any",
-    user,
-    messages: [{
-      role: "user",
-      content: [{ type: "text", text: "what is due?" }, {
-        type: "file",
-        file: {
-          filename: "invoice.pdf",
-          file_data: `data:application/pdf;base64,${encodeBase64(PDF)}`,
-        },
-      }],
-    }],
-  };
-}
 
 baton.test(
   "defineBaton pdf is per deployment: in one Worker, the deployment without it refuses a PDF part with a 400, the one with it reads it, and neither changes the other",
