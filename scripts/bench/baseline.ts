@@ -10,6 +10,11 @@ export interface BaselineBuild {
   /** The commit's subject line, for the report. */
   subject: string;
   scriptPath: string;
+  /**
+   * Its upload as `wrangler deploy --dry-run --outfile` writes it (the start-up phase profiles it
+   * beside the working tree's); absent when the ref's wrangler project would not build.
+   */
+  uploadPath?: string;
 }
 
 async function _git(args: string[], allowFailure = false): Promise<string> {
@@ -52,11 +57,37 @@ export async function buildBaseline(ref: string): Promise<BaselineBuild> {
       `${_WORKTREE}/functions/index.ts`,
       ".tmp/bench-build/baseline/index.js",
     );
-    return { ref, commit, subject, scriptPath };
+    const uploadPath = await _upload();
+    return { ref, commit, subject, scriptPath, ...(uploadPath ? { uploadPath } : {}) };
   } finally {
     await _removeWorktree();
     Deno.removeSignalListener("SIGINT", interrupted);
   }
+}
+
+/**
+ * The worktree's upload, built by this checkout's wrangler with the worktree's wrangler.toml (its
+ * node_modules this checkout's), into `.tmp/bench-build/baseline/worker.bundle`; its path, or
+ * undefined (said on stderr) when wrangler fails.
+ */
+async function _upload(): Promise<string | undefined> {
+  const worktree = `${ROOT}${_WORKTREE}`;
+  await Deno.symlink(`${ROOT}node_modules`, `${worktree}/node_modules`, { type: "dir" });
+  const out = `${ROOT}.tmp/bench-build/baseline/worker.bundle`;
+  const run = await new Deno.Command(`${ROOT}node_modules/.bin/wrangler`, {
+    args: ["deploy", "--dry-run", "--outfile", out],
+    cwd: worktree,
+    env: {
+      WRANGLER_SEND_METRICS: "false",
+      WRANGLER_HIDE_BANNER: "true",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (run.success) return out;
+  console.error(`baseline: wrangler deploy --dry-run failed; start-up is not profiled for it`);
+  return undefined;
 }
 
 /**

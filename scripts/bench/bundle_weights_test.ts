@@ -63,7 +63,7 @@ Deno.test("startupPackages(), startupModules() follow static imports and require
   assertEquals(startupModules(meta), ["functions/index.ts", "lib/a.ts", "node_modules/ajv/x.js"]);
 });
 
-Deno.test("profileTimes() sums the samples but (idle), each until the next, and times the first", () => {
+Deno.test("profileTimes() sums the samples but (idle), each until the next, the last the median gap, and times the first", () => {
   const frame = (id: number, functionName: string) => ({ id, callFrame: { functionName } });
   const profile: CpuProfile = {
     nodes: [
@@ -78,6 +78,17 @@ Deno.test("profileTimes() sums the samples but (idle), each until the next, and 
     timeDeltas: [80_000, 1_000, 3_000, 1_000],
     endTime: 1_090_000,
   };
-  // idle 80..81 left out; init 81..84 (3), gc 84..85 (1), init 85..90 (5)
-  assertEquals(profileTimes(profile), { sampledMs: 9, firstSampleMs: 80 });
+  // idle 80..81 left out; init 81..84 (3), gc 84..85 (1), init 85..86 (the median gap, 1): not
+  // until the end at 90, which comes when the profiler is stopped, after the evaluation.
+  assertEquals(profileTimes(profile), { sampledMs: 5, firstSampleMs: 80 });
+  // A stall of the sampler (a gap over five medians) counts as one median gap: 81..111 is one.
+  const stalled = {
+    ...profile,
+    timeDeltas: [80_000, 1_000, 30_000, 1_000, 1_000],
+    samples: [2, 3, 4, 3, 3],
+  };
+  assertEquals(profileTimes(stalled).sampledMs, 4);
+  // An empty Worker's lone sample measures nothing: its tail is the harness's.
+  const lone = { ...profile, samples: [3], timeDeltas: [50_000] };
+  assertEquals(profileTimes(lone), { sampledMs: 0, firstSampleMs: 50 });
 });

@@ -9,12 +9,12 @@ import {
   startupPackages,
 } from "./bundle_weights.ts";
 import { pct } from "./client.ts";
-import { r1, type Report } from "./report.ts";
+import { r1, r2, type Report } from "./report.ts";
 import type { Rig } from "./rig.ts";
 import { ROOT } from "./worker.ts";
 
 /** Profiles taken: each is one cold start, and a loaded machine stretches some of them. */
-const _RUNS = 5;
+const _RUNS = 7;
 
 const _ENV = {
   WRANGLER_SEND_METRICS: "false",
@@ -65,9 +65,10 @@ async function _uploadModules(
  * `_RUNS` times with `wrangler check startup` (workerd on this machine, offline): the time V8
  * compiles the script (which takes no samples) and the sampled CPU of evaluating it, min and median.
  * examples/my-agent's upload (baton without `pdf`: no pdf.js in it) is profiled in turn with it,
- * for what a Worker that does not read PDFs starts in.
+ * for what a Worker that does not read PDFs starts in, and so is the baseline's upload when the run
+ * has one (`--baseline`): the same figures under `baseline_`, and the ratios current / baseline.
  */
-export async function startupCost(_rig: Rig, report: Report): Promise<void> {
+export async function startupCost(rig: Rig, report: Report): Promise<void> {
   const dir = `${ROOT}.tmp/bench-startup`;
   await Deno.mkdir(dir, { recursive: true });
   await _wrangler([
@@ -139,20 +140,33 @@ export async function startupCost(_rig: Rig, report: Report): Promise<void> {
   // An empty Worker, profiled in turn with baton: its time to the first sample is the harness's
   // (the request reaching workerd), taken off baton's to leave the compilation.
   await Deno.writeFile(`${dir}/empty.bundle`, await _emptyWorkerUpload());
-  const runs = { default: _times(), nopdf: _times() };
+  const baseline = rig.batons.find((b) => b.name === "baseline");
+  const runs = { default: _times(), nopdf: _times(), baseline: _times() };
   for (let i = 0; i < _RUNS; i++) {
     const baton = await _profile(`${dir}/worker.bundle`, `${dir}/startup-${i}.cpuprofile`);
+    const before = baseline?.uploadPath &&
+      await _profile(baseline.uploadPath, `${dir}/baseline-${i}.cpuprofile`);
     const without = await _profile(noPdf.bundle, `${dir}/nopdf-${i}.cpuprofile`);
     const empty = await _profile(`${dir}/empty.bundle`, `${dir}/empty-${i}.cpuprofile`);
     runs.default.add(baton, empty);
+    if (before) runs.baseline.add(before, empty);
     runs.nopdf.add(without, empty);
   }
-  for (
-    const [who, prefix, times] of [
-      ["start-up", "startup", runs.default],
-      ["start-up without pdf.js (examples/my-agent)", "startup_nopdf", runs.nopdf],
-    ] as const
-  ) {
+  const builds: [Report, string, string, ReturnType<typeof _times>][] = [
+    [report, "start-up", "startup", runs.default],
+    [report, "start-up without pdf.js (examples/my-agent)", "startup_nopdf", runs.nopdf],
+  ];
+  if (baseline && runs.baseline.total.length) {
+    builds.push([baseline.report, "start-up", "startup", runs.baseline]);
+    for (const [what, key] of [["evaluation", "evaluated"], ["compile", "compile"]] as const) {
+      report.figure(
+        `start-up ${what} p50 ratio current / baseline`,
+        `startup_${key === "evaluated" ? "eval" : key}_ratio`,
+        r2(pct([...runs.default[key]], 0.5) / pct([...runs.baseline[key]], 0.5)),
+      );
+    }
+  }
+  for (const [into, who, prefix, times] of builds) {
     for (
       const [what, key, values] of [
         ["compile + evaluation", prefix, times.total],
@@ -164,12 +178,12 @@ export async function startupCost(_rig: Rig, report: Report): Promise<void> {
         ],
       ] as const
     ) {
-      report.figure(
+      into.figure(
         `${who} ${what}, min of ${_RUNS} (ms)`,
         `${key}_min_ms`,
         r1(Math.min(...values)),
       );
-      report.figure(`${who} ${what}, p50 (ms)`, `${key}_p50_ms`, r1(pct([...values], 0.5)));
+      into.figure(`${who} ${what}, p50 (ms)`, `${key}_p50_ms`, r1(pct([...values], 0.5)));
     }
   }
 }

@@ -27,6 +27,8 @@ export interface Baton {
   scriptPath: string;
   /** Records this build's figures: as they are for "baton", under `baseline_` for "baseline". */
   report: Report;
+  /** The baseline's upload (`BaselineBuild.uploadPath`), for the start-up phase. */
+  uploadPath?: string;
 }
 
 /** A step of the run: measures on the rig and records into the report. */
@@ -125,6 +127,7 @@ export class Rig {
           worker: await started(baseline.scriptPath, _batonVars(fake, telegram)),
           scriptPath: baseline.scriptPath,
           report: report.prefixed("baseline_", "baseline: "),
+          ...(baseline.uploadPath ? { uploadPath: baseline.uploadPath } : {}),
         });
       }
       const model = { LLM_BASE_URL: fake.url, LLM_API_KEY: "x" };
