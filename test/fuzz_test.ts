@@ -33,7 +33,8 @@ const markerStatus = new Map<number, number>();
 interface Stats {
   sent: number;
   skipped: number;
-  resetAfter413: number;
+  /** Refusals (4xx) of a body over 1 MiB that the connection reset cut short, the body unread. */
+  refusedUnread: number;
   /** Requests sent again after a connection reset. */
   retried: number;
   statuses: Map<number, number>;
@@ -114,7 +115,7 @@ async function sendCase<C>(
     // still going out: workerd refused it by its Content-Length, unread (it started no turn).
     if ((built.body?.length ?? 0) > MAX_BODY) {
       stats.sent++;
-      stats.resetAfter413++;
+      stats.refusedUnread++;
       stats.statuses.set(413, (stats.statuses.get(413) ?? 0) + 1);
       markerStatus.set(n, 413);
       return true;
@@ -126,11 +127,14 @@ async function sendCase<C>(
   } catch (e) {
     // A 413 is answered before the oversized body is read; workerd then closes the connection
     // with that body unread, and the reset can cut the answer's body short (the status arrived).
-    if (res.status === 413 && (built.body?.length ?? 0) > MAX_BODY) {
+    // So can any refusal of a body over 1 MiB that the route's own limit let in (the OpenAI
+    // routes take one medium more when MEDIA is bound): a 401 for a bad key reads no body either.
+    const refused = res.status >= 400 && res.status < 500;
+    if (refused && (built.body?.length ?? 0) > MAX_BODY) {
       stats.sent++;
-      stats.resetAfter413++;
-      stats.statuses.set(413, (stats.statuses.get(413) ?? 0) + 1);
-      markerStatus.set(n, 413);
+      stats.refusedUnread++;
+      stats.statuses.set(res.status, (stats.statuses.get(res.status) ?? 0) + 1);
+      markerStatus.set(n, res.status);
       return true;
     }
     throw new Error(`${route.name}: reading the answer failed (${e})\n${describe(built)}`);
@@ -181,7 +185,7 @@ async function fuzzRoute<C>(worker: TestWorker, route: RouteFuzz<C>, seed: numbe
   const stats: Stats = {
     sent: 0,
     skipped: 0,
-    resetAfter413: 0,
+    refusedUnread: 0,
     retried: 0,
     statuses: new Map(),
     large: new Map(),
@@ -226,7 +230,9 @@ async function fuzzRoute<C>(worker: TestWorker, route: RouteFuzz<C>, seed: numbe
     `${route.name}: ${stats.sent} sent, ${stats.skipped} unsendable, ${
       ((performance.now() - started) / 1000).toFixed(1)
     } s; ${statuses.join(" ")}${
-      stats.resetAfter413 ? ` (${stats.resetAfter413} 413s cut short by the connection reset)` : ""
+      stats.refusedUnread
+        ? ` (${stats.refusedUnread} refusals of an unread body cut short by the connection reset)`
+        : ""
     }${stats.retried ? ` (${stats.retried} sent again after a connection reset)` : ""}`,
   );
   assert(stats.sent >= RUNS, `${route.name}: only ${stats.sent} of ${RUNS} cases sent`);

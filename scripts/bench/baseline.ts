@@ -1,5 +1,5 @@
 // Bench baseline: bundles another git ref's Worker from a temporary worktree, removed at once; Deno.
-import { bundleWorker, ROOT } from "./worker.ts";
+import { bundleWorker, ROOT, wranglerDryRun } from "./worker.ts";
 
 const _WORKTREE = ".tmp/bench-baseline";
 
@@ -74,20 +74,13 @@ async function _upload(): Promise<string | undefined> {
   const worktree = `${ROOT}${_WORKTREE}`;
   await Deno.symlink(`${ROOT}node_modules`, `${worktree}/node_modules`, { type: "dir" });
   const out = `${ROOT}.tmp/bench-build/baseline/worker.bundle`;
-  const run = await new Deno.Command(`${ROOT}node_modules/.bin/wrangler`, {
-    args: ["deploy", "--dry-run", "--outfile", out],
-    cwd: worktree,
-    env: {
-      WRANGLER_SEND_METRICS: "false",
-      WRANGLER_HIDE_BANNER: "true",
-      CLOUDFLARE_CF_FETCH_ENABLED: "false",
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (run.success) return out;
-  console.error(`baseline: wrangler deploy --dry-run failed; start-up is not profiled for it`);
-  return undefined;
+  try {
+    await wranglerDryRun(worktree, ["--outfile", out]);
+    return out;
+  } catch {
+    console.error(`baseline: wrangler deploy --dry-run failed; start-up is not profiled for it`);
+    return undefined;
+  }
 }
 
 /**

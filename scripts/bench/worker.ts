@@ -1,8 +1,13 @@
 // Bench Workers: the test harness's bundler and workerd starter, with the workerd pids for CPU and memory readings; Deno.
-import { bundleWorker, startMiniflare, wranglerBundle } from "../../test/_support/worker.ts";
+import {
+  bundleWorker,
+  startMiniflare,
+  wranglerBundle,
+  wranglerDryRun,
+} from "../../test/_support/worker.ts";
 import { workerdPids } from "./proc.ts";
 
-export { bundleWorker, wranglerBundle };
+export { bundleWorker, wranglerBundle, wranglerDryRun };
 
 const _root = new URL("../../", import.meta.url);
 

@@ -86,8 +86,18 @@ export async function bundleWorker(entry: string, outfile: string): Promise<stri
  * its `index.js`. Throws with wrangler's output when it fails.
  */
 export async function wranglerBundle(cwd: string, outdir: string): Promise<string> {
+  await wranglerDryRun(cwd, ["--outdir", outdir]);
+  return `${outdir.replace(/\/+$/, "")}/index.js`;
+}
+
+/**
+ * Runs `wrangler deploy --dry-run` with `args` (where to write: `--outdir`, `--outfile`) on the
+ * wrangler project in `cwd`, with this repo's wrangler and no network. Throws with wrangler's
+ * output when it fails.
+ */
+export async function wranglerDryRun(cwd: string, args: string[]): Promise<void> {
   const run = await new Deno.Command(new URL("node_modules/.bin/wrangler", _root).pathname, {
-    args: ["deploy", "--dry-run", "--outdir", outdir],
+    args: ["deploy", "--dry-run", ...args],
     cwd,
     env: {
       WRANGLER_SEND_METRICS: "false",
@@ -103,7 +113,6 @@ export async function wranglerBundle(cwd: string, outdir: string): Promise<strin
       `wrangler deploy --dry-run failed: ${text.decode(run.stdout)}${text.decode(run.stderr)}`,
     );
   }
-  return `${outdir.replace(/\/+$/, "")}/index.js`;
 }
 
 /** How a Worker gets its session directory: D1 with the migrations applied, D1 without them (every query fails), or no binding. */
