@@ -10,7 +10,7 @@ export interface PlatformEntry {
   readonly name: string;
   /** Whether the adapter answers a GET on its URL (WhatsApp's subscription handshake). */
   readonly handshake: boolean;
-  /** The adapter; its modules are evaluated on the first call, once per isolate. */
+  /** The adapter; its modules are evaluated on the first call, once per isolate (`import()`). */
   load(): Promise<PlatformAdapter>;
 }
 
@@ -21,48 +21,51 @@ export interface PlatformEntry {
  * (ten adapters with their parsers were a fifth of start-up's CPU; bench phase 18).
  */
 export const PLATFORMS: readonly PlatformEntry[] = [
-  _entry("telegram", false, async () => (await import("./telegram.ts")).telegramAdapter),
-  _entry("slack", false, async () => (await import("./slack.ts")).slackAdapter),
-  _entry("discord", false, async () => (await import("./discord.ts")).discordAdapter),
-  _entry("github", false, async () => (await import("./github.ts")).githubAdapter),
-  _entry("whatsapp", true, async () => (await import("./whatsapp.ts")).whatsappAdapter),
-  _entry("line", false, async () => (await import("./line.ts")).lineAdapter),
-  _entry("twilio", false, async () => (await import("./twilio.ts")).twilioAdapter),
-  _entry("teams", false, async () => (await import("./teams.ts")).teamsAdapter),
-  _entry("google-chat", false, async () => (await import("./google_chat.ts")).googleChatAdapter),
-  _entry("generic", false, async () => (await import("./generic.ts")).genericAdapter),
+  {
+    name: "telegram",
+    handshake: false,
+    load: async () => (await import("./telegram.ts")).telegramAdapter,
+  },
+  { name: "slack", handshake: false, load: async () => (await import("./slack.ts")).slackAdapter },
+  {
+    name: "discord",
+    handshake: false,
+    load: async () => (await import("./discord.ts")).discordAdapter,
+  },
+  {
+    name: "github",
+    handshake: false,
+    load: async () => (await import("./github.ts")).githubAdapter,
+  },
+  {
+    name: "whatsapp",
+    handshake: true,
+    load: async () => (await import("./whatsapp.ts")).whatsappAdapter,
+  },
+  { name: "line", handshake: false, load: async () => (await import("./line.ts")).lineAdapter },
+  {
+    name: "twilio",
+    handshake: false,
+    load: async () => (await import("./twilio.ts")).twilioAdapter,
+  },
+  { name: "teams", handshake: false, load: async () => (await import("./teams.ts")).teamsAdapter },
+  {
+    name: "google-chat",
+    handshake: false,
+    load: async () => (await import("./google_chat.ts")).googleChatAdapter,
+  },
+  {
+    name: "generic",
+    handshake: false,
+    load: async () => (await import("./generic.ts")).genericAdapter,
+  },
 ];
-
-let _all: Promise<readonly PlatformAdapter[]> | undefined;
 
 /**
  * Every adapter of `PLATFORMS`, loaded, in its order: the reply table of the objects that send
- * (a session's replies, the access object's notices), which may send to any platform.
+ * (a session's replies, the access object's notices), which may send to any platform. Nothing is
+ * kept here: `import()` evaluates a module once and gives every later call the same exports.
  */
 export function platformAdapters(): Promise<readonly PlatformAdapter[]> {
-  const all = _all ??= Promise.all(PLATFORMS.map((platform) => platform.load()));
-  all.catch(() => {
-    if (_all === all) _all = undefined;
-  });
-  return all;
-}
-
-/** One entry, its load shared by every caller (a failed load is tried again by the next). */
-function _entry(
-  name: string,
-  handshake: boolean,
-  load: () => Promise<PlatformAdapter>,
-): PlatformEntry {
-  let loading: Promise<PlatformAdapter> | undefined;
-  return {
-    name,
-    handshake,
-    load() {
-      const once = loading ??= load();
-      once.catch(() => {
-        if (loading === once) loading = undefined;
-      });
-      return once;
-    },
-  };
+  return Promise.all(PLATFORMS.map((platform) => platform.load()));
 }

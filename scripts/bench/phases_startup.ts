@@ -11,7 +11,7 @@ import {
 import { pct } from "./client.ts";
 import { r1, r2, type Report } from "./report.ts";
 import type { Rig } from "./rig.ts";
-import { ROOT } from "./worker.ts";
+import { ROOT, wranglerDryRun } from "./worker.ts";
 
 /** Profiles taken: each is one cold start, and a loaded machine stretches some of them. */
 const _RUNS = 7;
@@ -71,9 +71,7 @@ async function _uploadModules(
 export async function startupCost(rig: Rig, report: Report): Promise<void> {
   const dir = `${ROOT}.tmp/bench-startup`;
   await Deno.mkdir(dir, { recursive: true });
-  await _wrangler([
-    "deploy",
-    "--dry-run",
+  await wranglerDryRun(ROOT, [
     "--outfile",
     `${dir}/worker.bundle`,
     "--metafile",
@@ -213,7 +211,7 @@ async function _noPdfUpload(dir: string): Promise<{ bundle: string; bytes: numbe
   await Deno.mkdir(`${_NO_PDF_APP}/node_modules`, { recursive: true });
   await Deno.lstat(link).catch(() => Deno.symlink("../../..", link, { type: "dir" }));
   const bundle = `${dir}/nopdf.bundle`;
-  await _wrangler(["deploy", "--dry-run", "--outfile", bundle], _NO_PDF_APP);
+  await wranglerDryRun(_NO_PDF_APP, ["--outfile", bundle]);
   const upload = await _uploadModules(await Deno.readFile(bundle));
   const others = [...upload.others.values()].reduce((n, bytes) => n + bytes.length, 0);
   return { bundle, bytes: new TextEncoder().encode(upload.main).length + others };
