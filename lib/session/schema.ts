@@ -22,7 +22,16 @@ export { SEEN_DELIVERIES_SCHEMA };
 /** One step between schema versions: statements, or a function when the step depends on the data. */
 type _Migration = readonly string[] | ((db: SessionDb, tx: Tx) => void);
 
-/** The tables unchanged since the first release: inbox, run claim, transcript, run events. */
+/** The run events table of the first release: a rowid table, its key kept again in an index. */
+const _RUN_EVENTS_V1 = `CREATE TABLE IF NOT EXISTS run_events (
+      seq INTEGER NOT NULL,
+      idx INTEGER NOT NULL,
+      type TEXT NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (seq, idx)
+    )`;
+
+/** The tables of the first release: inbox, run claim, transcript, run events. */
 const _CORE = [
   `CREATE TABLE IF NOT EXISTS inbox (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -58,13 +67,7 @@ const _CORE = [
       created_at INTEGER NOT NULL
     )`,
   `CREATE INDEX IF NOT EXISTS transcript_conversation ON transcript (conversation, id)`,
-  `CREATE TABLE IF NOT EXISTS run_events (
-      seq INTEGER NOT NULL,
-      idx INTEGER NOT NULL,
-      type TEXT NOT NULL,
-      data TEXT NOT NULL,
-      PRIMARY KEY (seq, idx)
-    )`,
+  _RUN_EVENTS_V1,
 ];
 
 /** The outbox as the first release made it. */
@@ -157,6 +160,32 @@ const _INBOX_LEAN_INDEXES = [
   `CREATE INDEX inbox_failed ON inbox (request_hash, finished_at) WHERE status = 'failed'`,
 ];
 
+/**
+ * The run events table keyed by its primary key alone (issue 32): a rowid table keeps
+ * `(seq, idx)` twice, in the table and in the key's index, so every event stored was two rows
+ * written (billed); `WITHOUT ROWID` stores the row in the key's own b-tree, one row an event.
+ * Every read of the table is by `seq` (and `idx`), which that key serves as before.
+ */
+function _runEventsTable(name: string): string {
+  return `CREATE TABLE ${name} (
+      seq INTEGER NOT NULL,
+      idx INTEGER NOT NULL,
+      type TEXT NOT NULL,
+      data TEXT NOT NULL,
+      at INTEGER,
+      PRIMARY KEY (seq, idx)
+    ) WITHOUT ROWID`;
+}
+
+/** A database's run events moved into the keyed table (`_runEventsTable`), rows unchanged. */
+const _RUN_EVENTS_KEYED = [
+  _runEventsTable("run_events_keyed"),
+  `INSERT INTO run_events_keyed (seq, idx, type, data, at)
+   SELECT seq, idx, type, data, at FROM run_events`,
+  `DROP TABLE run_events`,
+  `ALTER TABLE run_events_keyed RENAME TO run_events`,
+];
+
 const _VERSION_TABLE = [
   `CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
   `INSERT INTO schema_version (id, version) VALUES (1, 0)`,
@@ -231,6 +260,8 @@ const _MIGRATIONS: readonly _Migration[] = [
   MEDIA_OBJECT_SCHEMA,
   // → +1: the inbox's indexes that cost rows written per turn without a per-turn read dropped.
   _INBOX_LEAN_INDEXES,
+  // → +1: run events stored in their key's b-tree (one row written per event, not two).
+  _RUN_EVENTS_KEYED,
 ];
 
 /**
@@ -253,12 +284,12 @@ export const LAZY_TABLES: readonly LazyTable[] = [
  * `schema_test.ts` checks that every road ends in one schema.
  */
 const _CURRENT = [
-  ..._CORE,
+  // The run events table as the last rebuild left it (its `at` column included).
+  ..._CORE.map((s) => s === _RUN_EVENTS_V1 ? _runEventsTable("run_events") : s),
   outboxTable("outbox"),
   ..._OUTBOX_INDEXES,
   ..._REQUEST_HASH,
   ..._OUTBOX_CHOICES,
-  ..._RUN_EVENT_TIMES,
   ..._PREVIEW_MESSAGES,
   ..._QUEUE_FULL_NOTICE,
   ..._SPILL,

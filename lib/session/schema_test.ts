@@ -83,6 +83,31 @@ Deno.test("migrate() brings a first-release database to the current version and 
   );
 });
 
+Deno.test("migrate() stores run events in their key's b-tree (one row written per event) and keeps a migrated database's events", () => {
+  const fresh = new SessionDb(sqliteStorage());
+  migrate(fresh);
+  const storage = sqliteStorage();
+  storage.db.exec(
+    `CREATE TABLE run_events (seq INTEGER NOT NULL, idx INTEGER NOT NULL, type TEXT NOT NULL,
+     data TEXT NOT NULL, PRIMARY KEY (seq, idx));
+     INSERT INTO run_events (seq, idx, type, data) VALUES (4, 0, 'run.started', '{}'),
+       (4, 1, 'run.completed', '{"reply":"hi"}')`,
+  );
+  const migrated = new SessionDb(storage);
+  migrate(migrated);
+  for (const db of [fresh, migrated]) {
+    assertEquals(db.rows(`SELECT wr FROM pragma_table_list('run_events')`)[0].wr, 1);
+  }
+  assertEquals(
+    migrated.rows(`SELECT seq, idx, type, data, at FROM run_events ORDER BY idx`)
+      .map((row) => ({ ...row })),
+    [
+      { seq: 4, idx: 0, type: "run.started", data: "{}", at: null },
+      { seq: 4, idx: 1, type: "run.completed", data: '{"reply":"hi"}', at: null },
+    ],
+  );
+});
+
 Deno.test("migrate() keeps attempted_at of a database from a build that had added it", () => {
   const storage = sqliteStorage();
   storage.db.exec(
@@ -102,6 +127,8 @@ function shape(db: SessionDb): unknown {
   ).map((row) => ({ ...row }));
   const columns = objects.filter((o) => o.type === "table").map((o) => ({
     table: o.name,
+    // A rowid table and a WITHOUT ROWID one list the same columns and key index.
+    withoutRowid: db.rows(`SELECT wr FROM pragma_table_list(?)`, String(o.name))[0]?.wr,
     columns: db.rows(
       `SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)`,
       String(o.name),
