@@ -41,8 +41,17 @@ export async function postChat(
     const ok = res.status === 200 && body?.choices?.[0]?.message?.content === text;
     return ok ? { ms, ok } : { ms, ok, error: `${res.status} ${JSON.stringify(body)}` };
   } catch (error) {
-    return { ms: performance.now() - t0, ok: false, error: `fetch failed: ${error}` };
+    return { ms: performance.now() - t0, ok: false, error: `fetch failed: ${_cause(error)}` };
   }
+}
+
+/** An error with its causes: a failed fetch says why only in `cause` (a refused or reset connection). */
+function _cause(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error; e !== undefined && parts.length < 4; e = (e as Error)?.cause) {
+    parts.push(String(e));
+  }
+  return parts.join(" ← ");
 }
 
 /**
