@@ -1,5 +1,5 @@
 // Bench phases on many sessions: the 1,000-session fan-out (with workerd memory) and the sessions curve, each on a fresh workerd; Deno.
-import { okCount, pct, type Sample } from "./client.ts";
+import { okCount, pct, type Sample, unpooledClient } from "./client.ts";
 import {
   cpuMs,
   machineCpu,
@@ -42,7 +42,8 @@ async function rounds(
   const turn = async (session: string, round: number) => {
     peakInFlight = Math.max(peakInFlight, ++inFlight);
     try {
-      return await rig.turn(baton, session, text(session, round));
+      // Hundreds at once: a connection each (client.ts `unpooledClient`).
+      return await rig.turn(baton, session, text(session, round), unpooledClient());
     } finally {
       inFlight--;
     }
@@ -226,6 +227,11 @@ function _reportFanOut(baton: Baton, m: _FanOut, sideBySide: boolean): void {
     "turns/s, 1,000 warm sessions at once (1 round)",
     "turns_per_s_1000_warm",
     warm.turnsPerS,
+  );
+  report.figure(
+    "warm round: OK (200 + echo)",
+    "fanout_warm_ok",
+    `${okCount(warm.samples)}/${FANOUT}`,
   );
   // A new session's extra cost (its object and SQLite files) as one number: 1 would be free.
   report.ratio(

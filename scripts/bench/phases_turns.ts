@@ -1,5 +1,12 @@
 // Bench phases on single turns: overhead over the floor Worker, a 200-message burst on one session, streaming, model calls per turn; Deno.
-import { okCount, pct, postChat, type Sample, type StreamSample } from "./client.ts";
+import {
+  okCount,
+  pct,
+  postChat,
+  type Sample,
+  type StreamSample,
+  unpooledClient,
+} from "./client.ts";
 import { cpuMs } from "./proc.ts";
 import { r2, type Report } from "./report.ts";
 import { type Baton, MAX_QUEUED, type Rig } from "./rig.ts";
@@ -52,6 +59,7 @@ export async function overhead(rig: Rig, report: Report): Promise<void> {
       if (i >= WARM) samples.get(t)!.push(sample);
     }
   }
+  const batonCpu = new Map<Baton, number>();
   const floorMs = samples.get("floor")!.map((s) => s.ms);
   const floorP50 = pct(floorMs, 0.5);
   const objectP50 = _p50(samples.get("object")!);
@@ -76,17 +84,27 @@ export async function overhead(rig: Rig, report: Report): Promise<void> {
       "p50_ratio_baton_object_floor",
       pct(ms, 0.5) / objectP50,
     );
-    baton.report.figure(
-      "baton workerd CPU per turn (ms)",
-      "baton_cpu_ms_per_turn",
-      await cpuPer(baton.worker.pids, cpu0.get(baton)!, N),
+    const cpu = await cpuPer(baton.worker.pids, cpu0.get(baton)!, N);
+    batonCpu.set(baton, cpu);
+    baton.report.figure("baton workerd CPU per turn (ms)", "baton_cpu_ms_per_turn", cpu);
+  }
+  // The floor Worker serves both floors in one process: its CPU over the alternating run is one
+  // relay call and one object-floor call per turn. Each measured again alone, one after the other.
+  const floorCpu = await _floorCpu(rig, report, objectUrl, _CPU_PASS);
+  report.figure("floor workerd CPU per call (ms)", "floor_cpu_ms_per_call", floorCpu.relay);
+  report.figure(
+    "object floor workerd CPU per call (ms)",
+    "object_floor_cpu_ms_per_call",
+    floorCpu.object,
+  );
+  for (const baton of rig.batons) {
+    const cpu = batonCpu.get(baton)!;
+    baton.report.ratio(
+      "CPU per turn ratio baton/object floor",
+      "cpu_ratio_baton_object_floor",
+      cpu / floorCpu.object,
     );
   }
-  report.figure(
-    "floor workerd CPU per call (ms)",
-    "floor_cpu_ms_per_call",
-    await cpuPer(rig.floor.pids, cpu0.get("floor")!, N),
-  );
   for (const baton of rig.batons) {
     baton.report.figure(
       "overhead requests OK",
@@ -105,6 +123,37 @@ export async function overhead(rig: Rig, report: Report): Promise<void> {
   }
 }
 
+/** Calls per floor in `_floorCpu`'s passes. */
+const _CPU_PASS = 100;
+
+/**
+ * The floor Worker's CPU per relay call and per object-floor call, each from a pass of `n` calls
+ * of that kind alone (the process serves both: read over the alternating run, its CPU was one of
+ * each per turn).
+ */
+async function _floorCpu(
+  rig: Rig,
+  report: Report,
+  objectUrl: string,
+  n: number,
+): Promise<{ relay: number; object: number }> {
+  const json = { "content-type": "application/json" };
+  const pass = async (call: (i: number) => Promise<Sample>): Promise<number> => {
+    const since = await cpuMs(rig.floor.pids);
+    for (let i = 0; i < n; i++) {
+      const sample = await call(i);
+      if (sample.error) report.fail(`floor CPU pass: ${sample.error}`);
+    }
+    return await cpuPer(rig.floor.pids, since, n);
+  };
+  const relay = await pass((i) => rig.floorCall(`floor cpu ${i}`));
+  const object = await pass((i) => {
+    rig.counts.otherModelCalls++;
+    return postChat(objectUrl, json, `object cpu ${i}`);
+  });
+  return { relay, object };
+}
+
 /** 200 messages at once to one session: each must run once, one at a time, in queue order. */
 export async function sameSession(rig: Rig, report: Report): Promise<void> {
   const N = 200, SESSION = "bench-burst";
@@ -112,7 +161,7 @@ export async function sameSession(rig: Rig, report: Report): Promise<void> {
   const completed: string[] = [];
   const t0 = performance.now();
   const samples = await Promise.all(texts.map(async (text) => {
-    const sample = await rig.turn(rig.baton, SESSION, text);
+    const sample = await rig.turn(rig.baton, SESSION, text, unpooledClient());
     completed.push(text);
     return sample;
   }));

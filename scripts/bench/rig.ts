@@ -163,11 +163,16 @@ export class Rig {
     return this.batons[0];
   }
 
-  /** One chat completion through `baton` on API session `session`. */
-  async turn(baton: Baton, session: string, text: string): Promise<Sample> {
+  /** One chat completion through `baton` on API session `session` (`client`: see `postChat`). */
+  async turn(
+    baton: Baton,
+    session: string,
+    text: string,
+    client?: Deno.HttpClient,
+  ): Promise<Sample> {
     this.counts.batonTurns++;
     const url = new URL("v1/chat/completions", baton.worker.url).href;
-    return this.#checked(await postChat(url, this.#headers(session), text));
+    return this.#checked(await postChat(url, this.#headers(session), text, client));
   }
 
   /** The same body through the floor Worker, which only calls the model. */
