@@ -21,45 +21,29 @@ export interface PlatformEntry {
  * (ten adapters with their parsers were a fifth of start-up's CPU; bench phase 18).
  */
 export const PLATFORMS: readonly PlatformEntry[] = [
-  {
-    name: "telegram",
-    handshake: false,
-    load: async () => (await import("./telegram.ts")).telegramAdapter,
-  },
-  { name: "slack", handshake: false, load: async () => (await import("./slack.ts")).slackAdapter },
-  {
-    name: "discord",
-    handshake: false,
-    load: async () => (await import("./discord.ts")).discordAdapter,
-  },
-  {
-    name: "github",
-    handshake: false,
-    load: async () => (await import("./github.ts")).githubAdapter,
-  },
-  {
-    name: "whatsapp",
-    handshake: true,
-    load: async () => (await import("./whatsapp.ts")).whatsappAdapter,
-  },
-  { name: "line", handshake: false, load: async () => (await import("./line.ts")).lineAdapter },
-  {
-    name: "twilio",
-    handshake: false,
-    load: async () => (await import("./twilio.ts")).twilioAdapter,
-  },
-  { name: "teams", handshake: false, load: async () => (await import("./teams.ts")).teamsAdapter },
-  {
-    name: "google-chat",
-    handshake: false,
-    load: async () => (await import("./google_chat.ts")).googleChatAdapter,
-  },
-  {
-    name: "generic",
-    handshake: false,
-    load: async () => (await import("./generic.ts")).genericAdapter,
-  },
+  _entry("telegram", async () => (await import("./telegram.ts")).telegramAdapter),
+  _entry("slack", async () => (await import("./slack.ts")).slackAdapter),
+  _entry("discord", async () => (await import("./discord.ts")).discordAdapter),
+  _entry("github", async () => (await import("./github.ts")).githubAdapter),
+  _entry("whatsapp", async () => (await import("./whatsapp.ts")).whatsappAdapter, true),
+  _entry("line", async () => (await import("./line.ts")).lineAdapter),
+  _entry("twilio", async () => (await import("./twilio.ts")).twilioAdapter),
+  _entry("teams", async () => (await import("./teams.ts")).teamsAdapter),
+  _entry("google-chat", async () => (await import("./google_chat.ts")).googleChatAdapter),
+  _entry("generic", async () => (await import("./generic.ts")).genericAdapter),
 ];
+
+/**
+ * One row of `PLATFORMS`; `handshake` only for the one platform that has it. Each `load` names its
+ * module in a literal `import()`, which the bundler needs to put the adapter in a chunk of its own.
+ */
+function _entry(
+  name: string,
+  load: () => Promise<PlatformAdapter>,
+  handshake = false,
+): PlatformEntry {
+  return { name, handshake, load };
+}
 
 /**
  * Every adapter of `PLATFORMS`, loaded, in its order: the reply table of the objects that send
