@@ -1,4 +1,4 @@
-// A run's durable event log and its live subscribers (replay, then live, then close); runtime-neutral.
+// A run's durable event log, its table's shapes, and its live subscribers (replay, then live, then close); runtime-neutral.
 import { type Transport, TransportTee } from "../runtime/mod.ts";
 import { num, numOrNull, type Row, type SessionDb, str, type Tx } from "./session_db.ts";
 import { SpillStore } from "./spill.ts";
@@ -10,6 +10,49 @@ export const FINAL_RUN_EVENTS: ReadonlySet<string> = new Set([
   "run.failed",
   "run.cancelled",
 ]);
+
+/**
+ * The statement that created `run_events` in the first release: a rowid table, its `(seq, idx)`
+ * key kept again in the key's own index. Part of schema.ts's first migration: never changes.
+ */
+export const RUN_EVENTS_V1 = `CREATE TABLE IF NOT EXISTS run_events (
+      seq INTEGER NOT NULL,
+      idx INTEGER NOT NULL,
+      type TEXT NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (seq, idx)
+    )`;
+
+/** When each run event happened: the inspector's run timeline (older events have none). */
+export const RUN_EVENT_TIMES: readonly string[] = [
+  `ALTER TABLE run_events ADD COLUMN at INTEGER`,
+];
+
+/**
+ * The statement that creates the table under `name` as it is now, keyed by its primary key alone
+ * (issue 32): as a rowid table every event stored was two rows written (billed), the row and its
+ * key's index entry; `WITHOUT ROWID` stores the row in the key's own b-tree, one row an event.
+ * Every read of the table is by `seq` (and `idx`), which that key serves as before.
+ */
+export function runEventsTable(name: string): string {
+  return `CREATE TABLE ${name} (
+      seq INTEGER NOT NULL,
+      idx INTEGER NOT NULL,
+      type TEXT NOT NULL,
+      data TEXT NOT NULL,
+      at INTEGER,
+      PRIMARY KEY (seq, idx)
+    ) WITHOUT ROWID`;
+}
+
+/** A database's run events moved into the keyed table (`runEventsTable`), rows unchanged. */
+export const RUN_EVENTS_KEYED: readonly string[] = [
+  runEventsTable("run_events_keyed"),
+  `INSERT INTO run_events_keyed (seq, idx, type, data, at)
+   SELECT seq, idx, type, data, at FROM run_events`,
+  `DROP TABLE run_events`,
+  `ALTER TABLE run_events_keyed RENAME TO run_events`,
+];
 
 /**
  * Events only the inspector's timeline shows: stored with the run's others, never sent to its

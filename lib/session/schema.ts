@@ -5,6 +5,7 @@ import { COMPACTION_SCHEMA } from "./compaction.ts";
 import { STEER_SCHEMA } from "./inbox.ts";
 import { SESSION_USAGE_SCHEMA, SESSION_USAGE_V2 } from "./session_usage.ts";
 import { num, type SessionDb, type Tx } from "./session_db.ts";
+import { RUN_EVENT_TIMES, RUN_EVENTS_KEYED, RUN_EVENTS_V1, runEventsTable } from "./run_events.ts";
 import { MEDIA_OBJECT_SCHEMA, MEDIA_OBJECT_TABLES } from "./media_retention.ts";
 import {
   APPROVAL_RUNS_SCHEMA,
@@ -21,15 +22,6 @@ export { SEEN_DELIVERIES_SCHEMA };
 
 /** One step between schema versions: statements, or a function when the step depends on the data. */
 type _Migration = readonly string[] | ((db: SessionDb, tx: Tx) => void);
-
-/** The run events table of the first release: a rowid table, its key kept again in an index. */
-const _RUN_EVENTS_V1 = `CREATE TABLE IF NOT EXISTS run_events (
-      seq INTEGER NOT NULL,
-      idx INTEGER NOT NULL,
-      type TEXT NOT NULL,
-      data TEXT NOT NULL,
-      PRIMARY KEY (seq, idx)
-    )`;
 
 /** The tables of the first release: inbox, run claim, transcript, run events. */
 const _CORE = [
@@ -67,7 +59,7 @@ const _CORE = [
       created_at INTEGER NOT NULL
     )`,
   `CREATE INDEX IF NOT EXISTS transcript_conversation ON transcript (conversation, id)`,
-  _RUN_EVENTS_V1,
+  RUN_EVENTS_V1,
 ];
 
 /** The outbox as the first release made it. */
@@ -113,9 +105,6 @@ const _GRANT_MEMBERS = [
 /** A notice's buttons (an approval question's choices), sent with its last part. */
 const _OUTBOX_CHOICES = [`ALTER TABLE outbox ADD COLUMN choices TEXT`];
 
-/** When each run event happened: the inspector's run timeline (older events have none). */
-const _RUN_EVENT_TIMES = [`ALTER TABLE run_events ADD COLUMN at INTEGER`];
-
 /**
  * A turn's preview shown as a message of its own (Slack): its handle on the message's inbox row,
  * stored as soon as it is known, and on the reply's first part, which edits that message.
@@ -158,32 +147,6 @@ const _INBOX_LEAN_INDEXES = [
   `DROP INDEX IF EXISTS inbox_prune`,
   `DROP INDEX IF EXISTS inbox_request`,
   `CREATE INDEX inbox_failed ON inbox (request_hash, finished_at) WHERE status = 'failed'`,
-];
-
-/**
- * The run events table keyed by its primary key alone (issue 32): a rowid table keeps
- * `(seq, idx)` twice, in the table and in the key's index, so every event stored was two rows
- * written (billed); `WITHOUT ROWID` stores the row in the key's own b-tree, one row an event.
- * Every read of the table is by `seq` (and `idx`), which that key serves as before.
- */
-function _runEventsTable(name: string): string {
-  return `CREATE TABLE ${name} (
-      seq INTEGER NOT NULL,
-      idx INTEGER NOT NULL,
-      type TEXT NOT NULL,
-      data TEXT NOT NULL,
-      at INTEGER,
-      PRIMARY KEY (seq, idx)
-    ) WITHOUT ROWID`;
-}
-
-/** A database's run events moved into the keyed table (`_runEventsTable`), rows unchanged. */
-const _RUN_EVENTS_KEYED = [
-  _runEventsTable("run_events_keyed"),
-  `INSERT INTO run_events_keyed (seq, idx, type, data, at)
-   SELECT seq, idx, type, data, at FROM run_events`,
-  `DROP TABLE run_events`,
-  `ALTER TABLE run_events_keyed RENAME TO run_events`,
 ];
 
 const _VERSION_TABLE = [
@@ -231,7 +194,7 @@ const _MIGRATIONS: readonly _Migration[] = [
   // 6 → 7: scheduled jobs.
   JOB_SCHEMA,
   // 7 → 8: a run event's time, for the console's inspector (event times and durations).
-  _RUN_EVENT_TIMES,
+  RUN_EVENT_TIMES,
   // 8 → 9: a preview message's handle (the reply replaces it; a recovered attempt reuses it).
   _PREVIEW_MESSAGES,
   // 9 → 10: a remembered approval belongs to the chat member who gave it (group chats).
@@ -261,7 +224,7 @@ const _MIGRATIONS: readonly _Migration[] = [
   // → +1: the inbox's indexes that cost rows written per turn without a per-turn read dropped.
   _INBOX_LEAN_INDEXES,
   // → +1: run events stored in their key's b-tree (one row written per event, not two).
-  _RUN_EVENTS_KEYED,
+  RUN_EVENTS_KEYED,
 ];
 
 /**
@@ -285,7 +248,7 @@ export const LAZY_TABLES: readonly LazyTable[] = [
  */
 const _CURRENT = [
   // The run events table as the last rebuild left it (its `at` column included).
-  ..._CORE.map((s) => s === _RUN_EVENTS_V1 ? _runEventsTable("run_events") : s),
+  ..._CORE.map((s) => s === RUN_EVENTS_V1 ? runEventsTable("run_events") : s),
   outboxTable("outbox"),
   ..._OUTBOX_INDEXES,
   ..._REQUEST_HASH,
