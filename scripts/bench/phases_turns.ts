@@ -40,22 +40,24 @@ export async function overhead(rig: Rig, report: Report): Promise<void> {
   const cpu0 = new Map<Baton | "floor", number>();
   const objectUrl = new URL(_OBJECT_FLOOR, rig.floor.url).href;
   const json = { "content-type": "application/json" };
+  // One call to the object floor, checked as the rig checks its own calls.
+  const objectCall = async (text: string): Promise<Sample> => {
+    rig.counts.otherModelCalls++;
+    const sample = await postChat(objectUrl, json, text);
+    if (sample.error) report.fail(`floor /${_OBJECT_FLOOR}: ${sample.error}`);
+    return sample;
+  };
   for (let i = 0; i < WARM + N; i++) {
     if (i === WARM) {
       for (const t of targets) if (t !== "object") cpu0.set(t, await cpuMs(pidsOf(t)));
     }
     for (let k = 0; k < targets.length; k++) {
       const t = targets[(i + k) % targets.length];
-      let sample: Sample;
-      if (t === "object") {
-        rig.counts.otherModelCalls++;
-        sample = await postChat(objectUrl, json, `object ${i}`);
-        if (sample.error) report.fail(`floor /${_OBJECT_FLOOR}: ${sample.error}`);
-      } else {
-        sample = t === "floor"
-          ? await rig.floorCall(`floor ${i}`)
-          : await rig.turn(t, `bench-overhead`, `overhead ${i}`);
-      }
+      const sample = t === "object"
+        ? await objectCall(`object ${i}`)
+        : t === "floor"
+        ? await rig.floorCall(`floor ${i}`)
+        : await rig.turn(t, `bench-overhead`, `overhead ${i}`);
       if (i >= WARM) samples.get(t)!.push(sample);
     }
   }
@@ -90,7 +92,7 @@ export async function overhead(rig: Rig, report: Report): Promise<void> {
   }
   // The floor Worker serves both floors in one process: its CPU over the alternating run is one
   // relay call and one object-floor call per turn. Each measured again alone, one after the other.
-  const floorCpu = await _floorCpu(rig, report, objectUrl, _CPU_PASS);
+  const floorCpu = await _floorCpu(rig, objectCall, _CPU_PASS);
   report.figure("floor workerd CPU per call (ms)", "floor_cpu_ms_per_call", floorCpu.relay);
   report.figure(
     "object floor workerd CPU per call (ms)",
@@ -133,24 +135,17 @@ const _CPU_PASS = 100;
  */
 async function _floorCpu(
   rig: Rig,
-  report: Report,
-  objectUrl: string,
+  objectCall: (text: string) => Promise<Sample>,
   n: number,
 ): Promise<{ relay: number; object: number }> {
-  const json = { "content-type": "application/json" };
+  // Both calls check their own answers (the rig's, and `objectCall`).
   const pass = async (call: (i: number) => Promise<Sample>): Promise<number> => {
     const since = await cpuMs(rig.floor.pids);
-    for (let i = 0; i < n; i++) {
-      const sample = await call(i);
-      if (sample.error) report.fail(`floor CPU pass: ${sample.error}`);
-    }
+    for (let i = 0; i < n; i++) await call(i);
     return await cpuPer(rig.floor.pids, since, n);
   };
   const relay = await pass((i) => rig.floorCall(`floor cpu ${i}`));
-  const object = await pass((i) => {
-    rig.counts.otherModelCalls++;
-    return postChat(objectUrl, json, `object cpu ${i}`);
-  });
+  const object = await pass((i) => objectCall(`object cpu ${i}`));
   return { relay, object };
 }
 
