@@ -68,7 +68,8 @@ export const apiTurnQuota: MiddlewareHandler<App> = async (c, next) => {
     const refusal = await turnQuotaRefusal(c, deliveryKey);
     if (refusal) return refusal;
   }
-  // The tenant's day's usage is summed whether or not a cap is set: settled after the turn.
+  // The record the turn settles its tokens with after it ends: its reservation under a cap, else
+  // the tenant's day's sums — unless the directory keeps those (`tenantSumsInDirectory`).
   _spends.set(c.req.raw, {
     record: `tenant:${c.var.tenant.name}`,
     key: deliveryKey,

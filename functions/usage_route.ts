@@ -8,6 +8,7 @@ import { errorText, log } from "../lib/runtime/mod.ts";
 import { accessStub, senderStub } from "./access_client.ts";
 import { type App, RequestError } from "./_http.ts";
 import { sessionStub } from "./session_client.ts";
+import { tenantSumsInDirectory } from "./_spend.ts";
 
 /** Most sessions one answer lists (the day's largest first). */
 const _MAX_SESSIONS = 500;
@@ -25,8 +26,9 @@ interface _SessionRow extends _Totals {
 
 /**
  * `GET /v1/usage?day=YYYY-MM-DD` (default today, UTC). Without a filter: the caller's tenant's
- * totals, read from its own access record (every API turn settles there, cap or not), and its
- * sessions' rows of the day from the session directory (D1; omitted without it), largest first.
+ * totals and its sessions' rows of the day from the session directory (D1), largest first; the
+ * totals from its own access record instead under `TENANT_TOKENS_PER_DAY` (whose reservations
+ * settle there) or without the directory (no rows then).
  * `session=KEY`: that session's figures, from the session itself (another tenant's is a 404).
  * Admin keys see everyone: without a filter, every session's row and their sum; `tenant=NAME`
  * one tenant's; `user=platform:user` a chat user's, from their own record. No answer scans
@@ -94,11 +96,15 @@ export async function usageRoute(c: Context<App>): Promise<Response> {
     }
     return c.json({ ...base, scope: "all", totals: sessions.totals, sessions: sessions.rows });
   }
-  const usage = await accessStub(c.env, `tenant:${scope}`).tokenUsage(day);
+  // The tenant's sums: its sessions' rows where the directory keeps them (no turn settles with
+  // the tenant's object then: `tenantSumsInDirectory`), else its own record.
+  const totals = sessions && tenantSumsInDirectory(c.env, c.var.config.spend)
+    ? sessions.totals
+    : _totals(await accessStub(c.env, `tenant:${scope}`).tokenUsage(day));
   return c.json({
     ...base,
     tenant: scope,
-    totals: _totals(usage),
+    totals,
     ...(sessions ? { sessions: sessions.rows } : {}),
   });
 }

@@ -1,6 +1,6 @@
 // Usage you can see end to end: /usage in chat, GET /v1/usage (tenant isolation, admin, filters), MODEL_PRICES money, a job's turns counted against its creator's USER_TOKENS_PER_DAY; Deno + Miniflare.
 import { assert, assertEquals, assertMatch, assertStrictEquals } from "@std/assert";
-import { API_KEY, chat, chatReply, type Json, json, until } from "./_support/clients.ts";
+import { API_KEY, chat, chatReply, type Json, json, until, withBaton } from "./_support/clients.ts";
 import type { FakeModelRequest, FakeModelStep } from "../lib/testing/fake_model.ts";
 import { sharedBaton } from "./_support/shared_baton.ts";
 import type { TestWorker } from "./_support/worker.ts";
@@ -123,6 +123,8 @@ baton.test(
     }, "tenant b's usage");
     assertEquals([b.tenant, b.totals.total_tokens, b.totals.cost], ["ub", 250, CALL_COST]);
     assertEquals(b.sessions.map((s: Json) => s.session_key), ["api.ub:u1"]);
+    // No cap and the directory bound: no turn settled with the tenant's one object (lesson 4).
+    assertEquals(await tenantRecordTurns(worker, "ua"), 0);
     // The admin key sees both tenants' sessions.
     const all = await json(await usage(worker, "?limit=500"));
     assertStrictEquals(all.scope, "all");
@@ -146,6 +148,33 @@ baton.test(
     assertMatch((await json(bad)).error.message, /YYYY-MM-DD/);
   },
 );
+
+/** Turns today in API tenant `tenant`'s own access record, read from the object itself. */
+async function tenantRecordTurns(worker: TestWorker, tenant: string): Promise<number> {
+  // Miniflare's proxy of the binding, typed here as the Worker sees it (its RPC method only).
+  const namespace = await worker.mf.getDurableObjectNamespace("ACCESS") as unknown as {
+    idFromName(name: string): unknown;
+    get(id: unknown): { tokenUsage(day: string): Promise<{ turns: number }> };
+  };
+  const record = namespace.get(namespace.idFromName(`tenant:${tenant}`));
+  return (await record.tokenUsage(new Date().toISOString().slice(0, 10))).turns;
+}
+
+Deno.test("GET /v1/usage without the DIRECTORY binding: the tenant's totals from its own record, settled after each turn", async () => {
+  await withBaton(async (worker, fake) => {
+    fake.script((req) => ({ kind: "text", text: `re ${req.lastUserText}`, usage: USAGE }));
+    const vars = { key: KEY_A, session: "nd" };
+    assertStrictEquals(await chatReply(await chat(worker, "one", vars)), "re one");
+    assertStrictEquals(await chatReply(await chat(worker, "two", vars)), "re two");
+    let a: Json = {};
+    await until(async () => {
+      a = await json(await usage(worker, "", KEY_A));
+      return a.totals?.turns === 2;
+    }, "tenant a's record settled");
+    assertEquals([a.tenant, a.totals.total_tokens, a.sessions], ["ua", 500, undefined]);
+    assertEquals(await tenantRecordTurns(worker, "ua"), 2);
+  }, { directory: "none", vars: { GATEWAY_API_KEYS: `ua:${KEY_A}` } });
+});
 
 /** Schedules "remind X" in a second (one call, 250 tokens); the job's turn is one call of 600. */
 function scheduler(req: FakeModelRequest): FakeModelStep {
