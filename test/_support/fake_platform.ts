@@ -1,29 +1,11 @@
 // Fake chat-platform HTTP API on loopback (Telegram, Slack, Discord, GitHub, WhatsApp, LINE, Twilio, Teams, Google Chat stand-in, with their key sets, token endpoints and file downloads) for tests; Deno.
+import type { PlatformAnswer, PlatformCall } from "./fake_platform_call.ts";
+import { type FakeFile, FakeFileServer } from "./fake_platform_files.ts";
+import { FakeUploads, multipartFields, type UploadedFile } from "./fake_platform_uploads.ts";
 
-/** One request the fake received. */
-export interface PlatformCall {
-  method: string;
-  /** Path without the origin, e.g. "/botTOKEN/sendMessage". */
-  path: string;
-  headers: Headers;
-  /**
-   * JSON parsed; a form (Twilio) as an object of its fields; a multipart upload (Telegram's
-   * `sendPhoto`, Discord's `files[0]`) as an object of its fields, each file an `UploadedFile`;
-   * raw bytes (`application/octet-stream`: Slack's upload to its upload URL) as an `UploadedFile`
-   * named by the path's last segment; else the text.
-   */
-  // deno-lint-ignore no-explicit-any
-  body: any;
-  /** Arrival order across `calls` and `signals`. */
-  order: number;
-}
-
-/** What the fake answers to one call. */
-export interface PlatformAnswer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
+export type { PlatformAnswer, PlatformCall } from "./fake_platform_call.ts";
+export type { FakeFile } from "./fake_platform_files.ts";
+export type { UploadedFile } from "./fake_platform_uploads.ts";
 
 /** Handle on a running fake platform API. */
 export interface FakePlatform {
@@ -118,77 +100,6 @@ export interface FakePlatform {
   close(): Promise<void>;
 }
 
-/** A file a multipart call uploaded (a field of `PlatformCall.body`). */
-export interface UploadedFile {
-  filename: string;
-  type: string;
-  bytes: Uint8Array;
-}
-
-/** A multipart body as an object: text fields as strings, files as `UploadedFile`s. */
-async function _multipart(req: Request): Promise<Record<string, string | UploadedFile>> {
-  const fields: Record<string, string | UploadedFile> = {};
-  for (const [key, value] of await req.formData()) {
-    fields[key] = typeof value === "string" ? value : {
-      filename: value.name,
-      type: value.type,
-      bytes: new Uint8Array(await value.arrayBuffer()),
-    };
-  }
-  return fields;
-}
-
-/** A file the fake file API serves (see `FakePlatform.serveTelegramFile`). */
-export interface FakeFile {
-  bytes: Uint8Array;
-  /** The size `getFile` states (default the bytes' length). */
-  size?: number;
-  /** The download's status instead of 200 and the bytes (e.g. 500). */
-  status?: number;
-  /**
-   * The download is held: no answer until its client gives up (or the fake is reset or closed),
-   * then a 504 nobody reads — a file server that never answers, for download deadlines.
-   */
-  hold?: boolean;
-  /**
-   * The first `times` requests for it — its download, or with `at: "lookup"` Telegram's `getFile`
-   * for it — are answered 429 with `Retry-After: retryAfter` (none when absent): a platform that
-   * asks the client to wait. With `bodyRetryAfter`, the wait is stated as Telegram's Bot API states
-   * it, in the body: `"parameters": {"retry_after": N}` and "retry after N" in its description.
-   * Counted down as they come.
-   */
-  rateLimit?: {
-    times: number;
-    at?: "lookup" | "download";
-    retryAfter?: string;
-    bodyRetryAfter?: number;
-  };
-}
-
-/** A 429 for `file` while its `rateLimit` at `at` lasts (counting it down); null once it is over. */
-function _rateLimited(file: FakeFile, at: "lookup" | "download"): Response | null {
-  const limit = file.rateLimit;
-  if (!limit || limit.times <= 0 || (limit.at ?? "download") !== at) return null;
-  limit.times--;
-  const seconds = limit.bodyRetryAfter;
-  const body = seconds === undefined
-    ? { ok: false, error_code: 429, description: "Too Many Requests: retry later" }
-    : {
-      ok: false,
-      error_code: 429,
-      description: `Too Many Requests: retry after ${seconds}`,
-      parameters: { retry_after: seconds },
-    };
-  return Response.json(body, {
-    status: 429,
-    headers: limit.retryAfter ? { "retry-after": limit.retryAfter } : {},
-  });
-}
-
-/** Telegram's file API on the fake: `getFile` under the bot's token, the download beneath `/file/`. */
-const _TG_GET_FILE = /^\/bot([^/]+)\/getFile$/;
-const _TG_DOWNLOAD = /^\/file\/bot([^/]+)\/(.+)$/;
-
 /** The paths of presence signals (see `FakePlatform.signals`). */
 const _SIGNAL =
   /\/(sendChatAction|sendMessageDraft|assistant\.threads\.setStatus|chat\/loading\/start)$/;
@@ -205,21 +116,14 @@ function _isSignal(pathname: string, body: unknown): boolean {
   return "typing_indicator" in fields || fields.type === "typing";
 }
 
-/** A served file's download: its bytes, or its `status` (a failing download). */
-function _fileBytes(file: FakeFile): Response {
-  if (file.status) return new Response("Internal Server Error", { status: file.status });
-  return new Response(file.bytes.slice(), {
-    headers: { "content-type": "application/octet-stream" },
-  });
-}
-
 /** Starts a fake platform API on 127.0.0.1 with a random port. */
 export function startFakePlatform(): Promise<FakePlatform> {
   const calls: PlatformCall[] = [];
   const signals: PlatformCall[] = [];
   let arrivals = 0;
+  const uploads = new FakeUploads();
   const _default = (call: PlatformCall, i: number): PlatformAnswer =>
-    _checkUpload(call, i) ?? {
+    uploads.check(call, i, origin) ?? {
       status: 200,
       body: {
         ok: true,
@@ -228,64 +132,6 @@ export function startFakePlatform(): Promise<FakePlatform> {
         ts: `1700000000.${i + 1}`,
       },
     };
-  /** Slack files reserved by `files.getUploadURLExternal`, by id: their stated length, and bytes once uploaded. */
-  const slackFiles = new Map<string, { filename: string; length: number; bytes?: Uint8Array }>();
-  /** The answer to an upload call of Slack's file flow or a Discord attachment; null for any other call. */
-  const _checkUpload = (call: PlatformCall, i: number): PlatformAnswer | null => {
-    const path = call.path.split("?")[0];
-    const form = call.headers.get("content-type")?.startsWith("application/x-www-form-urlencoded");
-    const slackError = (error: string) => ({ status: 200, body: { ok: false, error } });
-    if (path === "/api/files.getUploadURLExternal") {
-      if (!/^Bearer \S+/.test(call.headers.get("authorization") ?? "")) {
-        return slackError("not_authed");
-      }
-      // Slack refuses a JSON body here ("missing required field" though both are present).
-      const length = Number(call.body?.length);
-      if (!form || !call.body?.filename || !Number.isSafeInteger(length) || length <= 0) {
-        return slackError("invalid_arguments");
-      }
-      const id = `F${i + 1}UP`;
-      slackFiles.set(id, { filename: call.body.filename, length });
-      return {
-        status: 200,
-        body: { ok: true, upload_url: `${origin}/slack-upload/${id}`, file_id: id },
-      };
-    }
-    const upload = /^\/slack-upload\/([^/]+)$/.exec(path);
-    if (upload) {
-      const file = slackFiles.get(upload[1]);
-      const bytes = (call.body as UploadedFile | undefined)?.bytes;
-      if (!file || !bytes || bytes.length !== file.length) {
-        return { status: 400, body: { error: "upload does not match its reservation" } };
-      }
-      file.bytes = bytes;
-      return { status: 200, body: `OK - ${bytes.length}` };
-    }
-    if (path === "/api/files.completeUploadExternal") {
-      let files: { id?: unknown }[] = [];
-      try {
-        files = JSON.parse(call.body?.files ?? "[]");
-      } catch { /* refused below */ }
-      if (!form || !Array.isArray(files) || files.length === 0 || !call.body?.channel_id) {
-        return slackError("invalid_arguments");
-      }
-      if (files.some((f) => !slackFiles.get(String(f.id))?.bytes)) {
-        return slackError("file_not_found");
-      }
-      return { status: 200, body: { ok: true, files: files.map((f) => ({ id: f.id })) } };
-    }
-    const payload = typeof call.body?.payload_json === "string" ? call.body.payload_json : null;
-    if (payload && /^\/webhooks\//.test(path)) {
-      const attachments = JSON.parse(payload).attachments ?? [];
-      const whole = attachments.every((a: { id: number }) =>
-        typeof call.body[`files[${a.id}]`] === "object"
-      );
-      if (!whole) {
-        return { status: 400, body: { code: 50035, message: "Invalid Form Body" } };
-      }
-    }
-    return null;
-  };
   let responder: (call: PlatformCall, index: number) => PlatformAnswer | Promise<PlatformAnswer> =
     _default;
   let signalResponder = responder;
@@ -321,96 +167,8 @@ export function startFakePlatform(): Promise<FakePlatform> {
     call: PlatformCall,
     index: number,
   ) => PlatformAnswer | Promise<PlatformAnswer> = _defaultAuth;
-  const files = new Map<string, FakeFile & { token: string; path: string }>();
+  const fileServer = new FakeFileServer(() => origin);
   const fileCalls: PlatformCall[] = [];
-  /** Files served by path (`serveFile`, `serveWhatsappMedia`): who may read them, and the answer. */
-  const served = new Map<
-    string,
-    {
-      bearer?: string;
-      authorization?: string | RegExp;
-      answer: (url: URL, req: Request) => Response | Promise<Response>;
-    }
-  >();
-  /** The releases of held downloads (`FakeFile.hold`): a reset or close ends each. */
-  const holds = new Set<() => void>();
-  /**
-   * A served file's download, held (`FakeFile.hold`) until its client is gone or a release. The
-   * request's signal is read only for a hold: Deno warns of its legacy abort when it is read.
-   */
-  const answerFile = (file: FakeFile, req: Request): Response | Promise<Response> => {
-    const limited = _rateLimited(file, "download");
-    if (limited) return limited;
-    if (!file.hold) return _fileBytes(file);
-    return new Promise((resolve) => {
-      const release = () => {
-        holds.delete(release);
-        resolve(new Response("held", { status: 504 }));
-      };
-      holds.add(release);
-      req.signal.addEventListener("abort", release, { once: true });
-    });
-  };
-  /** Slack's, Discord's and WhatsApp's files, then Telegram's file API; null for any other path. */
-  const fileAnswer = (
-    url: URL,
-    body: unknown,
-    headers: Headers,
-    req: Request,
-  ): Response | Promise<Response> | null => {
-    const hosted = served.get(url.pathname);
-    if (hosted) {
-      if (
-        hosted.bearer !== undefined && headers.get("authorization") !== `Bearer ${hosted.bearer}`
-      ) {
-        return Response.json({
-          error: { message: "Invalid OAuth access token.", type: "OAuthException", code: 190 },
-        }, { status: 401 });
-      }
-      if (hosted.authorization !== undefined) {
-        const given = headers.get("authorization") ?? "";
-        const ok = typeof hosted.authorization === "string"
-          ? given === hosted.authorization
-          : hosted.authorization.test(given);
-        if (!ok) return Response.json({ message: "Authentication Error" }, { status: 401 });
-      }
-      return hosted.answer(url, req);
-    }
-    const getFile = _TG_GET_FILE.exec(url.pathname);
-    if (getFile) {
-      const id = (body as { file_id?: unknown } | undefined)?.file_id;
-      const file = typeof id === "string" ? files.get(id) : undefined;
-      if (file && file.token !== getFile[1]) {
-        return Response.json({ ok: false, error_code: 401, description: "Unauthorized" }, {
-          status: 401,
-        });
-      }
-      const limited = file && _rateLimited(file, "lookup");
-      if (limited) return limited;
-      if (!file) {
-        return Response.json(
-          { ok: false, error_code: 400, description: "Bad Request: invalid file_id" },
-          { status: 400 },
-        );
-      }
-      return Response.json({
-        ok: true,
-        result: {
-          file_id: id,
-          file_unique_id: `u-${id}`,
-          file_size: file.size ?? file.bytes.length,
-          file_path: file.path,
-        },
-      });
-    }
-    const download = _TG_DOWNLOAD.exec(url.pathname);
-    if (!download) return null;
-    const file = [...files.values()].find((f) =>
-      f.token === download[1] && f.path === decodeURIComponent(download[2])
-    );
-    if (!file) return new Response("Not Found", { status: 404 });
-    return answerFile(file, req);
-  };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const multipart = /^multipart\/form-data/i.test(req.headers.get("content-type") ?? "");
     const raw = /^application\/octet-stream/i.test(req.headers.get("content-type") ?? "");
@@ -423,7 +181,7 @@ export function startFakePlatform(): Promise<FakePlatform> {
         bytes: new Uint8Array(await req.arrayBuffer()),
       } satisfies UploadedFile;
     } else if (multipart) {
-      body = await _multipart(req);
+      body = await multipartFields(req);
     } else if (
       /^application\/x-www-form-urlencoded/i.test(req.headers.get("content-type") ?? "")
     ) {
@@ -443,7 +201,7 @@ export function startFakePlatform(): Promise<FakePlatform> {
       headers: req.headers,
       body,
     };
-    const filed = fileAnswer(url, body, req.headers, req);
+    const filed = fileServer.answer(url, body, req.headers, req);
     if (filed) {
       fileCalls.push(call);
       return filed;
@@ -477,54 +235,14 @@ export function startFakePlatform(): Promise<FakePlatform> {
       signalResponder = fn;
     },
     fileCalls,
-    serveTelegramFile(token, fileId, file) {
-      files.set(fileId, { ...file, token, path: `files/${fileId}` });
-    },
-    serveFile(path, file) {
-      served.set(path, {
-        ...(file.bearer !== undefined ? { bearer: file.bearer } : {}),
-        answer: (_, req) => answerFile(file, req),
-      });
-      return origin + path;
-    },
-    serveWhatsappMedia(token, mediaId, file) {
-      const path = `/whatsapp-media/${mediaId}`;
-      served.set(path, { bearer: token, answer: (_, req) => answerFile(file, req) });
-      served.set(`/${mediaId}`, {
-        bearer: token,
-        answer: () =>
-          Response.json({
-            messaging_product: "whatsapp",
-            url: origin + path,
-            mime_type: file.type,
-            sha256: "0".repeat(64),
-            file_size: file.size ?? file.bytes.length,
-            id: mediaId,
-          }),
-      });
-    },
-    serveAuthorizedFile(path, file) {
-      const { authorization, query, redirect } = file;
-      const cdn = `/cdn${path}`;
-      if (redirect) served.set(cdn, { answer: (_, req) => answerFile(file, req) });
-      served.set(path, {
-        authorization,
-        answer: (url, req) => {
-          const missing = Object.entries(query ?? {}).some(([k, v]) =>
-            url.searchParams.get(k) !== v
-          );
-          if (missing) return Response.json({ error: "bad query" }, { status: 400 });
-          if (!redirect) return answerFile(file, req);
-          return new Response(null, { status: 307, headers: { location: origin + cdn } });
-        },
-      });
-      return origin + path;
-    },
+    serveTelegramFile: (token, fileId, file) => fileServer.serveTelegramFile(token, fileId, file),
+    serveFile: (path, file) => fileServer.serveFile(path, file),
+    serveWhatsappMedia: (token, mediaId, file) =>
+      fileServer.serveWhatsappMedia(token, mediaId, file),
+    serveAuthorizedFile: (path, file) => fileServer.serveAuthorizedFile(path, file),
     reset() {
-      for (const release of [...holds]) release();
-      slackFiles.clear();
-      served.clear();
-      files.clear();
+      fileServer.reset();
+      uploads.reset();
       fileCalls.length = 0;
       calls.length = 0;
       signals.length = 0;
@@ -542,7 +260,7 @@ export function startFakePlatform(): Promise<FakePlatform> {
     },
     close: () => {
       // A held download would keep the graceful shutdown waiting.
-      for (const release of [...holds]) release();
+      fileServer.releaseHolds();
       return server.shutdown();
     },
   });
