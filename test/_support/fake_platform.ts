@@ -1,10 +1,10 @@
 // Fake chat-platform HTTP API on loopback (Telegram, Slack, Discord, GitHub, WhatsApp, LINE, Twilio, Teams, Google Chat stand-in, with their key sets, token endpoints and file downloads) for tests; Deno.
 import type { PlatformAnswer, PlatformCall } from "./fake_platform_call.ts";
-import { type FakeFile, FakeFileServer } from "./fake_platform_files.ts";
+import { type AuthorizedFile, type FakeFile, FakeFileServer } from "./fake_platform_files.ts";
 import { FakeUploads, multipartFields, type UploadedFile } from "./fake_platform_uploads.ts";
 
 export type { PlatformAnswer, PlatformCall } from "./fake_platform_call.ts";
-export type { FakeFile } from "./fake_platform_files.ts";
+export type { AuthorizedFile, FakeFile } from "./fake_platform_files.ts";
 export type { UploadedFile } from "./fake_platform_uploads.ts";
 
 /** Handle on a running fake platform API. */
@@ -81,14 +81,7 @@ export interface FakePlatform {
    * (Teams, Google Chat's `?alt=media`). With `redirect`, the answer is a 307 to a second path
    * that serves the bytes to anyone, as Twilio's media URL redirects to its CDN. Returns the URL.
    */
-  serveAuthorizedFile(
-    path: string,
-    file: FakeFile & {
-      authorization: string | RegExp;
-      query?: Record<string, string>;
-      redirect?: boolean;
-    },
-  ): string;
+  serveAuthorizedFile(path: string, file: AuthorizedFile): string;
   /** The file API's calls (`getFile`, downloads), in arrival order. */
   fileCalls: PlatformCall[];
   /**

@@ -1,5 +1,15 @@
 // The fake platform's file API: Telegram's getFile and downloads, files served by path (Slack, Discord, WhatsApp, Twilio, Teams, Google Chat), rate limits and held downloads, for tests; Deno.
 
+/**
+ * A file served only to the right Authorization header (and query), perhaps through a redirect:
+ * see `FakePlatform.serveAuthorizedFile`.
+ */
+export type AuthorizedFile = FakeFile & {
+  authorization: string | RegExp;
+  query?: Record<string, string>;
+  redirect?: boolean;
+};
+
 /** A file the fake file API serves (see `FakePlatform.serveTelegramFile`). */
 export interface FakeFile {
   bytes: Uint8Array;
@@ -200,14 +210,7 @@ export class FakeFileServer {
   }
 
   /** See `FakePlatform.serveAuthorizedFile`. */
-  serveAuthorizedFile(
-    path: string,
-    file: FakeFile & {
-      authorization: string | RegExp;
-      query?: Record<string, string>;
-      redirect?: boolean;
-    },
-  ): string {
+  serveAuthorizedFile(path: string, file: AuthorizedFile): string {
     const { authorization, query, redirect } = file;
     const cdn = `/cdn${path}`;
     if (redirect) this.#served.set(cdn, { answer: (_, req) => this.#answerFile(file, req) });
