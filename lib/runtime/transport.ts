@@ -17,12 +17,18 @@ export class StreamTransport<E> implements Transport<E> {
   readonly #encode: (event: E) => string;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #open = true;
+  /** When a frame began to wait for its reader; null while the reader has taken everything. */
+  #waitingSince: number | null = null;
 
   constructor(encode: (event: E) => string) {
     this.#encode = encode;
     this.readable = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.#controller = controller;
+      },
+      // Called when the reader has drained the queue (and once at the start): nothing waits.
+      pull: () => {
+        this.#waitingSince = null;
       },
       cancel: () => {
         this.#open = false;
@@ -35,9 +41,19 @@ export class StreamTransport<E> implements Transport<E> {
     return this.#open;
   }
 
+  /**
+   * Since when (ms since the epoch) a written frame has waited for the reader; null when the
+   * reader has taken every frame. A reader that takes nothing for long has stopped reading: the
+   * runtime may drop a response whose client left without cancelling its stream.
+   */
+  waitingSince(): number | null {
+    return this.#waitingSince;
+  }
+
   write(event: E): boolean {
     const frame = this.#encode(event); // throws on a programming error, even when the peer is gone
     if (!this.#open) return false;
+    this.#waitingSince ??= Date.now();
     this.#controller.enqueue(_encoder.encode(frame));
     return true;
   }

@@ -64,6 +64,23 @@ Deno.test("StreamTransport delivers frames interleaved with reads", async () => 
   assertEquals((await reader.read()).done, true);
 });
 
+Deno.test("StreamTransport.waitingSince() names a frame its reader has not taken, and clears once it is read", async () => {
+  const t = new StreamTransport<string>((s) => s);
+  const reader = t.readable.getReader();
+  await Promise.resolve(); // the stream's start and first pull
+  assertStrictEquals(t.waitingSince(), null);
+  const before = Date.now();
+  t.write("a");
+  t.write("b");
+  const since = t.waitingSince();
+  assert(since !== null && since >= before, String(since));
+  assertEquals(decoder.decode((await reader.read()).value), "a");
+  assertStrictEquals(t.waitingSince(), since, "one frame still waits");
+  assertEquals(decoder.decode((await reader.read()).value), "b");
+  await Promise.resolve(); // the pull after the drain
+  assertStrictEquals(t.waitingSince(), null);
+});
+
 Deno.test("StreamTransport.write() returns false once the reader cancelled", async () => {
   const t = new StreamTransport<string>((s) => s);
   const reader = t.readable.getReader();
